@@ -1,0 +1,28 @@
+//! The semantics of partial updates to Kubernetes objects, exactly as the
+//! apiserver and kubectl implement them, with no I/O.
+//!
+//! Kubernetes has four ways to change part of an object and two ways to
+//! remember what a client meant to set. This crate implements all of them as
+//! pure functions over [`serde_json::Value`]: no network, no filesystem, no
+//! async. That is what lets the plugins preview a write before making it, and
+//! what lets the test suite compare every function with the upstream Go code
+//! on hundreds of thousands of generated cases.
+//!
+//! Modules, one concept each:
+//! - [`json_patch`]: RFC 6902 JSON Patch, as the apiserver applies it.
+//! - [`merge_patch`]: RFC 7386 JSON Merge Patch: apply, two-way and three-way creation.
+//! - [`schema`]: what the engines need to know about a type (patch strategies,
+//!   merge keys, list and map types), read from OpenAPI, with the built-in
+//!   types embedded.
+//! - [`strategic`]: Strategic Merge Patch: apply, two-way and three-way creation.
+//! - [`fieldpath`]: field paths and field sets, and the FieldsV1 wire format.
+//! - [`ownership`]: managers, managedFields, and server-side apply conflicts.
+//! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
+
+pub mod fieldpath;
+pub mod json_patch;
+pub mod last_applied;
+pub mod merge_patch;
+pub mod ownership;
+pub mod schema;
+pub mod strategic;

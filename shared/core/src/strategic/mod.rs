@@ -1,0 +1,1 @@
+//! Strategic Merge Patch, as `k8s.io/apimachinery/pkg/util/strategicpatch` does it.

@@ -1,0 +1,257 @@
+//! Which resource types the cluster serves, and what a user means by
+//! `deploy`, `deployments.apps` or `Deployment.v1.apps`.
+//!
+//! Read from aggregated discovery (`/api` and `/apis`, two requests), which
+//! carries what kubectl's RESTMapper uses: plural, singular, kind, short names,
+//! scope, verbs and subresources, with versions in preference order.
+
+use kube::client::{APIGroupDiscoveryList, APIResourceDiscovery};
+
+use crate::client::Connection;
+use crate::error::{Error, Result};
+
+/// One resource type at one version, as discovery describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceType {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// Version, e.g. `v1`.
+    pub version: String,
+    /// Plural resource name used in URLs, e.g. `deployments`.
+    pub plural: String,
+    /// Singular name, e.g. `deployment`.
+    pub singular: String,
+    /// Kind, e.g. `Deployment`.
+    pub kind: String,
+    /// Short names, e.g. `deploy`.
+    pub short_names: Vec<String>,
+    /// Whether objects live in a namespace.
+    pub namespaced: bool,
+    /// Verbs the server allows on it.
+    pub verbs: Vec<String>,
+    /// Subresources, e.g. `status`, `scale`.
+    pub subresources: Vec<String>,
+    /// Whether this is the group's preferred version.
+    pub preferred: bool,
+}
+
+impl ResourceType {
+    /// `apps/v1`, or `v1` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// kubectl's name for the type in messages: `deployment.apps`, `pod`.
+    pub fn display_name(&self) -> String {
+        let kind = self.kind.to_lowercase();
+        if self.group.is_empty() {
+            kind
+        } else {
+            format!("{kind}.{}", self.group)
+        }
+    }
+
+    /// `plural.group`, as in RBAC messages and `kubectl api-resources`.
+    pub fn plural_group(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// Whether the server allows `verb` on this type.
+    pub fn supports(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
+    /// The URL path of the collection, in `namespace` when the type is namespaced.
+    pub fn collection_path(&self, namespace: Option<&str>) -> String {
+        let base = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match (self.namespaced, namespace) {
+            (true, Some(ns)) => format!("{base}/namespaces/{ns}/{}", self.plural),
+            _ => format!("{base}/{}", self.plural),
+        }
+    }
+
+    /// The URL path of one object (and optionally a subresource of it).
+    pub fn object_path(&self, namespace: Option<&str>, name: &str, subresource: Option<&str>) -> String {
+        let mut path = format!("{}/{}", self.collection_path(namespace), name);
+        if let Some(sub) = subresource {
+            path.push('/');
+            path.push_str(sub);
+        }
+        path
+    }
+
+    /// Whether `word` names this type by plural, singular, short name or kind (case-insensitive).
+    fn answers_to(&self, word: &str) -> bool {
+        let word = word.to_lowercase();
+        self.plural == word
+            || self.singular == word
+            || self.kind.to_lowercase() == word
+            || self.short_names.iter().any(|s| *s == word)
+    }
+}
+
+/// Every resource type the cluster serves, in discovery's priority order.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceCatalog {
+    types: Vec<ResourceType>,
+}
+
+impl ResourceCatalog {
+    /// Builds a catalog from resource types already in priority order.
+    pub fn from_types(types: Vec<ResourceType>) -> Self {
+        ResourceCatalog { types }
+    }
+
+    /// Reads aggregated discovery from the cluster.
+    pub async fn fetch(conn: &Connection) -> Result<Self> {
+        let core = conn.client.list_core_api_versions_aggregated().await.map_err(|e| conn.error(e))?;
+        let groups = conn.client.list_api_groups_aggregated().await.map_err(|e| conn.error(e))?;
+        let mut types = Vec::new();
+        for list in [core, groups] {
+            collect(&list, &mut types);
+        }
+        Ok(ResourceCatalog { types })
+    }
+
+    /// Every type, every version.
+    pub fn types(&self) -> &[ResourceType] {
+        &self.types
+    }
+
+    /// Resolves what a user typed, the way kubectl does: `deploy`,
+    /// `deployment`, `deployments`, `Deployment`, `deployments.apps`,
+    /// `deployments.v1.apps`, `Deployment.v1.apps`.
+    pub fn resolve(&self, text: &str) -> Result<&ResourceType> {
+        if text.is_empty() {
+            return Err(Error::usage("a resource type is required, e.g. deployment/NAME"));
+        }
+        if let Some((head, rest)) = text.split_once('.') {
+            // `kind.version.group`: the version is explicit.
+            if let Some((version, group)) = rest.split_once('.') {
+                if let Some(t) = self.types.iter().find(|t| t.group == group && t.version == version && t.answers_to(head)) {
+                    return Ok(t);
+                }
+            }
+            // `resource.group`: the group's preferred version.
+            if let Some(t) = self.types.iter().find(|t| t.preferred && t.group == rest && t.answers_to(head)) {
+                return Ok(t);
+            }
+        }
+        let lower = text.to_lowercase();
+        // kubectl expands short names first, then matches resources, then kinds.
+        let by = |pred: &dyn Fn(&ResourceType) -> bool| self.types.iter().find(|t| t.preferred && pred(t));
+        by(&|t| t.short_names.contains(&lower))
+            .or_else(|| by(&|t| t.plural == lower || t.singular == lower))
+            .or_else(|| by(&|t| t.kind.to_lowercase() == lower))
+            .ok_or_else(|| Error::UnknownResourceType(text.to_string()))
+    }
+}
+
+fn collect(list: &APIGroupDiscoveryList, out: &mut Vec<ResourceType>) {
+    for group in &list.items {
+        let group_name = group.metadata.as_ref().and_then(|m| m.name.clone()).unwrap_or_default();
+        for (index, version) in group.versions.iter().enumerate() {
+            let version_name = version.version.clone().unwrap_or_default();
+            for resource in &version.resources {
+                out.push(resource_type(&group_name, &version_name, index == 0, resource));
+            }
+        }
+    }
+}
+
+fn resource_type(group: &str, version: &str, preferred: bool, r: &APIResourceDiscovery) -> ResourceType {
+    let plural = r.resource.clone().unwrap_or_default();
+    let kind = r.response_kind.as_ref().and_then(|k| k.kind.clone()).unwrap_or_default();
+    ResourceType {
+        group: group.to_string(),
+        version: version.to_string(),
+        singular: r.singular_resource.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| kind.to_lowercase()),
+        plural,
+        kind,
+        short_names: r.short_names.clone(),
+        namespaced: r.scope.as_deref() == Some("Namespaced"),
+        verbs: r.verbs.clone(),
+        subresources: r.subresources.iter().filter_map(|s| s.subresource.clone()).collect(),
+        preferred,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(group: &str, version: &str, plural: &str, kind: &str, short: &[&str], preferred: bool) -> ResourceType {
+        ResourceType {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            short_names: short.iter().map(|s| s.to_string()).collect(),
+            namespaced: true,
+            verbs: vec!["get".into(), "patch".into()],
+            subresources: vec![],
+            preferred,
+        }
+    }
+
+    fn catalog() -> ResourceCatalog {
+        ResourceCatalog::from_types(vec![
+            rt("", "v1", "pods", "Pod", &["po"], true),
+            rt("", "v1", "events", "Event", &["ev"], true),
+            rt("apps", "v1", "deployments", "Deployment", &["deploy"], true),
+            rt("events.k8s.io", "v1", "events", "Event", &["ev"], true),
+            rt("stable.example.com", "v1", "crontabs", "CronTab", &["ct"], true),
+            rt("stable.example.com", "v1beta1", "crontabs", "CronTab", &["ct"], false),
+        ])
+    }
+
+    #[test]
+    fn resolves_every_kubectl_spelling() {
+        let c = catalog();
+        for text in ["deploy", "deployment", "deployments", "Deployment", "DEPLOYMENT", "deployments.apps", "deployment.apps", "deployments.v1.apps", "Deployment.v1.apps"] {
+            let t = c.resolve(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!((t.group.as_str(), t.plural.as_str()), ("apps", "deployments"), "{text}");
+        }
+        for text in ["ct", "crontab", "crontabs", "CronTab", "crontabs.stable.example.com"] {
+            assert_eq!(c.resolve(text).unwrap().version, "v1", "{text}");
+        }
+        assert_eq!(c.resolve("crontabs.v1beta1.stable.example.com").unwrap().version, "v1beta1");
+    }
+
+    #[test]
+    fn core_group_wins_ties_like_kubectl() {
+        assert_eq!(catalog().resolve("events").unwrap().group, "");
+        assert_eq!(catalog().resolve("events.events.k8s.io").unwrap().group, "events.k8s.io");
+    }
+
+    #[test]
+    fn unknown_type_reads_like_kubectl() {
+        let err = catalog().resolve("frobnicators").unwrap_err().to_string();
+        assert!(err.starts_with("error: the server doesn't have a resource type \"frobnicators\""), "{err}");
+        assert!(catalog().resolve("deployments.nosuchgroup").is_err());
+    }
+
+    #[test]
+    fn paths_and_names() {
+        let c = catalog();
+        let d = c.resolve("deploy").unwrap();
+        assert_eq!(d.object_path(Some("ns"), "x", Some("scale")), "/apis/apps/v1/namespaces/ns/deployments/x/scale");
+        assert_eq!(d.display_name(), "deployment.apps");
+        let p = c.resolve("po").unwrap();
+        assert_eq!(p.collection_path(None), "/api/v1/pods");
+        assert_eq!(p.display_name(), "pod");
+    }
+}

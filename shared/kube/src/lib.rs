@@ -1,0 +1,19 @@
+//! The kube glue of fieldwise: everything that touches a cluster or a terminal.
+//!
+//! The pure semantics live in `fieldwise-core`; this crate connects them to a
+//! real cluster the way kubectl users expect: the same global flags
+//! ([`flags::KubeFlags`]), the same kubeconfig loading ([`client::connect`]),
+//! the same resource names resolved through discovery
+//! ([`discovery::ResourceCatalog`], [`target::TargetArgs`]), and errors that
+//! read like kubectl's, one line each ([`error::Error`]).
+//!
+//! Plugins stay thin: parse flags, call in here and into the core, print.
+
+pub mod client;
+pub mod discovery;
+pub mod error;
+pub mod flags;
+pub mod target;
+pub mod version;
+
+pub use error::{Error, Result};

@@ -1,0 +1,50 @@
+// Command fieldwise-cluster runs a real, local Kubernetes control plane for
+// fieldwise's end-to-end tests: an embedded etcd, the upstream kube-apiserver
+// and the upstream kube-controller-manager, all on 127.0.0.1.
+//
+// One binary plays every part so that a single cached build serves the whole
+// harness. `serve` is the orchestrator; it re-executes this binary as
+// `apiserver` and `controller-manager` so each component keeps its own process,
+// flags and metrics registry, exactly as in a real cluster.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	kubeapiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	kubecontrollermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	sub, rest := os.Args[1], os.Args[2:]
+	switch sub {
+	case "serve":
+		if err := serve(rest); err != nil {
+			fmt.Fprintf(os.Stderr, "fieldwise-cluster: %v\n", err)
+			os.Exit(1)
+		}
+	case "apiserver":
+		cmd := kubeapiserver.NewAPIServerCommand()
+		cmd.SetArgs(rest)
+		if err := cmd.Execute(); err != nil {
+			os.Exit(1)
+		}
+	case "controller-manager":
+		cmd := kubecontrollermanager.NewControllerManagerCommand()
+		cmd.SetArgs(rest)
+		if err := cmd.Execute(); err != nil {
+			os.Exit(1)
+		}
+	default:
+		usage()
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: fieldwise-cluster serve --dir DIR | apiserver FLAGS... | controller-manager FLAGS...")
+	os.Exit(2)
+}
