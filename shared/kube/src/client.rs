@@ -31,9 +31,8 @@ impl Connection {
 /// Loads the kubeconfig the way kubectl does (see the module docs).
 pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
     if let Some(path) = &flags.kubeconfig {
-        return Kubeconfig::read_from(path).map_err(|e| {
-            Error::Kubeconfig(format!("cannot load kubeconfig {}: {}", path.display(), describe(&e)))
-        });
+        return Kubeconfig::read_from(path)
+            .map_err(|e| Error::Kubeconfig(format!("cannot load kubeconfig {}: {}", path.display(), describe(&e))));
     }
     if let Ok(list) = std::env::var("KUBECONFIG") {
         let paths: Vec<_> = std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect();
@@ -41,11 +40,17 @@ pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
             let mut merged: Option<Kubeconfig> = None;
             for path in paths.iter().filter(|p| p.exists()) {
                 let next = Kubeconfig::read_from(path).map_err(|e| {
-                    Error::Kubeconfig(format!("cannot load kubeconfig {} (from KUBECONFIG): {}", path.display(), describe(&e)))
+                    Error::Kubeconfig(format!(
+                        "cannot load kubeconfig {} (from KUBECONFIG): {}",
+                        path.display(),
+                        describe(&e)
+                    ))
                 })?;
                 merged = Some(match merged {
                     None => next,
-                    Some(m) => m.merge(next).map_err(|e| Error::Kubeconfig(format!("cannot merge the files in KUBECONFIG: {}", describe(&e))))?,
+                    Some(m) => m.merge(next).map_err(|e| {
+                        Error::Kubeconfig(format!("cannot merge the files in KUBECONFIG: {}", describe(&e)))
+                    })?,
                 });
             }
             return merged.ok_or_else(|| {

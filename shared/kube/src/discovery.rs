@@ -140,7 +140,9 @@ impl ResourceCatalog {
         if let Some((head, rest)) = text.split_once('.') {
             // `kind.version.group`: the version is explicit.
             if let Some((version, group)) = rest.split_once('.') {
-                if let Some(t) = self.types.iter().find(|t| t.group == group && t.version == version && t.answers_to(head)) {
+                if let Some(t) =
+                    self.types.iter().find(|t| t.group == group && t.version == version && t.answers_to(head))
+                {
                     return Ok(t);
                 }
             }
@@ -221,7 +223,17 @@ mod tests {
     #[test]
     fn resolves_every_kubectl_spelling() {
         let c = catalog();
-        for text in ["deploy", "deployment", "deployments", "Deployment", "DEPLOYMENT", "deployments.apps", "deployment.apps", "deployments.v1.apps", "Deployment.v1.apps"] {
+        for text in [
+            "deploy",
+            "deployment",
+            "deployments",
+            "Deployment",
+            "DEPLOYMENT",
+            "deployments.apps",
+            "deployment.apps",
+            "deployments.v1.apps",
+            "Deployment.v1.apps",
+        ] {
             let t = c.resolve(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!((t.group.as_str(), t.plural.as_str()), ("apps", "deployments"), "{text}");
         }

@@ -51,7 +51,9 @@ impl Error {
             },
             kube::Error::HyperError(e) => Error::Unreachable { server: server.into(), reason: root_cause(&e) },
             kube::Error::Service(e) => Error::Unreachable { server: server.into(), reason: root_cause(e.as_ref()) },
-            kube::Error::Auth(e) => Error::Kubeconfig(format!("cannot get credentials for the current user: {}", root_cause(&e))),
+            kube::Error::Auth(e) => {
+                Error::Kubeconfig(format!("cannot get credentials for the current user: {}", root_cause(&e)))
+            }
             other => Error::Other(root_cause(&other)),
         }
     }

@@ -28,7 +28,9 @@ impl TargetArgs {
                     )));
                 };
                 if kind.is_empty() || name.is_empty() || name.contains('/') {
-                    return Err(Error::usage(format!("arguments in resource/name form must have a single resource and name (got {arg:?})")));
+                    return Err(Error::usage(format!(
+                        "arguments in resource/name form must have a single resource and name (got {arg:?})"
+                    )));
                 }
                 items.push((kind.to_string(), name.to_string()));
             }
