@@ -1,1 +1,0 @@
-//! RFC 6902 JSON Patch, as the apiserver applies it (evanphx/json-patch).
