@@ -1,0 +1,743 @@
+//! Shell completion for the plugins, for both ways a user runs them.
+//!
+//! **Through kubectl** (`kubectl safe-patch <TAB>`): the shell asks kubectl,
+//! not us. kubectl >= 1.26 (its own completion loaded with
+//! `source <(kubectl completion bash)`, or zsh/fish) looks on `$PATH` for an
+//! executable named `kubectl_complete-<plugin>`, with `_` for each `-` in the
+//! plugin name (`kubectl_complete-safe_patch`, `kubectl_complete-owners`,
+//! `kubectl_complete-last_applied`). It runs it with the words typed after
+//! the plugin name, the word under the cursor last (`""` when it is empty),
+//! and reads cobra's `__complete` answer from stdout: one candidate per line
+//! (optionally `candidate<TAB>description`), then a last line
+//! `:<directive>` (see [`Directive`]). Our completer executable is the plugin
+//! binary itself under that name (a symlink:
+//! `ln -s kubectl-safe_patch kubectl_complete-safe_patch` in the same
+//! directory, e.g. `~/.krew/bin`); [`serve_if_requested`] notices the name and
+//! answers. `kubectl-safe_patch __complete ARGS...` gives the same answer,
+//! for scripts and tests.
+//!
+//! **Directly** (`kubectl-safe_patch <TAB>`): [`write_script`] prints a
+//! static clap_complete script for bash, zsh or fish, registered for the
+//! executable name `kubectl-safe_patch`.
+//!
+//! What is completed: flag names from the clap [`Command`] (global kube flags
+//! included), the values clap knows (`-o json`, `--dry-run=server`), files for
+//! path flags, contexts from kubeconfig (no request), namespaces for `-n`,
+//! resource types from discovery and, after `TYPE/` or `TYPE `, the names of
+//! that type, using `--kubeconfig`, `--context` and `-n` found on the line.
+//! Cluster errors give no candidates and never print to the terminal.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::builder::ValueHint;
+use clap::{Arg, Command};
+
+use crate::client;
+use crate::discovery::ResourceCatalog;
+use crate::flags::KubeFlags;
+use crate::objects::{self, ListOptions};
+
+/// The word that asks a plugin binary for completions: `kubectl-owners __complete ARGS...`.
+pub const COMPLETE_ARG: &str = "__complete";
+
+/// How long one completion may wait for the cluster when `--request-timeout` was not typed.
+const CLUSTER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A shell we print a completion script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    /// GNU bash: `source <(kubectl-owners completion bash)`.
+    Bash,
+    /// zsh: `kubectl-owners completion zsh > "${fpath[1]}/_kubectl-owners"`.
+    Zsh,
+    /// fish: `kubectl-owners completion fish | source`.
+    Fish,
+}
+
+/// The arguments of a plugin's `completion` subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompletionArgs {
+    /// The shell to print a completion script for.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+/// The plugin name a user types after `kubectl`: `safe-patch` for a command named `kubectl safe-patch`.
+pub fn plugin_name(cmd: &Command) -> String {
+    let name = cmd.get_name();
+    name.strip_prefix("kubectl ").unwrap_or(name).trim().to_string()
+}
+
+/// The executable kubectl runs for a plugin: `kubectl-safe_patch` for `safe-patch`.
+pub fn executable_name(plugin: &str) -> String {
+    format!("kubectl-{}", plugin.replace('-', "_"))
+}
+
+/// The executable kubectl asks for completions: `kubectl_complete-safe_patch` for `safe-patch`.
+pub fn completer_name(plugin: &str) -> String {
+    format!("kubectl_complete-{}", plugin.replace('-', "_"))
+}
+
+/// Writes a completion script for `shell`, registered for the plugin's executable name.
+pub fn write_script(mut cmd: Command, shell: Shell, out: &mut dyn Write) -> io::Result<()> {
+    let bin = executable_name(&plugin_name(&cmd));
+    let generator = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    // clap_complete panics on a broken pipe (`| head`); write to memory first.
+    let mut script = Vec::new();
+    clap_complete::generate(generator, &mut cmd, bin, &mut script);
+    out.write_all(&script)
+}
+
+/// Answers a completion request if this process is one: started as
+/// `kubectl_complete-<plugin>`, or as `<plugin binary> __complete ARGS...`.
+/// Call first thing in `main`; `None` means "run normally".
+pub fn serve_if_requested(cmd: impl FnOnce() -> Command) -> Option<ExitCode> {
+    let mut args = std::env::args();
+    let argv0 = args.next().unwrap_or_default();
+    let rest: Vec<String> = args.collect();
+    let words = if is_completer_name(&argv0) {
+        rest
+    } else if rest.first().map(String::as_str) == Some(COMPLETE_ARG) {
+        rest[1..].to_vec()
+    } else {
+        return None;
+    };
+    let completions = complete_blocking(cmd(), &words);
+    let mut stdout = io::stdout().lock();
+    // A closed stdout means nobody is listening: nothing to report.
+    let _ = write!(stdout, "{completions}").and_then(|()| stdout.flush());
+    Some(ExitCode::SUCCESS)
+}
+
+/// Whether `argv0` names a completer executable (`.../kubectl_complete-owners`).
+fn is_completer_name(argv0: &str) -> bool {
+    let base = argv0.rsplit(['/', '\\']).next().unwrap_or(argv0);
+    base.starts_with("kubectl_complete-")
+}
+
+/// A cobra `ShellCompDirective`: bit flags telling the shell what to do with the candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Directive(pub u32);
+
+impl Directive {
+    /// Complete files too when there are no candidates; add a space after a single one.
+    pub const DEFAULT: Directive = Directive(0);
+    /// Something went wrong: show nothing.
+    pub const ERROR: Directive = Directive(1);
+    /// No space after the completed word (e.g. after `deploy/`).
+    pub const NO_SPACE: Directive = Directive(2);
+    /// Never fall back to file names.
+    pub const NO_FILE_COMP: Directive = Directive(4);
+    /// The candidates are file extensions to filter files by.
+    pub const FILTER_FILE_EXT: Directive = Directive(8);
+    /// Complete directory names only.
+    pub const FILTER_DIRS: Directive = Directive(16);
+    /// Keep the candidates in the order given.
+    pub const KEEP_ORDER: Directive = Directive(32);
+
+    /// Both directives' flags.
+    pub fn with(self, other: Directive) -> Directive {
+        Directive(self.0 | other.0)
+    }
+}
+
+/// One completion candidate and what zsh and fish show beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The word that replaces what was typed.
+    pub value: String,
+    /// One line of help, if any.
+    pub description: Option<String>,
+}
+
+impl Candidate {
+    fn new(value: impl Into<String>, description: Option<String>) -> Self {
+        // A newline or tab would break the line-based protocol.
+        let description = description
+            .map(|d| d.lines().next().unwrap_or_default().replace('\t', " ").trim().to_string())
+            .filter(|d| !d.is_empty());
+        Candidate { value: value.into(), description }
+    }
+}
+
+/// An answer to kubectl: candidates, then the directive, printed as cobra's `__complete` does.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Completions {
+    /// The candidates, already filtered by what was typed.
+    pub candidates: Vec<Candidate>,
+    /// What the shell should do with them.
+    pub directive: Directive,
+}
+
+impl Completions {
+    /// No candidates and no file names.
+    pub fn none() -> Self {
+        Completions { candidates: vec![], directive: Directive::NO_FILE_COMP }
+    }
+
+    /// The candidates among `all` that start with `typed`, without file names.
+    fn matching(typed: &str, all: impl IntoIterator<Item = Candidate>) -> Self {
+        let mut candidates: Vec<Candidate> = Vec::new();
+        for c in all {
+            if c.value.starts_with(typed) && !candidates.iter().any(|seen| seen.value == c.value) {
+                candidates.push(c);
+            }
+        }
+        Completions { candidates, directive: Directive::NO_FILE_COMP }
+    }
+}
+
+impl fmt::Display for Completions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in &self.candidates {
+            match &c.description {
+                Some(d) => writeln!(f, "{}\t{}", c.value, d)?,
+                None => writeln!(f, "{}", c.value)?,
+            }
+        }
+        writeln!(f, ":{}", self.directive.0)
+    }
+}
+
+/// What the word under the cursor is, decided from the command line alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slot {
+    /// A flag name: `--na` becomes `--namespace`.
+    FlagName,
+    /// The value of the flag (or positional) with this id; `prefix` is `--flag=` when typed in one word.
+    Value {
+        /// The clap id of the argument, e.g. `namespace`.
+        arg: String,
+        /// Text before the value in the same word (`--output=`), kept in each candidate.
+        prefix: String,
+    },
+    /// A subcommand of the command reached so far.
+    Subcommand,
+    /// A resource type, as the first word of `TYPE/NAME` or `TYPE NAME`.
+    ResourceType,
+    /// A name of the resource type `resource_type`; `prefix` is `TYPE/` in the `TYPE/NAME` form.
+    ResourceName {
+        /// The type as typed, e.g. `deploy`.
+        resource_type: String,
+        /// Text before the name in the same word (`deploy/`), kept in each candidate.
+        prefix: String,
+    },
+    /// A value we know nothing about.
+    Other,
+}
+
+/// A parsed completion request: where the cursor is and the connection flags typed so far.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The names of the subcommands typed, from the root down.
+    pub subcommands: Vec<String>,
+    /// What kind of word is being completed.
+    pub slot: Slot,
+    /// The word under the cursor, as typed so far (after any `prefix` of the slot).
+    pub typed: String,
+    /// `--kubeconfig`, `--context`, `-n` and `--request-timeout` as typed.
+    pub kube: KubeFlags,
+    /// Whether `-A`/`--all-namespaces` was typed.
+    pub all_namespaces: bool,
+    /// The ids of the flags already given.
+    pub given: Vec<String>,
+}
+
+/// Reads the words typed after the plugin name (the last one is the word under the cursor).
+pub fn parse_request(root: &Command, words: &[String]) -> Request {
+    let (typed, before) = match words.split_last() {
+        Some((last, before)) => (last.clone(), before),
+        None => (String::new(), &[][..]),
+    };
+    let mut cmd = root;
+    let mut subcommands = Vec::new();
+    let mut positionals: Vec<String> = Vec::new();
+    let mut values: Vec<(String, String)> = Vec::new();
+    let mut given = Vec::new();
+    let mut pending: Option<&Arg> = None;
+    let mut only_positionals = false;
+    for word in before {
+        if let Some(arg) = pending.take() {
+            values.push((arg.get_id().to_string(), word.clone()));
+            continue;
+        }
+        if !only_positionals && word == "--" {
+            only_positionals = true;
+        } else if !only_positionals && word.starts_with("--") {
+            let (name, value) = match word[2..].split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (&word[2..], None),
+            };
+            if let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(name)) {
+                given.push(arg.get_id().to_string());
+                match value {
+                    Some(v) => values.push((arg.get_id().to_string(), v.to_string())),
+                    None if takes_value(arg) => pending = Some(arg),
+                    None => {}
+                }
+            }
+        } else if !only_positionals && word.starts_with('-') && word.len() > 1 {
+            for (i, c) in word.char_indices().skip(1) {
+                let Some(arg) = cmd.get_arguments().find(|a| a.get_short() == Some(c)) else { break };
+                given.push(arg.get_id().to_string());
+                if takes_value(arg) {
+                    let rest = word[i + c.len_utf8()..].trim_start_matches('=');
+                    if rest.is_empty() {
+                        pending = Some(arg);
+                    } else {
+                        values.push((arg.get_id().to_string(), rest.to_string()));
+                    }
+                    break;
+                }
+            }
+        } else if let Some(sub) = positionals.is_empty().then(|| find_subcommand(cmd, word)).flatten() {
+            cmd = sub;
+            subcommands.push(sub.get_name().to_string());
+        } else {
+            positionals.push(word.clone());
+        }
+    }
+    let value = |id: &str| values.iter().rev().find(|(k, _)| k == id).map(|(_, v)| v.clone());
+    let kube = KubeFlags {
+        kubeconfig: value("kubeconfig").map(Into::into),
+        context: value("context"),
+        namespace: value("namespace"),
+        request_timeout: value("request_timeout").unwrap_or_else(|| format!("{}s", CLUSTER_TIMEOUT.as_secs())),
+    };
+    let all_namespaces = given.iter().any(|g| g == "all_namespaces");
+    let (slot, typed) = match pending {
+        Some(arg) => (Slot::Value { arg: arg.get_id().to_string(), prefix: String::new() }, typed),
+        None => slot_for(cmd, &positionals, typed, only_positionals),
+    };
+    Request { subcommands, slot, typed, kube, all_namespaces, given }
+}
+
+/// Decides the slot of the word under the cursor, when it is not a separate flag value.
+fn slot_for(cmd: &Command, positionals: &[String], typed: String, only_positionals: bool) -> (Slot, String) {
+    if !only_positionals && typed.starts_with("--") {
+        if let Some((name, value)) = typed[2..].split_once('=') {
+            return match cmd.get_arguments().find(|a| a.get_long() == Some(name)) {
+                Some(arg) => {
+                    let prefix = format!("--{name}=");
+                    (Slot::Value { arg: arg.get_id().to_string(), prefix }, value.to_string())
+                }
+                None => (Slot::Other, typed),
+            };
+        }
+    }
+    if !only_positionals && typed.starts_with('-') {
+        return (Slot::FlagName, typed);
+    }
+    if positionals.is_empty() && cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        return (Slot::Subcommand, typed);
+    }
+    let mut args: Vec<&Arg> = cmd.get_positionals().collect();
+    args.sort_by_key(|a| a.get_index().unwrap_or(usize::MAX));
+    // Each positional takes one word, except a last one that takes many.
+    let index = positionals.len().min(args.len().saturating_sub(1));
+    let Some(arg) = args.get(index) else { return (Slot::Other, typed) };
+    if !is_resource_arg(arg) {
+        return (Slot::Value { arg: arg.get_id().to_string(), prefix: String::new() }, typed);
+    }
+    let own = &positionals[index.min(positionals.len())..];
+    if let Some((kind, name)) = typed.split_once('/') {
+        let slot = Slot::ResourceName { resource_type: kind.to_string(), prefix: format!("{kind}/") };
+        return (slot, name.to_string());
+    }
+    match own.first() {
+        Some(kind) if !kind.contains('/') => {
+            (Slot::ResourceName { resource_type: kind.clone(), prefix: String::new() }, typed)
+        }
+        _ => (Slot::ResourceType, typed),
+    }
+}
+
+/// Whether a positional takes kubectl's `TYPE/NAME` or `TYPE NAME` words.
+fn is_resource_arg(arg: &Arg) -> bool {
+    arg.get_value_names().is_some_and(|names| names.iter().any(|n| n.as_str().starts_with("TYPE")))
+}
+
+fn takes_value(arg: &Arg) -> bool {
+    arg.get_num_args().is_some_and(|n| n.takes_values())
+}
+
+fn find_subcommand<'a>(cmd: &'a Command, word: &str) -> Option<&'a Command> {
+    cmd.get_subcommands().find(|s| s.get_name() == word || s.get_all_aliases().any(|a| a == word))
+}
+
+/// The command reached by `subcommands` from `root`.
+fn descend<'a>(root: &'a Command, subcommands: &[String]) -> &'a Command {
+    subcommands.iter().fold(root, |cmd, name| find_subcommand(cmd, name).unwrap_or(cmd))
+}
+
+/// Completes what needs no cluster: flag names, known values, subcommands, paths and contexts.
+/// `None` means the answer needs the cluster (namespaces, resource types and names).
+pub fn complete_offline(root: &Command, request: &Request) -> Option<Completions> {
+    let cmd = descend(root, &request.subcommands);
+    let typed = request.typed.as_str();
+    match &request.slot {
+        Slot::FlagName => Some(flag_names(cmd, typed, &request.given)),
+        Slot::Subcommand => {
+            let subs = cmd
+                .get_subcommands()
+                .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+                .map(|s| Candidate::new(s.get_name(), s.get_about().map(|a| a.to_string())));
+            Some(Completions::matching(typed, subs))
+        }
+        Slot::Value { arg: id, prefix } => {
+            let arg = cmd.get_arguments().find(|a| a.get_id() == id.as_str())?;
+            let known = arg.get_possible_values();
+            if !known.is_empty() {
+                let values = known
+                    .iter()
+                    .filter(|v| !v.is_hide_set())
+                    .map(|v| Candidate::new(format!("{prefix}{}", v.get_name()), v.get_help().map(|h| h.to_string())));
+                return Some(Completions::matching(&format!("{prefix}{typed}"), values));
+            }
+            match arg.get_value_hint() {
+                ValueHint::DirPath => Some(Completions { candidates: vec![], directive: Directive::FILTER_DIRS }),
+                ValueHint::AnyPath | ValueHint::FilePath | ValueHint::ExecutablePath => {
+                    Some(Completions { candidates: vec![], directive: Directive::DEFAULT })
+                }
+                _ if id == "context" => Some(contexts(request)),
+                _ if id == "namespace" => None,
+                _ => Some(Completions::none()),
+            }
+        }
+        Slot::ResourceType | Slot::ResourceName { .. } => None,
+        Slot::Other => Some(Completions::none()),
+    }
+}
+
+fn flag_names(cmd: &Command, typed: &str, given: &[String]) -> Completions {
+    let mut all = Vec::new();
+    for arg in cmd.get_arguments().filter(|a| !a.is_positional() && !a.is_hide_set()) {
+        let repeatable = matches!(arg.get_action(), clap::ArgAction::Append | clap::ArgAction::Count);
+        if !repeatable && given.iter().any(|g| g == arg.get_id().as_str()) {
+            continue;
+        }
+        let help = arg.get_help().map(|h| h.to_string());
+        if let Some(long) = arg.get_long() {
+            all.push(Candidate::new(format!("--{long}"), help.clone()));
+        }
+        // Like cobra: short forms only once the user typed a single dash.
+        if let (Some(short), false) = (arg.get_short(), typed.starts_with("--")) {
+            all.push(Candidate::new(format!("-{short}"), help));
+        }
+    }
+    Completions::matching(typed, all)
+}
+
+fn contexts(request: &Request) -> Completions {
+    let names = match client::load_kubeconfig(&request.kube) {
+        Ok(config) => config.contexts.into_iter().map(|c| Candidate::new(c.name, None)).collect(),
+        Err(_) => Vec::new(),
+    };
+    Completions::matching(&request.typed, names)
+}
+
+/// Completes the words typed after the plugin name, asking the cluster when needed.
+pub async fn complete(root: &Command, words: &[String]) -> Completions {
+    let request = parse_request(root, words);
+    if let Some(answer) = complete_offline(root, &request) {
+        return answer;
+    }
+    complete_from_cluster(&request).await.unwrap_or_else(|_| Completions::none())
+}
+
+/// [`complete`] on a small runtime of its own, for `main`.
+pub fn complete_blocking(mut root: Command, words: &[String]) -> Completions {
+    // Propagates global flags (`-n`, `--context`) into subcommands.
+    root.build();
+    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(complete(&root, words)),
+        Err(_) => Completions::none(),
+    }
+}
+
+async fn complete_from_cluster(request: &Request) -> crate::Result<Completions> {
+    let conn = client::connect(&request.kube).await?;
+    let catalog = ResourceCatalog::fetch(&conn).await?;
+    let typed = request.typed.as_str();
+    match &request.slot {
+        Slot::Value { prefix, .. } => {
+            let namespaces = catalog.resolve("namespaces")?;
+            let names = object_names(&conn, namespaces, None).await?;
+            let all = names.into_iter().map(|n| Candidate::new(format!("{prefix}{n}"), None));
+            Ok(Completions::matching(&format!("{prefix}{typed}"), all))
+        }
+        Slot::ResourceType => Ok(Completions::matching(typed, resource_types(&catalog))),
+        Slot::ResourceName { resource_type, prefix } => {
+            let resource = catalog.resolve(resource_type)?;
+            let namespace = (resource.namespaced && !request.all_namespaces).then_some(conn.namespace.as_str());
+            let names = object_names(&conn, resource, namespace).await?;
+            let all = names.into_iter().map(|n| Candidate::new(format!("{prefix}{n}"), None));
+            Ok(Completions::matching(&format!("{prefix}{typed}"), all))
+        }
+        _ => Ok(Completions::none()),
+    }
+}
+
+/// Type names a user can type, as `kubectl api-resources -o name` lists them: the plural,
+/// qualified with the group when another group already took that plural.
+pub fn resource_types(catalog: &ResourceCatalog) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut taken: Vec<&str> = Vec::new();
+    for t in catalog.types().iter().filter(|t| t.preferred && t.supports("get") && !t.plural.contains('/')) {
+        let name = if taken.contains(&t.plural.as_str()) { t.plural_group() } else { t.plural.clone() };
+        taken.push(&t.plural);
+        let description = format!("{} ({})", t.kind, t.api_version());
+        out.push(Candidate::new(name, Some(description)));
+    }
+    out
+}
+
+async fn object_names(
+    conn: &client::Connection,
+    resource: &crate::discovery::ResourceType,
+    namespace: Option<&str>,
+) -> crate::Result<Vec<String>> {
+    let items = objects::list(conn, resource, namespace, &ListOptions::default()).await?;
+    let mut names: Vec<String> =
+        items.iter().filter_map(|o| o.pointer("/metadata/name")?.as_str().map(str::to_string)).collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args, CommandFactory, Parser, Subcommand};
+
+    use super::*;
+    use crate::discovery::ResourceType;
+    use crate::flags::{DryRun, OutputFormat};
+
+    /// Shaped like `kubectl owners`: kube flags, TYPE/NAME targets, a value enum.
+    #[derive(Debug, Parser)]
+    #[command(name = "kubectl owners", bin_name = "kubectl owners", version = "0.1.0 (commit abc)")]
+    struct Owners {
+        #[command(flatten)]
+        kube: KubeFlags,
+        /// The object.
+        #[arg(value_name = "TYPE/NAME")]
+        targets: Vec<String>,
+        /// One row per manager.
+        #[arg(long)]
+        summary: bool,
+        /// Output format.
+        #[arg(short, long, value_enum)]
+        output: Option<OutputFormat>,
+        /// Every namespace.
+        #[arg(short = 'A', long)]
+        all_namespaces: bool,
+    }
+
+    /// Shaped like `kubectl last-applied`: subcommands under global kube flags.
+    #[derive(Debug, Parser)]
+    #[command(name = "kubectl last-applied", bin_name = "kubectl last-applied")]
+    struct LastApplied {
+        #[command(flatten)]
+        kube: KubeFlags,
+        #[command(subcommand)]
+        command: Sub,
+    }
+
+    #[derive(Debug, Subcommand)]
+    enum Sub {
+        /// Find missing, stale or oversized annotations.
+        Scan {
+            /// Write for real or not.
+            #[arg(long, value_enum, default_value = "none")]
+            dry_run: DryRun,
+        },
+        /// Show the annotation of one object.
+        View(ViewArgs),
+        /// Print a shell completion script.
+        Completion(CompletionArgs),
+    }
+
+    #[derive(Debug, Args)]
+    struct ViewArgs {
+        #[arg(value_name = "TYPE/NAME")]
+        target: String,
+    }
+
+    fn built<T: CommandFactory>() -> Command {
+        let mut cmd = T::command();
+        cmd.build();
+        cmd
+    }
+
+    fn words(text: &str) -> Vec<String> {
+        // The last word may be empty: "a b " means "complete a new word after b".
+        text.split(' ').map(str::to_string).collect()
+    }
+
+    fn offline<T: CommandFactory>(text: &str) -> Completions {
+        let cmd = built::<T>();
+        let request = parse_request(&cmd, &words(text));
+        complete_offline(&cmd, &request).unwrap_or_else(|| panic!("{text:?} needs the cluster: {request:?}"))
+    }
+
+    fn values(c: &Completions) -> Vec<String> {
+        c.candidates.iter().map(|c| c.value.clone()).collect()
+    }
+
+    fn has(values: &[String], wanted: &str) -> bool {
+        values.iter().any(|v| v == wanted)
+    }
+
+    #[test]
+    fn names_follow_kubectl_plugin_naming() {
+        let cmd = Owners::command();
+        assert_eq!(plugin_name(&cmd), "owners");
+        assert_eq!(executable_name("safe-patch"), "kubectl-safe_patch");
+        assert_eq!(completer_name("safe-patch"), "kubectl_complete-safe_patch");
+        assert_eq!(completer_name("last-applied"), "kubectl_complete-last_applied");
+        assert!(is_completer_name("/home/u/.krew/bin/kubectl_complete-owners"));
+        assert!(!is_completer_name("/home/u/.krew/bin/kubectl-owners"));
+    }
+
+    #[test]
+    fn output_is_cobra_complete_format() {
+        let c = Completions {
+            candidates: vec![
+                Candidate::new("--namespace", Some("The namespace\nsecond line".into())),
+                Candidate::new("deploy/", None),
+            ],
+            directive: Directive::NO_SPACE.with(Directive::NO_FILE_COMP),
+        };
+        assert_eq!(c.to_string(), "--namespace\tThe namespace\ndeploy/\n:6\n");
+        assert_eq!(Completions::none().to_string(), ":4\n");
+    }
+
+    #[test]
+    fn flag_names_come_from_the_command() {
+        let c = offline::<Owners>("--");
+        let v = values(&c);
+        for flag in ["--kubeconfig", "--context", "--namespace", "--request-timeout", "--summary", "--output", "--help"]
+        {
+            assert!(has(&v, flag), "{flag} missing from {v:?}");
+        }
+        assert!(!v.iter().any(|f| !f.starts_with("--")), "{v:?}");
+        assert_eq!(c.directive, Directive::NO_FILE_COMP);
+        assert_eq!(values(&offline::<Owners>("--na")), ["--namespace"]);
+        let shorts = values(&offline::<Owners>("-"));
+        assert!(has(&shorts, "-n") && has(&shorts, "-o") && has(&shorts, "--summary"), "{shorts:?}");
+        let described = offline::<Owners>("--summ");
+        assert_eq!(described.to_string(), "--summary\tOne row per manager\n:4\n");
+    }
+
+    #[test]
+    fn flags_already_given_are_not_offered_again() {
+        let v = values(&offline::<Owners>("--summary deploy/x --s"));
+        assert!(!has(&v, "--summary"), "{v:?}");
+    }
+
+    #[test]
+    fn known_values_of_flags() {
+        assert_eq!(values(&offline::<Owners>("-o ")), ["json", "yaml", "name"]);
+        assert_eq!(values(&offline::<Owners>("-o y")), ["yaml"]);
+        assert_eq!(values(&offline::<Owners>("--output=j")), ["--output=json"]);
+        assert_eq!(values(&offline::<LastApplied>("scan --dry-run=s")), ["--dry-run=server"]);
+        // Paths complete as files; a free-form value completes nothing.
+        assert_eq!(offline::<Owners>("--kubeconfig ").directive, Directive::DEFAULT);
+        assert_eq!(offline::<Owners>("--request-timeout ").to_string(), ":4\n");
+    }
+
+    #[test]
+    fn subcommands_and_global_flags_below_them() {
+        let c = offline::<LastApplied>("");
+        assert_eq!(values(&c), ["scan", "view", "completion"]);
+        assert!(c.to_string().starts_with("scan\tFind missing"), "{c}");
+        assert_eq!(values(&offline::<LastApplied>("-n prod v")), ["view"]);
+        assert_eq!(values(&offline::<LastApplied>("completion ")), ["bash", "zsh", "fish"]);
+        assert_eq!(values(&offline::<LastApplied>("scan --con")), ["--context"]);
+    }
+
+    #[test]
+    fn resource_words_and_connection_flags_are_found() {
+        let cmd = built::<Owners>();
+        let r = parse_request(&cmd, &words("--context kind -n=prod --kubeconfig /tmp/kc deploy/bu"));
+        assert_eq!(r.slot, Slot::ResourceName { resource_type: "deploy".into(), prefix: "deploy/".into() });
+        assert_eq!(r.typed, "bu");
+        assert_eq!(r.kube.context.as_deref(), Some("kind"));
+        assert_eq!(r.kube.namespace.as_deref(), Some("prod"));
+        assert_eq!(r.kube.kubeconfig.as_deref(), Some(std::path::Path::new("/tmp/kc")));
+        assert_eq!(r.kube.request_timeout, "5s");
+        assert!(complete_offline(&cmd, &r).is_none());
+
+        let r = parse_request(&cmd, &words("-nprod deploy "));
+        assert_eq!(r.kube.namespace.as_deref(), Some("prod"));
+        assert_eq!(r.slot, Slot::ResourceName { resource_type: "deploy".into(), prefix: String::new() });
+        assert_eq!(parse_request(&cmd, &words("-A de")).slot, Slot::ResourceType);
+        assert!(parse_request(&cmd, &words("-A de")).all_namespaces);
+        assert_eq!(parse_request(&cmd, &words("deploy/a ")).slot, Slot::ResourceType);
+        let r = parse_request(&cmd, &words("-n "));
+        assert_eq!(r.slot, Slot::Value { arg: "namespace".into(), prefix: String::new() });
+        let r = parse_request(&built::<LastApplied>(), &words("-n x view po/"));
+        assert_eq!(r.subcommands, ["view"]);
+        assert_eq!(r.slot, Slot::ResourceName { resource_type: "po".into(), prefix: "po/".into() });
+    }
+
+    #[test]
+    fn contexts_come_from_kubeconfig_without_a_cluster() {
+        let dir = std::env::temp_dir().join(format!("fieldwise-completion-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config");
+        let config = "apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncurrent-context: dev\ncontexts:\n\
+            - name: dev\n  context: {cluster: c, user: u}\n- name: prod\n  context: {cluster: c, user: u}\n";
+        std::fs::write(&path, config).unwrap();
+        let text = format!("--kubeconfig {} --context p", path.display());
+        assert_eq!(values(&offline::<Owners>(&text)), ["prod"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn resource_types_read_like_api_resources() {
+        let rt = |group: &str, plural: &str, kind: &str| ResourceType {
+            group: group.into(),
+            version: "v1".into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            short_names: vec![],
+            namespaced: true,
+            verbs: vec!["get".into(), "list".into()],
+            subresources: vec![],
+            preferred: true,
+        };
+        let catalog = ResourceCatalog::from_types(vec![
+            rt("", "events", "Event"),
+            rt("apps", "deployments", "Deployment"),
+            rt("events.k8s.io", "events", "Event"),
+        ]);
+        let types = resource_types(&catalog);
+        let names: Vec<_> = types.iter().map(|c| c.value.as_str()).collect();
+        assert_eq!(names, ["events", "deployments", "events.events.k8s.io"]);
+        assert_eq!(types[1].description.as_deref(), Some("Deployment (apps/v1)"));
+    }
+
+    #[test]
+    fn scripts_name_the_executable() {
+        for (shell, needle) in [
+            (Shell::Bash, "-o default kubectl-owners"),
+            (Shell::Zsh, "#compdef kubectl-owners"),
+            (Shell::Fish, "complete -c kubectl-owners"),
+        ] {
+            let mut out = Vec::new();
+            write_script(Owners::command(), shell, &mut out).unwrap();
+            let script = String::from_utf8(out).unwrap();
+            assert!(script.contains(needle), "{shell:?}: {needle:?} not in\n{script}");
+            assert!(script.contains("summary"), "{shell:?}");
+        }
+    }
+}
