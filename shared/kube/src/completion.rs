@@ -248,6 +248,8 @@ pub struct Request {
     pub all_namespaces: bool,
     /// The ids of the flags already given.
     pub given: Vec<String>,
+    /// Whether the word is the first positional of its command, where a subcommand may go too.
+    pub first_positional: bool,
 }
 
 /// Reads the words typed after the plugin name (the last one is the word under the cursor).
@@ -316,7 +318,14 @@ pub fn parse_request(root: &Command, words: &[String]) -> Request {
         Some(arg) => (Slot::Value { arg: arg.get_id().to_string(), prefix: String::new() }, typed),
         None => slot_for(cmd, &positionals, typed, only_positionals),
     };
-    Request { subcommands, slot, typed, kube, all_namespaces, given }
+    let first_positional = positionals.is_empty()
+        && pending.is_none()
+        && match &slot {
+            Slot::ResourceType | Slot::Other => true,
+            Slot::Value { prefix, .. } => prefix.is_empty(),
+            _ => false,
+        };
+    Request { subcommands, slot, typed, kube, all_namespaces, given, first_positional }
 }
 
 /// Decides the slot of the word under the cursor, when it is not a separate flag value.
@@ -335,7 +344,7 @@ fn slot_for(cmd: &Command, positionals: &[String], typed: String, only_positiona
     if !only_positionals && typed.starts_with('-') {
         return (Slot::FlagName, typed);
     }
-    if positionals.is_empty() && cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+    if positionals.is_empty() && cmd.get_positionals().next().is_none() && has_subcommands(cmd) {
         return (Slot::Subcommand, typed);
     }
     let mut args: Vec<&Arg> = cmd.get_positionals().collect();
@@ -384,13 +393,7 @@ pub fn complete_offline(root: &Command, request: &Request) -> Option<Completions
     let typed = request.typed.as_str();
     match &request.slot {
         Slot::FlagName => Some(flag_names(cmd, typed, &request.given)),
-        Slot::Subcommand => {
-            let subs = cmd
-                .get_subcommands()
-                .filter(|s| !s.is_hide_set() && s.get_name() != "help")
-                .map(|s| Candidate::new(s.get_name(), s.get_about().map(|a| a.to_string())));
-            Some(Completions::matching(typed, subs))
-        }
+        Slot::Subcommand => Some(Completions::matching(typed, subcommand_names(cmd))),
         Slot::Value { arg: id, prefix } => {
             let arg = cmd.get_arguments().find(|a| a.get_id() == id.as_str())?;
             let known = arg.get_possible_values();
@@ -414,6 +417,17 @@ pub fn complete_offline(root: &Command, request: &Request) -> Option<Completions
         Slot::ResourceType | Slot::ResourceName { .. } => None,
         Slot::Other => Some(Completions::none()),
     }
+}
+
+fn has_subcommands(cmd: &Command) -> bool {
+    !subcommand_names(cmd).is_empty()
+}
+
+fn subcommand_names(cmd: &Command) -> Vec<Candidate> {
+    cmd.get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .map(|s| Candidate::new(s.get_name(), s.get_about().map(|a| a.to_string())))
+        .collect()
 }
 
 fn flag_names(cmd: &Command, typed: &str, given: &[String]) -> Completions {
@@ -446,10 +460,18 @@ fn contexts(request: &Request) -> Completions {
 /// Completes the words typed after the plugin name, asking the cluster when needed.
 pub async fn complete(root: &Command, words: &[String]) -> Completions {
     let request = parse_request(root, words);
-    if let Some(answer) = complete_offline(root, &request) {
-        return answer;
+    let mut answer = match complete_offline(root, &request) {
+        Some(answer) => answer,
+        None => complete_from_cluster(&request).await.unwrap_or_else(|_| Completions::none()),
+    };
+    // A command with both positionals and subcommands (`kubectl owners completion`,
+    // `kubectl owners deploy/x`) offers its subcommands beside the first positional.
+    let cmd = descend(root, &request.subcommands);
+    if request.first_positional && !matches!(request.slot, Slot::Subcommand) && has_subcommands(cmd) {
+        let subs = Completions::matching(&request.typed, subcommand_names(cmd));
+        answer.candidates.splice(0..0, subs.candidates);
     }
-    complete_from_cluster(&request).await.unwrap_or_else(|_| Completions::none())
+    answer
 }
 
 /// [`complete`] on a small runtime of its own, for `main`.
@@ -520,10 +542,13 @@ mod tests {
     use crate::discovery::ResourceType;
     use crate::flags::{DryRun, OutputFormat};
 
-    /// Shaped like `kubectl owners`: kube flags, TYPE/NAME targets, a value enum.
+    /// Shaped like `kubectl owners`: kube flags, TYPE/NAME targets, a value enum, `completion`.
     #[derive(Debug, Parser)]
     #[command(name = "kubectl owners", bin_name = "kubectl owners", version = "0.1.0 (commit abc)")]
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     struct Owners {
+        #[command(subcommand)]
+        command: Option<OwnersCommand>,
         #[command(flatten)]
         kube: KubeFlags,
         /// The object.
@@ -538,6 +563,12 @@ mod tests {
         /// Every namespace.
         #[arg(short = 'A', long)]
         all_namespaces: bool,
+    }
+
+    #[derive(Debug, Subcommand)]
+    enum OwnersCommand {
+        /// Print a shell completion script.
+        Completion(CompletionArgs),
     }
 
     /// Shaped like `kubectl last-applied`: subcommands under global kube flags.
@@ -686,6 +717,21 @@ mod tests {
         let r = parse_request(&built::<LastApplied>(), &words("-n x view po/"));
         assert_eq!(r.subcommands, ["view"]);
         assert_eq!(r.slot, Slot::ResourceName { resource_type: "po".into(), prefix: "po/".into() });
+    }
+
+    #[test]
+    fn subcommands_beside_a_resource_positional() {
+        let cmd = built::<Owners>();
+        let r = parse_request(&cmd, &words(""));
+        assert_eq!((r.slot, r.first_positional), (Slot::ResourceType, true));
+        assert!(!parse_request(&cmd, &words("deploy ")).first_positional);
+        assert!(!parse_request(&cmd, &words("-n ")).first_positional);
+        // No cluster to ask (the kubeconfig does not exist): the subcommand is still offered.
+        let answer = complete_blocking(Owners::command(), &words("--kubeconfig /nonexistent/config co"));
+        assert_eq!(answer.to_string(), "completion\tPrint a shell completion script\n:4\n");
+        let answer = complete_blocking(Owners::command(), &words("--kubeconfig /nonexistent/config deploy/"));
+        assert_eq!(answer, Completions::none());
+        assert_eq!(values(&offline::<Owners>("completion z")), ["zsh"]);
     }
 
     #[test]
