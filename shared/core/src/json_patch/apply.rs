@@ -7,6 +7,7 @@
 //! - `add` and `remove` cannot address the whole document (`""`); `replace`
 //!   and `test` can;
 //! - `replace` of a missing object member adds it;
+//! - `replace` of the whole document by a scalar or `null` does nothing;
 //! - `copy` from a missing object member copies `null`;
 //! - array indices may be negative (from the end) and have leading zeros;
 //! - the `copy` operations of one patch may duplicate at most
@@ -16,7 +17,7 @@ use serde_json::Value;
 
 use super::copy_size::copied_bytes;
 use super::equality::{test_passes, test_root_passes};
-use super::error::Failure;
+use super::error::{Failure, JsonPatchError};
 use super::index;
 use super::operation::Operation;
 use super::pointer::JsonPointer;
@@ -27,16 +28,52 @@ static NULL: Value = Value::Null;
 pub(crate) struct Patcher {
     max_copy_bytes: u64,
     copied: u64,
+    /// The document was `null`: upstream holds it as a nil map, which reads as `{}` and cannot be
+    /// written (a panic, so an error) until `replace ""` swaps it for a real document.
+    nil_document: bool,
 }
 
 impl Patcher {
     /// A patcher for one patch; `max_copy_bytes` of 0 means no limit, as upstream.
     pub(crate) fn new(max_copy_bytes: u64) -> Self {
-        Patcher { max_copy_bytes, copied: 0 }
+        Patcher { max_copy_bytes, copied: 0, nil_document: false }
+    }
+
+    /// Applies every operation to a copy of `doc`; the error names the failing operation.
+    pub(crate) fn run<I>(mut self, doc: &Value, ops: I) -> Result<Value, JsonPatchError>
+    where
+        I: IntoIterator<Item = Result<(usize, Operation), JsonPatchError>>,
+    {
+        self.nil_document = doc.is_null();
+        let mut patched = if self.nil_document { Value::Object(Default::default()) } else { doc.clone() };
+        for item in ops {
+            let (index, op) = item?;
+            self.apply(&mut patched, &op).map_err(|failure| JsonPatchError::Operation {
+                index,
+                op: op.name().to_string(),
+                path: Some(op.path().as_str().to_string()),
+                from: op.from().map(|from| from.as_str().to_string()),
+                failure,
+            })?;
+        }
+        Ok(if self.nil_document { Value::Null } else { patched })
     }
 
     /// Applies one operation to `doc`. On error `doc` may be half-changed: callers work on a copy.
-    pub(crate) fn apply(&mut self, doc: &mut Value, op: &Operation) -> Result<(), Failure> {
+    fn apply(&mut self, doc: &mut Value, op: &Operation) -> Result<(), Failure> {
+        if self.nil_document {
+            match op {
+                Operation::Replace { path, value } if path.is_root() && (value.is_object() || value.is_array()) => {
+                    self.nil_document = false;
+                }
+                Operation::Add { path, .. } | Operation::Replace { path, .. } | Operation::Copy { path, .. }
+                    if path.split_last().is_some_and(|(parents, _)| parents.is_empty()) =>
+                {
+                    return Err(Failure::NullDocument);
+                }
+                _ => {}
+            }
+        }
         match op {
             Operation::Add { path, value } => add(doc, path, value.clone()),
             Operation::Remove { path } => remove(doc, path),
@@ -78,10 +115,10 @@ fn remove(doc: &mut Value, path: &JsonPointer) -> Result<(), Failure> {
 
 fn replace(doc: &mut Value, path: &JsonPointer, value: Value) -> Result<(), Failure> {
     if path.is_root() {
-        if !value.is_object() && !value.is_array() {
-            return Err(Failure::RootNotContainer);
+        // Upstream wraps a nil error when the value is not an object or array, so nothing happens.
+        if value.is_object() || value.is_array() {
+            *doc = value;
         }
-        *doc = value;
         return Ok(());
     }
     let (parents, key) = path.split_last().ok_or(Failure::PathNotFound)?;

@@ -27,7 +27,7 @@ pub enum JsonPatchError {
         /// The apiserver's limit.
         max: usize,
     },
-    /// The document is not an object or an array, so no operation could address into it.
+    /// The document is a scalar, which the apiserver cannot decode for patching.
     #[error("a JSON patch applies to an object or an array, got {found}")]
     InvalidDocument {
         /// The JSON type of the document.
@@ -68,7 +68,8 @@ pub enum Failure {
     /// `op` is missing, not a string, or not one of the six operations.
     #[error("unknown op (expected add, remove, replace, move, copy or test)")]
     UnknownOp,
-    /// A required member (`path`, or `from` for `move` and `copy`) is missing or null.
+    /// A required member is missing: `path`; `from` of `move` and `copy` (null counts as missing for
+    /// both); `value` of `test` and of `replace` of the whole document (null is a value there).
     #[error("missing \"{0}\"")]
     MissingMember(&'static str),
     /// `path` or `from` is not a string.
@@ -94,9 +95,9 @@ pub enum Failure {
         /// Length of the array.
         len: usize,
     },
-    /// `replace` of the whole document with something other than an object or array.
-    #[error("the whole document can only be replaced by an object or an array")]
-    RootNotContainer,
+    /// A member was written into a `null` document (upstream panics on its nil map).
+    #[error("cannot write into a null document")]
+    NullDocument,
     /// `test` found a different value.
     #[error("test failed: the value differs")]
     TestFailed,

@@ -80,31 +80,15 @@ pub fn apply_with_limits(doc: &Value, patch: &Value, limits: Limits) -> Result<V
     let raw_ops = decode(patch)?;
     check_count(raw_ops.len(), limits)?;
     check_document(doc)?;
-    let mut patched = doc.clone();
-    let mut patcher = apply::Patcher::new(limits.max_copy_bytes);
-    for (index, raw) in raw_ops.iter().enumerate() {
-        let op = Operation::from_json(index, raw)?;
-        patcher.apply(&mut patched, &op).map_err(|failure| failure_at(index, raw, failure))?;
-    }
-    Ok(patched)
+    let ops = raw_ops.iter().enumerate().map(|(index, raw)| Operation::from_json(index, raw).map(|op| (index, op)));
+    apply::Patcher::new(limits.max_copy_bytes).run(doc, ops)
 }
 
 /// Applies typed operations, with the same rules and limits as [`apply_with_limits`].
 pub fn apply_operations(doc: &Value, ops: &[Operation], limits: Limits) -> Result<Value, JsonPatchError> {
     check_count(ops.len(), limits)?;
     check_document(doc)?;
-    let mut patched = doc.clone();
-    let mut patcher = apply::Patcher::new(limits.max_copy_bytes);
-    for (index, op) in ops.iter().enumerate() {
-        patcher.apply(&mut patched, op).map_err(|failure| JsonPatchError::Operation {
-            index,
-            op: op.name().to_string(),
-            path: Some(op.path().as_str().to_string()),
-            from: op.from().map(|f| f.as_str().to_string()),
-            failure,
-        })?;
-    }
-    Ok(patched)
+    apply::Patcher::new(limits.max_copy_bytes).run(doc, ops.iter().cloned().enumerate().map(Ok))
 }
 
 /// Reads a JSON Patch into typed operations, refusing what the apiserver would refuse to decode or run.
@@ -135,8 +119,9 @@ fn check_count(count: usize, limits: Limits) -> Result<(), JsonPatchError> {
     Ok(())
 }
 
+/// Upstream decodes any document but a scalar; a `null` one reads as an empty object that cannot be written.
 fn check_document(doc: &Value) -> Result<(), JsonPatchError> {
-    if doc.is_object() || doc.is_array() {
+    if doc.is_object() || doc.is_array() || doc.is_null() {
         Ok(())
     } else {
         Err(JsonPatchError::InvalidDocument { found: type_name(doc) })

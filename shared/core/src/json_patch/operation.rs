@@ -2,7 +2,9 @@
 //!
 //! The apiserver is lenient where RFC 6902 is strict, and a preview must accept
 //! what the apiserver accepts:
-//! - a missing `value` is read as `null` (so `{"op":"add","path":"/a"}` adds `null`);
+//! - a missing `value` of `add` or `replace` is read as `null` (so
+//!   `{"op":"add","path":"/a"}` adds `null`); `test` without `value`, and
+//!   `replace` of the whole document without `value`, always fail;
 //! - members other than `op`, `path`, `from` and `value` are ignored;
 //! - `op` that is missing or not a string is an unknown operation.
 
@@ -28,7 +30,8 @@ pub enum Operation {
     },
     /// Replaces a value. On an object the member need not exist (the apiserver then adds it).
     Replace {
-        /// What to replace; `""` replaces the whole document with an object or array.
+        /// What to replace; `""` replaces the whole document if the value is an object or array,
+        /// and silently does nothing otherwise (upstream loses its own error).
         path: JsonPointer,
         /// The new value.
         value: Value,
@@ -135,7 +138,14 @@ impl Operation {
         Ok(match op {
             "add" => Operation::Add { path: pointer("path")?, value: value() },
             "remove" => Operation::Remove { path: pointer("path")? },
-            "replace" => Operation::Replace { path: pointer("path")?, value: value() },
+            "replace" => {
+                let path = pointer("path")?;
+                // Upstream dereferences a missing value when replacing the whole document.
+                if path.is_root() && !object.contains_key("value") {
+                    return Err(fail(Failure::MissingMember("value")));
+                }
+                Operation::Replace { path, value: value() }
+            }
             "move" => {
                 let from = pointer("from")?;
                 Operation::Move { from, path: pointer("path")? }
@@ -144,7 +154,14 @@ impl Operation {
                 let from = pointer("from")?;
                 Operation::Copy { from, path: pointer("path")? }
             }
-            "test" => Operation::Test { path: pointer("path")?, value: value() },
+            "test" => {
+                let path = pointer("path")?;
+                // Upstream dereferences the missing value (a panic, so an error) or fails the test.
+                if !object.contains_key("value") {
+                    return Err(fail(Failure::MissingMember("value")));
+                }
+                Operation::Test { path, value: value() }
+            }
             _ => return Err(fail(Failure::UnknownOp)),
         })
     }
@@ -166,6 +183,14 @@ mod tests {
     fn missing_value_reads_as_null() {
         let op = Operation::from_json(0, &json!({"op": "add", "path": "/a"}));
         assert_eq!(op, Ok(Operation::Add { path: JsonPointer::parse("/a"), value: Value::Null }));
+    }
+
+    #[test]
+    fn test_needs_a_value_but_null_will_do() {
+        let err = Operation::from_json(0, &json!({"op": "test", "path": "/a"})).err();
+        assert_eq!(err.as_ref().and_then(|e| e.failure()), Some(&Failure::MissingMember("value")));
+        let op = Operation::from_json(0, &json!({"op": "test", "path": "/a", "value": null}));
+        assert_eq!(op, Ok(Operation::Test { path: JsonPointer::parse("/a"), value: Value::Null }));
     }
 
     #[test]

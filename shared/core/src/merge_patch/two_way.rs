@@ -4,8 +4,9 @@
 //! `null` for every member of `original` that `modified` lacks; objects are
 //! compared member by member, arrays and scalars as whole values. No change is
 //! `{}`. Upstream details kept here:
-//! - numbers compare as Go's `float64` (so `1` and `1.0` are equal, and
-//!   integers past 2^53 may compare equal when they differ);
+//! - numbers are Go `float64`s: they compare as such (`1` and `1.0` are
+//!   equal) and come out rounded to them (`9007199254740993` becomes
+//!   `9007199254740992`), as `kubectl apply` sends them;
 //! - a `null` document counts as `{}`;
 //! - two arrays give an array of per-element patches (same length required);
 //! - a member that is null in both documents is no change.
@@ -63,7 +64,7 @@ pub(crate) fn diff(original: &Map<String, Value>, modified: &Map<String, Value>)
     let mut patch = Map::new();
     for (key, new) in modified {
         let Some(old) = original.get(key) else {
-            patch.insert(key.clone(), new.clone());
+            patch.insert(key.clone(), as_go_floats(new));
             continue;
         };
         match (old, new) {
@@ -74,7 +75,7 @@ pub(crate) fn diff(original: &Map<String, Value>, modified: &Map<String, Value>)
                 }
             }
             _ if !go_equal(old, new) => {
-                patch.insert(key.clone(), new.clone());
+                patch.insert(key.clone(), as_go_floats(new));
             }
             _ => {}
         }
@@ -102,6 +103,30 @@ pub(crate) fn go_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `value` with every number rounded to a Go `float64`, as upstream decodes and re-encodes it.
+///
+/// Integral results come back as integers (Go writes `1`, not `1.0`), so the value compares equal to
+/// what upstream sends.
+pub(crate) fn as_go_floats(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => Value::Number(go_float_number(n)),
+        Value::Array(items) => Value::Array(items.iter().map(as_go_floats).collect()),
+        Value::Object(members) => Value::Object(members.iter().map(|(k, v)| (k.clone(), as_go_floats(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn go_float_number(n: &serde_json::Number) -> serde_json::Number {
+    let Some(f) = n.as_f64() else {
+        return n.clone();
+    };
+    // Exactly representable integers (|f| < 2^63) stay integers; the casts below are exact.
+    if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775_807e18 {
+        return serde_json::Number::from(f as i64);
+    }
+    serde_json::Number::from_f64(f).unwrap_or_else(|| n.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +142,12 @@ mod tests {
     fn numbers_compare_as_floats() {
         assert_eq!(create_two_way(&json!({"a": 1}), &json!({"a": 1.0})), Ok(json!({})));
         assert_eq!(create_two_way(&json!({"a": [1]}), &json!({"a": [1.0]})), Ok(json!({})));
+    }
+
+    #[test]
+    fn emitted_numbers_are_go_floats() {
+        let patch = create_two_way(&json!({}), &json!({"a": 9007199254740993_u64, "b": [1.0, 2.5, -0.0]}));
+        assert_eq!(patch, Ok(json!({"a": 9007199254740992_u64, "b": [1, 2.5, 0]})));
     }
 
     #[test]
