@@ -1,0 +1,1 @@
+//! Managers and what they own: `metadata.managedFields`, read and reasoned about.
