@@ -95,6 +95,7 @@ pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
 }
 
 /// `value` as compact Go JSON text.
+#[cfg(test)]
 pub(crate) fn to_string(value: &Value) -> String {
     let mut out = String::new();
     write_value(&mut out, value);

@@ -49,3 +49,9 @@ pub use set::Set;
 
 pub(crate) use display::go_quote;
 pub(crate) use gojson::write_string as write_go_string;
+
+/// Hand-built schemas shared by the unit tests of this crate.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) use super::from_value::tests::pod_schema;
+}

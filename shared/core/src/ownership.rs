@@ -1,1 +1,0 @@
-//! Managers and what they own: `metadata.managedFields`, read and reasoned about.

@@ -1,0 +1,35 @@
+//! Managers and what they own: `metadata.managedFields`, read and reasoned about.
+//!
+//! - [`managers`]: entries of `metadata.managedFields`, manager identities as the
+//!   apiserver counts them, and what kind of actor a manager is;
+//! - [`merge`](mod@merge): the object a server-side apply produces;
+//! - [`conflicts`]: which fields an apply would take from whom, and whether
+//!   the apiserver would refuse it.
+//!
+//! ```
+//! use fieldwise_core::fieldpath::Path;
+//! use fieldwise_core::ownership::{managed_fields_of, owners_of, ManagerKind};
+//! use serde_json::json;
+//!
+//! let deployment = json!({"metadata": {"managedFields": [
+//!     {"manager": "kubectl", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+//!      "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+//!     {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
+//!      "fieldsType": "FieldsV1", "subresource": "status", "fieldsV1": {"f:status": {"f:replicas": {}}}}
+//! ]}});
+//! let entries = managed_fields_of(&deployment).unwrap();
+//! let owners = owners_of(&entries, Path::fields(["spec", "replicas"]).elements());
+//! assert_eq!(owners.len(), 1);
+//! assert_eq!(owners[0].kind(), ManagerKind::Kubectl);
+//! ```
+
+pub mod conflicts;
+pub mod managers;
+pub mod merge;
+
+pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyOptions, ApplyPrediction, Conflict, SharedField};
+pub use managers::{
+    managed_fields_of, owners_of, parse_managed_fields, ManagedFieldsEntry, ManagedFieldsError, Manager, ManagerKind,
+    Operation,
+};
+pub use merge::merge;
