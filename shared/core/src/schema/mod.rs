@@ -15,6 +15,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+mod builtin;
+pub mod compact;
+pub mod openapi;
+
+pub use builtin::builtin;
+
 /// Group, version and kind: how an object names its root type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Gvk {
@@ -229,5 +235,45 @@ impl Schema {
     /// Whether the graph holds no type.
     pub fn is_empty(&self) -> bool {
         self.types.is_empty()
+    }
+
+    /// Every named type, in no particular order.
+    pub fn names(&self) -> impl Iterator<Item = (&str, TypeId)> {
+        self.names.iter().map(|(name, id)| (name.as_str(), *id))
+    }
+
+    /// The OpenAPI name of a type, if it has one (a linear search: meant for error messages).
+    pub fn name_of(&self, id: TypeId) -> Option<&str> {
+        self.names.iter().find(|(_, v)| **v == id).map(|(name, _)| name.as_str())
+    }
+
+    /// The definition of a type, or `None` when `id` does not belong to this schema.
+    pub fn try_get(&self, id: TypeId) -> Option<&TypeDef> {
+        self.types.get(id.0 as usize)
+    }
+
+    /// The field `name` of a struct type (`None` for other types and unknown fields).
+    pub fn field(&self, ty: TypeId, name: &str) -> Option<&Field> {
+        match self.try_get(ty)? {
+            TypeDef::Struct(s) => s.fields.get(name),
+            _ => None,
+        }
+    }
+
+    /// The item type of a list type.
+    pub fn items(&self, ty: TypeId) -> Option<TypeId> {
+        match self.try_get(ty)? {
+            TypeDef::List(l) => Some(l.items),
+            _ => None,
+        }
+    }
+
+    /// The value type of a map type, or of a struct's extra keys.
+    pub fn values(&self, ty: TypeId) -> Option<TypeId> {
+        match self.try_get(ty)? {
+            TypeDef::Map(m) => Some(m.values),
+            TypeDef::Struct(s) => s.extra,
+            _ => None,
+        }
     }
 }

@@ -1,0 +1,350 @@
+//! Applying a strategic merge patch to an object (`StrategicMergeMapPatch`, `mergeMap`).
+//!
+//! The same merge also combines the two halves of a three-way patch, with
+//! different [`MergeOptions`]: there, directives are carried over rather than
+//! carried out.
+
+use serde_json::{Map, Value};
+
+use super::directives::{
+    discard_nulls, extract_key, remove_directives, DELETE, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE_MARKER, REPLACE,
+    RETAIN_KEYS, SET_ELEMENT_ORDER,
+};
+use super::errors::{ErrorKind, StrategicError};
+use super::gofmt::{self, GoType};
+use super::meta::{Lookup, Strategy, Ty};
+use super::order;
+use super::slices::{self, AliasView};
+
+/// `MergeOptions`: how directives are treated.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MergeOptions {
+    /// Carry out `$deleteFromPrimitiveList`, `$retainKeys` (server side); otherwise keep them.
+    pub(crate) merge_parallel_list: bool,
+    /// Drop `null`s that delete nothing (server side); otherwise keep them in the result.
+    pub(crate) ignore_unmatched_nulls: bool,
+}
+
+/// The options the apiserver applies patches with.
+pub(crate) const SERVER: MergeOptions = MergeOptions { merge_parallel_list: true, ignore_unmatched_nulls: true };
+
+/// `mergeMap`: merges `patch` into `original`.
+pub(crate) fn merge_map(
+    cx: Lookup<'_>,
+    mut original: Map<String, Value>,
+    patch: &Map<String, Value>,
+    ty: Ty,
+    opts: MergeOptions,
+) -> Result<Map<String, Value>, StrategicError> {
+    if let Some(directive) = patch.get(DIRECTIVE_MARKER) {
+        return directive_in_map(directive, patch);
+    }
+    apply_retain_keys(&mut original, patch, opts)?;
+    let consumed = merge_ordered_lists(cx, &mut original, patch, ty, opts)?;
+    for (key, value) in patch {
+        if key == RETAIN_KEYS || key.starts_with(SET_ELEMENT_ORDER) || consumed.iter().any(|c| c == key) {
+            continue;
+        }
+        merge_field(cx, &mut original, key, value, ty, opts)?;
+    }
+    Ok(original)
+}
+
+/// `handleDirectiveInMergeMap`: `$patch: replace` keeps the patch, `$patch: delete` empties.
+fn directive_in_map(directive: &Value, patch: &Map<String, Value>) -> Result<Map<String, Value>, StrategicError> {
+    match directive.as_str() {
+        Some(REPLACE) => {
+            let mut out = patch.clone();
+            out.shift_remove(DIRECTIVE_MARKER);
+            Ok(out)
+        }
+        Some(DELETE) => Ok(Map::new()),
+        _ => Err(ErrorKind::BadPatchType {
+            directive: gofmt::v(directive),
+            map: gofmt::v(&Value::Object(patch.clone())),
+        }
+        .into()),
+    }
+}
+
+/// One patch field into the original (the body of `mergeMap`'s loop).
+fn merge_field(
+    cx: Lookup<'_>,
+    original: &mut Map<String, Value>,
+    key: &str,
+    patch_value: &Value,
+    ty: Ty,
+    opts: MergeOptions,
+) -> Result<(), StrategicError> {
+    let mut field = key;
+    let mut is_delete_list = false;
+    if key.starts_with(DELETE_FROM_PRIMITIVE_LIST) {
+        if !opts.merge_parallel_list {
+            original.insert(key.to_string(), patch_value.clone());
+            return Ok(());
+        }
+        let stripped = extract_key(key, DELETE_FROM_PRIMITIVE_LIST).map_err(|e| StrategicError::new(e).at(key))?;
+        is_delete_list = true;
+        if !stripped.is_empty() {
+            field = stripped;
+        }
+    }
+    if patch_value.is_null() {
+        original.shift_remove(field);
+        if opts.ignore_unmatched_nulls {
+            return Ok(());
+        }
+    }
+    let same_type = match original.get(field) {
+        None => None,
+        Some(current) => Some(GoType::of(current) == GoType::of(patch_value)),
+    };
+    if same_type != Some(true) {
+        // Absent from the original, or of another type: take the patch value.
+        if !is_delete_list {
+            let mut value = patch_value.clone();
+            if opts.ignore_unmatched_nulls {
+                discard_nulls(&mut value);
+            }
+            match remove_directives(value) {
+                Some(value) => {
+                    original.insert(field.to_string(), value);
+                }
+                None => {
+                    original.shift_remove(field);
+                }
+            }
+        }
+        return Ok(());
+    }
+    let Some(slot) = original.get_mut(field) else { return Ok(()) };
+    match patch_value {
+        Value::Object(patch_map) => {
+            let (sub, meta) = cx.for_struct(ty, field).map_err(|e| StrategicError::new(e).at(field))?;
+            if meta.strategy == Strategy::Replace {
+                *slot = patch_value.clone();
+            } else if let Value::Object(current) = std::mem::take(slot) {
+                *slot = Value::Object(merge_map(cx, current, patch_map, sub, opts).map_err(|e| e.at(field))?);
+            }
+        }
+        Value::Array(patch_list) => {
+            let (elem, meta) = cx.for_slice(ty, field).map_err(|e| StrategicError::new(e).at(field))?;
+            if meta.strategy == Strategy::Merge || is_delete_list {
+                if let Value::Array(current) = std::mem::take(slot) {
+                    let merged =
+                        slices::merge_slice(cx, current, patch_list, elem, meta.merge_key, opts, is_delete_list, None)
+                            .map_err(|e| e.at(field))?;
+                    *slot = Value::Array(merged);
+                }
+            } else {
+                *slot = patch_value.clone();
+            }
+        }
+        _ => *slot = patch_value.clone(),
+    }
+    Ok(())
+}
+
+/// `applyRetainKeysDirective`: clears the original's fields missing from `$retainKeys`.
+fn apply_retain_keys(
+    original: &mut Map<String, Value>,
+    patch: &Map<String, Value>,
+    opts: MergeOptions,
+) -> Result<(), StrategicError> {
+    let Some(retain) = patch.get(RETAIN_KEYS) else { return Ok(()) };
+    if !opts.merge_parallel_list {
+        match original.get(RETAIN_KEYS) {
+            Some(existing) if existing != retain => {
+                return Err(ErrorKind::RetainKeysMismatch(gofmt::v(existing), gofmt::v(retain)).into());
+            }
+            Some(_) => {}
+            None => {
+                original.insert(RETAIN_KEYS.to_string(), retain.clone());
+            }
+        }
+        return Ok(());
+    }
+    let Value::Array(list) = retain else {
+        return Err(StrategicError::new(ErrorKind::BadPatchFormatForRetainKeys).at(RETAIN_KEYS));
+    };
+    if list.iter().any(|v| v.is_object() || v.is_array()) {
+        return Err(StrategicError::new(ErrorKind::BadPatchFormatForRetainKeys).at(RETAIN_KEYS));
+    }
+    let retained = |key: &str| list.iter().any(|v| v.as_str() == Some(key));
+    for (key, value) in patch {
+        if key == RETAIN_KEYS
+            || value.is_null()
+            || key.starts_with(DELETE_FROM_PRIMITIVE_LIST)
+            || key.starts_with(SET_ELEMENT_ORDER)
+        {
+            continue;
+        }
+        if !retained(key) {
+            return Err(StrategicError::new(ErrorKind::BadPatchFormatForRetainKeys).at(key));
+        }
+    }
+    original.retain(|key, _| retained(key));
+    Ok(())
+}
+
+/// `mergePatchIntoOriginal`: merges each list that has a `$setElementOrder` and
+/// orders it; returns the fields it merged, which the main loop then skips.
+fn merge_ordered_lists<'p>(
+    cx: Lookup<'_>,
+    original: &mut Map<String, Value>,
+    patch: &'p Map<String, Value>,
+    ty: Ty,
+    opts: MergeOptions,
+) -> Result<Vec<&'p str>, StrategicError> {
+    let mut consumed = Vec::new();
+    for (key, order_value) in patch {
+        if !key.starts_with(SET_ELEMENT_ORDER) {
+            continue;
+        }
+        if !opts.merge_parallel_list {
+            match original.get(key.as_str()) {
+                Some(existing) if existing != order_value => {
+                    return Err(StrategicError::new(ErrorKind::BadPatchFormatForSetElementOrderList).at(key));
+                }
+                Some(_) => {}
+                None => {
+                    original.insert(key.clone(), order_value.clone());
+                }
+            }
+        }
+        let field = extract_key(key, SET_ELEMENT_ORDER).map_err(|e| StrategicError::new(e).at(key))?;
+        merge_one_ordered_list(cx, original, patch, ty, opts, key, order_value, field).map_err(|e| e.at(field))?;
+        if patch.contains_key(field) {
+            consumed.push(field);
+        }
+    }
+    Ok(consumed)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn merge_one_ordered_list(
+    cx: Lookup<'_>,
+    original: &mut Map<String, Value>,
+    patch: &Map<String, Value>,
+    ty: Ty,
+    opts: MergeOptions,
+    key: &str,
+    order_value: &Value,
+    field: &str,
+) -> Result<(), StrategicError> {
+    let Value::Array(set_order) = order_value else {
+        return Err(StrategicError::new(ErrorKind::BadArgType {
+            expected: "[]interface {}",
+            actual: gofmt::type_name(order_value),
+        })
+        .at(key));
+    };
+    let original_list = match original.get_mut(field) {
+        None => None,
+        Some(Value::Array(list)) => Some(std::mem::take(list)),
+        Some(other) => {
+            return Err(ErrorKind::BadArgType { expected: "[]interface {}", actual: gofmt::type_name(other) }.into());
+        }
+    };
+    let patch_list = match patch.get(field) {
+        None => None,
+        Some(Value::Array(list)) => Some(list),
+        Some(other) => {
+            return Err(ErrorKind::BadArgType { expected: "[]interface {}", actual: gofmt::type_name(other) }.into());
+        }
+    };
+    let (elem, meta) = cx.for_slice(ty, field)?;
+    let no_items = Vec::new();
+    validate_against_order(patch_list.unwrap_or(&no_items), set_order, meta.merge_key)?;
+    // Upstream reads these after merging; they only depend on the inputs.
+    let kind = slices::element_type(&[original_list.as_deref().unwrap_or(&[]), patch_list.unwrap_or(&no_items)]);
+    let mut server_order: Vec<Value> =
+        original_list.iter().flatten().map(|v| slices::order_view(v, meta.merge_key)).collect();
+    let merged = match (original_list, patch_list) {
+        (Some(current), None) => current,
+        (None, Some(list)) => match remove_directives(Value::Array(list.clone())) {
+            Some(Value::Array(list)) => list,
+            _ => return Ok(()),
+        },
+        (Some(current), Some(list)) => {
+            if meta.strategy == Strategy::Merge {
+                let mut view = AliasView::new(&current, meta.merge_key);
+                let merged =
+                    slices::merge_slice(cx, current, list, elem, meta.merge_key, opts, false, Some(&mut view))?;
+                server_order = view.into_slots();
+                merged
+            } else {
+                list.clone()
+            }
+        }
+        (None, None) => return Ok(()),
+    };
+    let (patch_items, server_only) = if meta.merge_key.is_empty() {
+        slices::partition_primitives(merged, set_order)?
+    } else {
+        let by: Vec<&Value> = set_order.iter().collect();
+        slices::partition_maps(merged, &by, meta.merge_key)?
+    };
+    let is_map = kind? == GoType::Map;
+    let server_order: Vec<&Value> = server_order.iter().collect();
+    let order: Vec<&Value> = set_order.iter().collect();
+    let both = order::normalize_element_order(patch_items, server_only, &order, &server_order, meta.merge_key, is_map)?;
+    original.insert(field.to_string(), Value::Array(both));
+    Ok(())
+}
+
+/// `validatePatchWithSetOrderList`: the patch list must follow the order list.
+fn validate_against_order(patch_list: &[Value], set_order: &[Value], merge_key: &str) -> Result<(), ErrorKind> {
+    if set_order.is_empty() || patch_list.is_empty() {
+        return Ok(());
+    }
+    let mut plain: Vec<&Value> = Vec::with_capacity(patch_list.len());
+    for item in patch_list {
+        if !merge_key.is_empty() {
+            if !item.is_object() {
+                return Err(ErrorKind::BadArgType {
+                    expected: "map[string]interface {}",
+                    actual: gofmt::type_name(item),
+                });
+            }
+            if super::directives::is_delete_element(item) {
+                continue;
+            }
+        }
+        plain.push(item);
+    }
+    let (mut p, mut s) = (0, 0);
+    while p < plain.len() && s < set_order.len() {
+        if slices::is_special(plain[p]) {
+            p += 1;
+            continue;
+        }
+        if merge_key_equal(plain[p], &set_order[s], merge_key)? {
+            p += 1;
+        }
+        s += 1;
+    }
+    if p < plain.len() && s >= set_order.len() {
+        return Err(ErrorKind::SetElementOrderMismatch {
+            patch: gofmt::v(&Value::Array(patch_list.to_vec())),
+            order: gofmt::v(&Value::Array(set_order.to_vec())),
+        });
+    }
+    Ok(())
+}
+
+/// `mergeKeyValueEqual`.
+fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, ErrorKind> {
+    if merge_key.is_empty() {
+        return Ok(left == right);
+    }
+    let key_of = |v: &Value| -> Result<Value, ErrorKind> {
+        let Some(map) = v.as_object() else {
+            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(v) });
+        };
+        map.get(merge_key)
+            .cloned()
+            .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })
+    };
+    Ok(key_of(left)? == key_of(right)?)
+}

@@ -1,0 +1,187 @@
+//! How Go sees a decoded JSON value: its dynamic type and its `%v` text.
+//!
+//! Upstream compares list elements and merge keys by their `fmt.Sprintf("%v")`
+//! text, and tells values apart by `reflect.TypeOf`, where `1` (`int64`) and
+//! `1.0` (`float64`) differ. Reproducing both is what makes orderings and type
+//! errors match the apiserver.
+
+use std::fmt::Write;
+
+use serde_json::{Number, Value};
+
+/// The dynamic Go type a value has after `k8s.io/apimachinery/pkg/util/json.Unmarshal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GoType {
+    /// `nil`.
+    Nil,
+    /// `bool`.
+    Bool,
+    /// `int64`: a number written without fraction or exponent that fits.
+    Int,
+    /// `float64`: every other number.
+    Float,
+    /// `string`.
+    String,
+    /// `[]interface {}`.
+    Slice,
+    /// `map[string]interface {}`.
+    Map,
+}
+
+impl GoType {
+    /// The type of a value.
+    pub(crate) fn of(value: &Value) -> GoType {
+        match value {
+            Value::Null => GoType::Nil,
+            Value::Bool(_) => GoType::Bool,
+            Value::Number(n) if n.is_i64() => GoType::Int,
+            Value::Number(_) => GoType::Float,
+            Value::String(_) => GoType::String,
+            Value::Array(_) => GoType::Slice,
+            Value::Object(_) => GoType::Map,
+        }
+    }
+
+    /// The Go spelling of the type, as `reflect.Type.String()` writes it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            GoType::Nil => "%!s(<nil>)",
+            GoType::Bool => "bool",
+            GoType::Int => "int64",
+            GoType::Float => "float64",
+            GoType::String => "string",
+            GoType::Slice => "[]interface {}",
+            GoType::Map => "map[string]interface {}",
+        }
+    }
+}
+
+/// The Go type name of a value (for `ErrBadArgType`).
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    GoType::of(value).name()
+}
+
+/// `fmt.Sprintf("%v", value)`.
+pub(crate) fn v(value: &Value) -> String {
+    let mut out = String::new();
+    write_v(&mut out, value);
+    out
+}
+
+fn write_v(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_v(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push_str("map[");
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                if let Some(item) = map.get(key) {
+                    write_v(out, item);
+                }
+            }
+            out.push(']');
+        }
+    }
+}
+
+fn write_number(out: &mut String, n: &Number) {
+    if let Some(i) = n.as_i64() {
+        let _ = write!(out, "{i}");
+    } else if let Some(f) = n.as_f64() {
+        write_float(out, f);
+    }
+}
+
+/// Go's `%v` for a float64: `strconv.FormatFloat(f, 'g', -1, 64)`: the shortest
+/// digits, in exponent notation when the decimal exponent is below -4 or at least 6.
+fn write_float(out: &mut String, f: f64) {
+    if f == 0.0 {
+        out.push_str(if f.is_sign_negative() { "-0" } else { "0" });
+        return;
+    }
+    // Rust's `{:e}` gives the shortest round-tripping digits, like Go's shortest mode.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if negative {
+        out.push('-');
+    }
+    // In shortest mode Go decides with precision 6: `1e+06`, but `123456`.
+    if !(-4..6).contains(&exp) {
+        // %e form: d.ddde±XX (at least two exponent digits).
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let sign = if exp < 0 { '-' } else { '+' };
+        let _ = write!(out, "e{sign}{:02}", exp.abs());
+    } else if exp < 0 {
+        out.push_str("0.");
+        for _ in 0..(-exp - 1) {
+            out.push('0');
+        }
+        out.push_str(&digits);
+    } else {
+        let point = (exp + 1) as usize;
+        if digits.len() <= point {
+            out.push_str(&digits);
+            for _ in digits.len()..point {
+                out.push('0');
+            }
+        } else {
+            out.push_str(&digits[..point]);
+            out.push('.');
+            out.push_str(&digits[point..]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn formats_like_go_percent_v() {
+        assert_eq!(v(&json!("a")), "a");
+        assert_eq!(v(&json!(80)), "80");
+        assert_eq!(v(&json!(-3)), "-3");
+        assert_eq!(v(&json!(1.5)), "1.5");
+        assert_eq!(v(&json!(100.0)), "100");
+        assert_eq!(v(&json!(1000000.0)), "1e+06");
+        assert_eq!(v(&json!(123456789.0)), "1.23456789e+08");
+        assert_eq!(v(&json!(0.0001)), "0.0001");
+        assert_eq!(v(&json!(0.00001)), "1e-05");
+        assert_eq!(v(&json!(null)), "<nil>");
+        assert_eq!(v(&json!({"b": 1, "a": [true, "x"]})), "map[a:[true x] b:1]");
+    }
+
+    #[test]
+    fn tells_int_from_float() {
+        assert_eq!(GoType::of(&json!(1)), GoType::Int);
+        assert_eq!(GoType::of(&json!(1.0)), GoType::Float);
+        assert_eq!(type_name(&json!([])), "[]interface {}");
+    }
+}

@@ -1,0 +1,322 @@
+//! List ordering exactly as upstream computes it.
+//!
+//! A merged list's order comes from three sources, in precedence order: the
+//! `$setElementOrder` list, the order in the patch, and the order in the live
+//! object (`normalizeElementOrder`, `mergeSortedSlice`). Upstream sorts with
+//! comparators that are not strict orders (an item missing from the order list
+//! compares "less" than everything), so the result depends on the exact sort
+//! algorithm: [`stable_sort`] reproduces Go's `sort.SliceStable`
+//! (insertion-sorted blocks of 20, then `symMerge`), and [`sort_by_text`]
+//! reproduces `sort.Sort` with the `<=` comparator for up to 12 items (Go's
+//! insertion-sort range), which is where ties are common.
+
+use serde_json::Value;
+
+use super::errors::ErrorKind;
+use super::gofmt;
+
+/// The key an element is ordered and matched by: its merge key value, or itself.
+pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) -> Option<&'v Value> {
+    if is_map {
+        item.as_object()?.get(merge_key)
+    } else {
+        Some(item)
+    }
+}
+
+/// `index`: the position of the first element of `order` whose key equals `key`.
+fn index_of(order: &[Option<&Value>], key: Option<&Value>) -> isize {
+    order.iter().position(|k| *k == key).map_or(-1, |i| i as isize)
+}
+
+/// `validateMergeKeyInLists` for one list.
+pub(crate) fn validate_merge_keys<'v>(
+    list: impl IntoIterator<Item = &'v Value>,
+    merge_key: &str,
+) -> Result<(), ErrorKind> {
+    for item in list {
+        let Some(map) = item.as_object() else {
+            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
+        };
+        if !map.contains_key(merge_key) {
+            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() });
+        }
+    }
+    Ok(())
+}
+
+/// `normalizeElementOrder`: sorts `patch` by `patch_order` and `server_only` by
+/// `server_order`, then interleaves them by `server_order`.
+pub(crate) fn normalize_element_order(
+    patch: Vec<Value>,
+    server_only: Vec<Value>,
+    patch_order: &[&Value],
+    server_order: &[&Value],
+    merge_key: &str,
+    is_map: bool,
+) -> Result<Vec<Value>, ErrorKind> {
+    let patch = normalize_slice_order(patch, patch_order, merge_key, is_map)?;
+    let server_only = normalize_slice_order(server_only, server_order, merge_key, is_map)?;
+    Ok(merge_sorted(server_only, patch, server_order, merge_key, is_map))
+}
+
+/// `normalizeSliceOrder`: a stable sort of `to_sort` by position in `order`, with
+/// `$patch: delete` elements moved to the end.
+pub(crate) fn normalize_slice_order(
+    to_sort: Vec<Value>,
+    order: &[&Value],
+    merge_key: &str,
+    is_map: bool,
+) -> Result<Vec<Value>, ErrorKind> {
+    let mut to_delete = Vec::new();
+    let mut to_sort = to_sort;
+    if is_map {
+        validate_merge_keys(&to_sort, merge_key)?;
+        validate_merge_keys(order.iter().copied(), merge_key)?;
+        let (keep, delete): (Vec<Value>, Vec<Value>) =
+            to_sort.into_iter().partition(|v| !super::directives::is_delete_element(v));
+        to_sort = keep;
+        to_delete = delete;
+    }
+    let order_keys: Vec<Option<&Value>> = order.iter().map(|v| element_key(v, merge_key, is_map)).collect();
+    let positions: Vec<isize> =
+        to_sort.iter().map(|v| index_of(&order_keys, element_key(v, merge_key, is_map))).collect();
+    let mut pairs: Vec<(isize, Value)> = positions.into_iter().zip(to_sort).collect();
+    stable_sort(&mut pairs, |a, b| if a.0 >= 0 && b.0 >= 0 { a.0 < b.0 } else { true });
+    let mut out: Vec<Value> = pairs.into_iter().map(|(_, v)| v).collect();
+    out.extend(to_delete);
+    Ok(out)
+}
+
+/// `mergeSortedSlice`: interleaves two sorted lists, taking from `left` only when
+/// both heads are in `server_order` and `left`'s comes first.
+fn merge_sorted(
+    left: Vec<Value>,
+    right: Vec<Value>,
+    server_order: &[&Value],
+    merge_key: &str,
+    is_map: bool,
+) -> Vec<Value> {
+    let order_keys: Vec<Option<&Value>> = server_order.iter().map(|v| element_key(v, merge_key, is_map)).collect();
+    let position = |v: &Value| index_of(&order_keys, element_key(v, merge_key, is_map));
+    let left_pos: Vec<isize> = left.iter().map(position).collect();
+    let right_pos: Vec<isize> = right.iter().map(position).collect();
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    let (mut i, mut j) = (0, 0);
+    let mut left = left.into_iter();
+    let mut right = right.into_iter();
+    let (left_len, right_len) = (left_pos.len(), right_pos.len());
+    for _ in 0..left_len + right_len {
+        let take_left = if i >= left_len {
+            false
+        } else if j >= right_len {
+            true
+        } else {
+            left_pos[i] >= 0 && right_pos[j] >= 0 && left_pos[i] < right_pos[j]
+        };
+        let next = if take_left {
+            i += 1;
+            left.next()
+        } else {
+            j += 1;
+            right.next()
+        };
+        out.extend(next);
+    }
+    out
+}
+
+/// Go's `sort.SliceStable` with an arbitrary (possibly inconsistent) `less`.
+pub(crate) fn stable_sort<T>(data: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let n = data.len();
+    let mut block = 20;
+    let (mut a, mut b) = (0, block);
+    while b <= n {
+        insertion_sort(data, a, b, &less);
+        a = b;
+        b += block;
+    }
+    insertion_sort(data, a, n, &less);
+    while block < n {
+        a = 0;
+        b = 2 * block;
+        while b <= n {
+            sym_merge(data, a, a + block, b, &less);
+            a = b;
+            b += 2 * block;
+        }
+        let m = a + block;
+        if m < n {
+            sym_merge(data, a, m, n, &less);
+        }
+        block *= 2;
+    }
+}
+
+fn insertion_sort<T>(data: &mut [T], a: usize, b: usize, less: &impl Fn(&T, &T) -> bool) {
+    for i in a + 1..b {
+        let mut j = i;
+        while j > a && less(&data[j], &data[j - 1]) {
+            data.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+}
+
+fn sym_merge<T>(data: &mut [T], a: usize, m: usize, b: usize, less: &impl Fn(&T, &T) -> bool) {
+    if m - a == 1 {
+        let (mut i, mut j) = (m, b);
+        while i < j {
+            let h = (i + j) / 2;
+            if less(&data[h], &data[a]) {
+                i = h + 1;
+            } else {
+                j = h;
+            }
+        }
+        for k in a..i.saturating_sub(1) {
+            data.swap(k, k + 1);
+        }
+        return;
+    }
+    if b - m == 1 {
+        let (mut i, mut j) = (a, m);
+        while i < j {
+            let h = (i + j) / 2;
+            if !less(&data[m], &data[h]) {
+                i = h + 1;
+            } else {
+                j = h;
+            }
+        }
+        let mut k = m;
+        while k > i {
+            data.swap(k, k - 1);
+            k -= 1;
+        }
+        return;
+    }
+    let mid = (a + b) / 2;
+    let n = mid + m;
+    let (mut start, mut r) = if m > mid { (n - b, mid) } else { (a, m) };
+    let p = n - 1;
+    while start < r {
+        let c = (start + r) / 2;
+        if !less(&data[p - c], &data[c]) {
+            start = c + 1;
+        } else {
+            r = c;
+        }
+    }
+    let end = n - start;
+    if start < m && m < end {
+        data[start..end].rotate_left(m - start);
+    }
+    if a < start && start < mid {
+        sym_merge(data, a, start, mid, less);
+    }
+    if mid < end && end < b {
+        sym_merge(data, mid, end, b, less);
+    }
+}
+
+/// Go's `sort.Sort` of items by their `%v` text with the comparator `a <= b`.
+///
+/// Exact for up to 12 items (Go's insertion sort, which puts later equal items
+/// first); for longer lists equal texts are ordered the same way, which matches
+/// Go whenever the texts are distinct.
+pub(crate) fn sort_by_text<T>(items: Vec<T>, text: impl Fn(&T) -> String) -> Vec<T> {
+    let mut keyed: Vec<(String, T)> = items.into_iter().map(|item| (text(&item), item)).collect();
+    if keyed.len() <= 12 {
+        let n = keyed.len();
+        insertion_sort(&mut keyed, 0, n, &|a: &(String, T), b: &(String, T)| a.0 <= b.0);
+    } else {
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut start = 0;
+        while start < keyed.len() {
+            let mut end = start + 1;
+            while end < keyed.len() && keyed[end].0 == keyed[start].0 {
+                end += 1;
+            }
+            keyed[start..end].reverse();
+            start = end;
+        }
+    }
+    keyed.into_iter().map(|(_, item)| item).collect()
+}
+
+/// `sortScalars`.
+pub(crate) fn sort_scalars(items: Vec<Value>) -> Vec<Value> {
+    sort_by_text(items, gofmt::v)
+}
+
+/// `deduplicateScalars`: removes later duplicates by moving the last element into
+/// their place (so the order changes, as upstream's does).
+pub(crate) fn deduplicate_scalars(mut s: Vec<Value>) -> Vec<Value> {
+    if s.is_empty() {
+        return s;
+    }
+    let mut length = s.len() - 1;
+    let mut i = 0;
+    while i < length {
+        let mut j = i + 1;
+        while j <= length {
+            if s[i] == s[j] {
+                s.swap(j, length);
+                s.truncate(length);
+                length -= 1;
+                // Re-examine position j, which now holds the former last element.
+                continue;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vals(v: Value) -> Vec<Value> {
+        match v {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn deduplicates_like_upstream() {
+        assert_eq!(deduplicate_scalars(vals(json!(["a", "b", "a", "c"]))), vals(json!(["a", "b", "c"])));
+        assert_eq!(deduplicate_scalars(vals(json!(["a", "a", "b", "c"]))), vals(json!(["a", "c", "b"])));
+        assert_eq!(deduplicate_scalars(vals(json!([1, 1, 1]))), vals(json!([1])));
+    }
+
+    #[test]
+    fn sorts_scalars_by_text() {
+        assert_eq!(sort_scalars(vals(json!(["b", 10, "a", 9]))), vals(json!([10, 9, "a", "b"])));
+    }
+
+    #[test]
+    fn normalizes_by_patch_then_server_order() {
+        let patch = vals(json!([{"name": "b"}, {"name": "a"}]));
+        let server_only = vals(json!([{"name": "c"}]));
+        let patch_order = vals(json!([{"name": "a"}, {"name": "b"}]));
+        let server_order = vals(json!([{"name": "a"}, {"name": "c"}, {"name": "b"}]));
+        let patch_order: Vec<&Value> = patch_order.iter().collect();
+        let server_order: Vec<&Value> = server_order.iter().collect();
+        let out = normalize_element_order(patch, server_only, &patch_order, &server_order, "name", true).expect("ok");
+        assert_eq!(out, vals(json!([{"name": "a"}, {"name": "c"}, {"name": "b"}])));
+    }
+
+    #[test]
+    fn stable_sort_matches_a_real_sort_for_consistent_comparators() {
+        let mut data: Vec<u32> = (0..100).map(|i| (i * 37) % 101).collect();
+        stable_sort(&mut data, |a, b| a < b);
+        let mut expected = data.clone();
+        expected.sort();
+        assert_eq!(data, expected);
+    }
+}

@@ -1,0 +1,271 @@
+//! Merging two lists (`mergeSlice` and its helpers).
+//!
+//! Lists of primitives merge as sets (with upstream's de-duplication order);
+//! lists of objects merge element by element, matched by merge key, after the
+//! `$patch: delete | replace` elements are handled. The merged list is then
+//! ordered by [`super::order`].
+//!
+//! Upstream edits the original list in place while deleting and appending, and
+//! `mergePatchIntoOriginal` later reads the same backing array through its own,
+//! longer slice header as the live order. [`AliasView`] reproduces what that
+//! header sees, because it changes the resulting order.
+
+use serde_json::Value;
+
+use super::apply::{merge_map, MergeOptions};
+use super::directives::{has_directive_marker, DELETE, DIRECTIVE_MARKER, MERGE, REPLACE};
+use super::errors::{ErrorKind, StrategicError};
+use super::gofmt::{self, GoType};
+use super::meta::{Lookup, Ty};
+use super::order;
+
+/// `sliceElementType`: the one Go type of all elements of the lists.
+pub(crate) fn element_type(lists: &[&[Value]]) -> Result<GoType, ErrorKind> {
+    let mut first: Option<GoType> = None;
+    for item in lists.iter().flat_map(|l| l.iter()) {
+        let ty = GoType::of(item);
+        match first {
+            None => {
+                if ty == GoType::Nil {
+                    return Err(ErrorKind::NullListElement(describe_lists(lists)));
+                }
+                if ty == GoType::Slice {
+                    return Err(ErrorKind::NoListOfLists);
+                }
+                first = Some(ty);
+            }
+            Some(prev) if prev != ty => return Err(ErrorKind::ElementTypesDiffer(describe_lists(lists))),
+            Some(_) => {}
+        }
+    }
+    first.ok_or(ErrorKind::NoElements)
+}
+
+fn describe_lists(lists: &[&[Value]]) -> String {
+    let parts: Vec<String> = lists.iter().map(|l| gofmt::v(&Value::Array(l.to_vec()))).collect();
+    format!("[{}]", parts.join(" "))
+}
+
+/// A stand-in for an element in an order list: its merge key only, when it has one.
+pub(crate) fn order_view(item: &Value, merge_key: &str) -> Value {
+    match item.as_object().and_then(|m| m.get(merge_key)) {
+        Some(key) if !merge_key.is_empty() => {
+            let mut m = serde_json::Map::with_capacity(1);
+            m.insert(merge_key.to_string(), key.clone());
+            Value::Object(m)
+        }
+        _ => item.clone(),
+    }
+}
+
+/// What upstream's original slice header sees after in-place deletions and appends.
+pub(crate) struct AliasView {
+    slots: Vec<Value>,
+    live: usize,
+    merge_key: String,
+}
+
+impl AliasView {
+    /// A view of `list` (key-only stand-ins).
+    pub(crate) fn new(list: &[Value], merge_key: &str) -> Self {
+        AliasView {
+            slots: list.iter().map(|v| order_view(v, merge_key)).collect(),
+            live: list.len(),
+            merge_key: merge_key.to_string(),
+        }
+    }
+
+    fn delete(&mut self, index: usize) {
+        if self.live == 0 || index >= self.live {
+            return;
+        }
+        for k in index..self.live - 1 {
+            self.slots[k] = self.slots[k + 1].clone();
+        }
+        self.live -= 1;
+    }
+
+    fn append(&mut self, item: &Value) {
+        if self.live < self.slots.len() {
+            self.slots[self.live] = order_view(item, &self.merge_key);
+        }
+        self.live += 1;
+    }
+
+    /// The elements upstream's full-length header sees.
+    pub(crate) fn into_slots(self) -> Vec<Value> {
+        self.slots
+    }
+}
+
+/// `mergeSlice`: merges `patch` into `original`, then orders the result.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn merge_slice(
+    cx: Lookup<'_>,
+    original: Vec<Value>,
+    patch: &[Value],
+    elem: Ty,
+    merge_key: &str,
+    opts: MergeOptions,
+    is_delete_list: bool,
+    view: Option<&mut AliasView>,
+) -> Result<Vec<Value>, StrategicError> {
+    if original.is_empty() && patch.is_empty() {
+        return Ok(original);
+    }
+    let kind = element_type(&[&original, patch])?;
+    if kind != GoType::Map {
+        if opts.merge_parallel_list && is_delete_list {
+            return Ok(original.into_iter().filter(|v| !patch.contains(v)).collect());
+        }
+        let server_order = original.clone();
+        let mut both = original;
+        both.extend(patch.iter().cloned());
+        let merged = order::deduplicate_scalars(both);
+        let (patch_items, server_only) = partition_primitives(merged, patch)?;
+        let patch_order: Vec<&Value> = patch.iter().collect();
+        let server_order: Vec<&Value> = server_order.iter().collect();
+        return Ok(order::normalize_element_order(patch_items, server_only, &patch_order, &server_order, "", false)?);
+    }
+    if merge_key.is_empty() {
+        return Err(ErrorKind::MergeWithoutMergeKey { kind: cx.kind_name(elem) }.into());
+    }
+    let mut view = view;
+    let (original, rest, replaced) = merge_special_elements(original, patch, merge_key, view.as_deref_mut())?;
+    let server_order: Vec<Value> = original.iter().map(|v| order_view(v, merge_key)).collect();
+    let append_view = if replaced { None } else { view };
+    let merged = merge_plain_elements(cx, original, &rest, merge_key, elem, opts, append_view)?;
+    let (patch_items, server_only) = partition_maps(merged, &rest, merge_key)?;
+    let server_order: Vec<&Value> = server_order.iter().collect();
+    Ok(order::normalize_element_order(patch_items, server_only, &rest, &server_order, merge_key, true)?)
+}
+
+/// `mergeSliceWithSpecialElements`: applies `$patch: delete` elements to the
+/// original and notes `$patch: replace`. Returns the list to merge into, the
+/// plain patch elements and whether the list was replaced.
+fn merge_special_elements<'p>(
+    mut original: Vec<Value>,
+    patch: &'p [Value],
+    merge_key: &str,
+    mut view: Option<&mut AliasView>,
+) -> Result<(Vec<Value>, Vec<&'p Value>, bool), StrategicError> {
+    let mut plain = Vec::with_capacity(patch.len());
+    let mut replace = false;
+    for item in patch {
+        let Some(directive) = item.get(DIRECTIVE_MARKER) else {
+            plain.push(item);
+            continue;
+        };
+        match directive.as_str() {
+            Some(DELETE) => {
+                let Some(value) = item.get(merge_key) else {
+                    return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
+                };
+                while let Some(i) = find_by_key(&original, merge_key, value)? {
+                    original.remove(i);
+                    if let Some(view) = view.as_deref_mut() {
+                        view.delete(i);
+                    }
+                }
+            }
+            Some(REPLACE) => replace = true,
+            Some(MERGE) => return Err(ErrorKind::MergeDirectiveInList.into()),
+            _ => {
+                return Err(ErrorKind::BadPatchType { directive: gofmt::v(directive), map: gofmt::v(item) }.into());
+            }
+        }
+    }
+    if replace {
+        return Ok((plain.into_iter().cloned().collect(), Vec::new(), true));
+    }
+    Ok((original, plain, false))
+}
+
+/// `findMapInSliceBasedOnKeyValue`: the index of the first object whose `key` equals `value`.
+pub(crate) fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
+    for (i, item) in list.iter().enumerate() {
+        let Some(map) = item.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
+        if map.get(key) == Some(value) {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+/// `mergeSliceWithoutSpecialElements`: merges each patch element into the
+/// original element with the same merge key, or appends it.
+fn merge_plain_elements(
+    cx: Lookup<'_>,
+    mut original: Vec<Value>,
+    patch: &[&Value],
+    merge_key: &str,
+    elem: Ty,
+    opts: MergeOptions,
+    mut view: Option<&mut AliasView>,
+) -> Result<Vec<Value>, StrategicError> {
+    for item in patch {
+        let (Some(patch_map), Some(value)) = (item.as_object(), item.get(merge_key)) else {
+            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
+        };
+        match find_by_key(&original, merge_key, value)? {
+            Some(i) => {
+                let target = std::mem::take(&mut original[i]);
+                let Value::Object(target) = target else { return Err(ErrorKind::NotAMapInList(i).into()) };
+                let merged = merge_map(cx, target, patch_map, elem, opts).map_err(|e| e.at_element(merge_key, item))?;
+                original[i] = Value::Object(merged);
+            }
+            None => {
+                if let Some(view) = view.as_deref_mut() {
+                    view.append(item);
+                }
+                original.push((*item).clone());
+            }
+        }
+    }
+    Ok(original)
+}
+
+/// `partitionPrimitivesByPresentInList`: items present in `by`, and the others.
+pub(crate) fn partition_primitives(list: Vec<Value>, by: &[Value]) -> Result<(Vec<Value>, Vec<Value>), ErrorKind> {
+    if let Some(bad) = by.iter().chain(list.iter()).find(|v| v.is_object() || v.is_array()) {
+        return Err(ErrorKind::UnhashableElement(gofmt::v(bad)));
+    }
+    Ok(list.into_iter().partition(|v| by.contains(v)))
+}
+
+/// `partitionMapsByPresentInList`: objects whose merge key appears in `by`, and the others.
+pub(crate) fn partition_maps(
+    list: Vec<Value>,
+    by: &[&Value],
+    merge_key: &str,
+) -> Result<(Vec<Value>, Vec<Value>), ErrorKind> {
+    let mut present = Vec::with_capacity(list.len());
+    let mut absent = Vec::with_capacity(list.len());
+    for item in list {
+        let Some(map) = item.as_object() else {
+            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(&item) });
+        };
+        let Some(value) = map.get(merge_key) else {
+            return Err(ErrorKind::NoMergeKey { map: gofmt::v(&item), key: merge_key.to_string() });
+        };
+        let mut found = false;
+        for (i, candidate) in by.iter().enumerate() {
+            let Some(candidate) = candidate.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
+            if candidate.get(merge_key) == Some(value) {
+                found = true;
+                break;
+            }
+        }
+        if found {
+            present.push(item);
+        } else {
+            absent.push(item);
+        }
+    }
+    Ok((present, absent))
+}
+
+/// Whether a value is an object with `$patch` (for `validatePatchWithSetOrderList`).
+pub(crate) fn is_special(item: &Value) -> bool {
+    has_directive_marker(item)
+}
