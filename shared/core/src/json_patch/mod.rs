@@ -40,6 +40,8 @@ mod error;
 mod index;
 mod operation;
 mod pointer;
+#[cfg(test)]
+mod properties;
 
 use serde_json::Value;
 

@@ -16,6 +16,8 @@
 
 mod apply;
 mod error;
+#[cfg(test)]
+mod properties;
 mod three_way;
 mod two_way;
 
