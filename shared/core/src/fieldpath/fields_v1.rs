@@ -4,7 +4,7 @@
 //! elements (`f:name`, `k:{"name":"x"}`, `v:"x"`, `i:0`) and whose values are
 //! nested documents; `"."` inside a node means "this node itself is in the
 //! set". Encoding follows upstream's `Set.ToJSON` exactly: keys in
-//! [`PathElement`] order, members and children interleaved, `"."` last.
+//! [`PathElement`] order, members and children interleaved, `"."` first.
 
 use serde_json::{Map, Value};
 
@@ -195,6 +195,9 @@ fn quote(key: &str) -> String {
 /// Writes a node's contents: members and children interleaved in order, `"."` last when asked.
 fn emit(set: &Set, include_self: bool) -> Map<String, Value> {
     let mut out = Map::new();
+    if include_self && !set.is_empty() {
+        out.insert(".".into(), Value::Object(Map::new()));
+    }
     let (members, children) = (set.members(), set.children());
     let (mut i, mut j) = (0, 0);
     while i < members.len() || j < children.len() {
@@ -221,9 +224,6 @@ fn emit(set: &Set, include_self: bool) -> Map<String, Value> {
             }
         }
     }
-    if include_self && !out.is_empty() {
-        out.insert(".".into(), Value::Object(Map::new()));
-    }
     out
 }
 
@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn round_trips_a_small_document() {
-        // kubectl -o json sorts keys ("." first); the apiserver writes "." last, in element order.
+        // The apiserver writes "." first, then keys in element order (not byte order).
         let text = r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}},"f:finalizers":{"v:\"a\"":{}}}}"#;
         let set = Set::from_fields_v1_str(text).unwrap();
         assert_eq!(set.len(), 5);
@@ -243,7 +243,7 @@ mod tests {
         assert_eq!(Set::from_fields_v1_str(&again).unwrap(), set);
         assert_eq!(
             again,
-            r#"{"f:metadata":{"f:labels":{"f:app":{},".":{}}},"f:spec":{"f:finalizers":{"v:\"a\"":{}},"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{"f:port":{},".":{}}}}}"#
+            r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:finalizers":{"v:\"a\"":{}},"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}}}}"#
         );
     }
 

@@ -261,11 +261,10 @@ pub(crate) mod tests {
             "f:metadata": {"f:finalizers": {"v:\"f1\"": {}}, "f:labels": {"f:app": {}}, "f:name": {}},
             "f:spec": {
                 "f:containers": {"k:{\"name\":\"c\"}": {
-                    "f:args": {}, "f:image": {}, "f:name": {},
-                    "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {"f:containerPort": {}, ".": {}}},
-                    ".": {}
+                    ".": {}, "f:args": {}, "f:image": {}, "f:name": {},
+                    "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}}
                 }},
-                "f:extra": {"f:deep": {"f:k": {}, ".": {}}, "f:list": {}},
+                "f:extra": {"f:deep": {".": {}, "f:k": {}}, "f:list": {}},
                 "f:selector": {}
             }
         });

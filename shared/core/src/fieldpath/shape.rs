@@ -101,9 +101,9 @@ pub(crate) fn item_element(
 ) -> Result<PathElement, String> {
     let Some(keys) = keys else {
         return match item {
-            Value::Object(_) | Value::Array(_) => {
-                Err("associative list without keys has an element that is not a scalar".into())
-            }
+            Value::Object(_) => Err("associative list without keys has an element that's a map type".into()),
+            Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
+            Value::Null => Err("associative list without keys has an element that's an explicit null".into()),
             scalar => Ok(PathElement::Value(scalar.clone())),
         };
     };
