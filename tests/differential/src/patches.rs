@@ -36,7 +36,7 @@ pub fn pointers(doc: &Value) -> Vec<(String, Value)> {
 /// negative, out of range, missing, or malformed.
 fn target(rng: &mut Rng, paths: &[(String, Value)]) -> String {
     let base = rng.pick(paths).map(|(p, _)| p.clone()).unwrap_or_default();
-    match rng.below(20) {
+    match rng.below(36) {
         0 => format!("{base}/-"),
         1 => format!("{base}/-1"),
         2 => format!("{base}/{}", rng.below(6)),
@@ -47,10 +47,10 @@ fn target(rng: &mut Rng, paths: &[(String, Value)]) -> String {
     }
 }
 
-/// A JSON Patch of 1 to 5 operations against `doc`.
+/// A JSON Patch of 1 to 3 operations against `doc`.
 pub fn json_patch(rng: &mut Rng, doc: &Value) -> Value {
     let paths = pointers(doc);
-    let count = rng.between(1, 5);
+    let count = rng.between(1, 3);
     let mut ops = Vec::with_capacity(count);
     for _ in 0..count {
         let kind = ["add", "remove", "replace", "move", "copy", "test", "add", "replace"][rng.below(8)];
@@ -63,10 +63,19 @@ pub fn json_patch(rng: &mut Rng, doc: &Value) -> Value {
             }
             "test" => {
                 let existing = rng.pick(&paths).map(|(_, v)| v.clone()).unwrap_or(Value::Null);
-                let value = if rng.percent(60) { existing } else { values::loose(rng, 2) };
+                let value = if rng.percent(85) { existing } else { values::loose(rng, 2) };
                 op.insert("value".into(), value);
             }
             "add" | "replace" => {
+                if kind == "add" && rng.percent(40) {
+                    // A new member or item under an existing container.
+                    let parent = paths.iter().filter(|(_, v)| v.is_object() || v.is_array()).count();
+                    let index = rng.below(parent);
+                    if let Some((at, v)) = paths.iter().filter(|(_, v)| v.is_object() || v.is_array()).nth(index) {
+                        let last = if v.is_array() { "-".to_string() } else { values::loose_key(rng) };
+                        op.insert("path".into(), json!(format!("{at}/{}", last.replace('~', "~0").replace('/', "~1"))));
+                    }
+                }
                 op.insert("value".into(), values::loose(rng, 2));
             }
             _ => {}

@@ -59,14 +59,20 @@ fn parse_seed(text: &str) -> Option<u64> {
     }
 }
 
+/// Builds the case for a seed (with `op` set); `None` skips the seed.
+pub type Generator<'a> = Box<dyn Fn(&mut Rng) -> Option<Value> + 'a>;
+
+/// Runs the Rust engine on a case.
+pub type RustEngine<'a> = Box<dyn Fn(&Value) -> Outcome + 'a>;
+
 /// One engine function under test.
 pub struct Engine<'a> {
     /// The oracle op, e.g. `strategic.apply`.
     pub op: &'static str,
     /// Builds the case for a seed (with `op` set); `None` skips the seed.
-    pub generate: Box<dyn Fn(&mut Rng) -> Option<Value> + 'a>,
+    pub generate: Generator<'a>,
     /// Runs the Rust engine on a case.
-    pub run: Box<dyn Fn(&Value) -> Outcome + 'a>,
+    pub run: RustEngine<'a>,
     /// How accepted results are compared.
     pub compare: Compare,
 }
