@@ -95,10 +95,7 @@ fn merge_field(
             return Ok(());
         }
     }
-    let same_type = match original.get(field) {
-        None => None,
-        Some(current) => Some(GoType::of(current) == GoType::of(patch_value)),
-    };
+    let same_type = original.get(field).map(|current| GoType::of(current) == GoType::of(patch_value));
     if same_type != Some(true) {
         // Absent from the original, or of another type: take the patch value.
         if !is_delete_list {
