@@ -200,7 +200,7 @@ fn three_way_preconditions_of_kubectl_apply() {
     match err {
         Err(MergePatchError::PreconditionFailed { precondition, patch }) => {
             assert_eq!(precondition, Precondition::MetadataKeyUnchanged("name".into()));
-            assert_eq!(patch, json!({"metadata": {"name": "w2"}}));
+            assert_eq!(*patch, json!({"metadata": {"name": "w2"}}));
         }
         other => panic!("expected a failed precondition, got {other:?}"),
     }

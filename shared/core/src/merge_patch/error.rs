@@ -29,9 +29,9 @@ pub enum MergePatchError {
     #[error("patch:\n{patch}\nconflicts with changes made from original to current:\n{deletions}\n")]
     Conflict {
         /// The additions and changes (current to modified).
-        patch: Value,
+        patch: Box<Value>,
         /// The deletions (original to modified).
-        deletions: Value,
+        deletions: Box<Value>,
     },
     /// The patch changes a field that a precondition requires unchanged (mergepatch `ErrPreconditionFailed`).
     #[error("precondition failed for: {patch} ({precondition})")]
@@ -39,6 +39,6 @@ pub enum MergePatchError {
         /// The precondition that failed.
         precondition: Precondition,
         /// The patch that was computed.
-        patch: Value,
+        patch: Box<Value>,
     },
 }

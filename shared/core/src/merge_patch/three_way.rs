@@ -90,14 +90,17 @@ pub fn create_three_way_with(
     let deletions = keep_or_delete_nulls(&deletions, true);
 
     if has_conflicts(&Value::Object(changes.clone()), &Value::Object(deletions.clone())) {
-        return Err(MergePatchError::Conflict { patch: Value::Object(changes), deletions: Value::Object(deletions) });
+        return Err(MergePatchError::Conflict {
+            patch: Box::new(Value::Object(changes)),
+            deletions: Box::new(Value::Object(deletions)),
+        });
     }
 
     let mut patch = deletions;
     merge_members(&mut patch, &changes);
     let patch = Value::Object(patch);
     if let Some(failed) = preconditions.iter().find(|p| !p.holds(&patch)) {
-        return Err(MergePatchError::PreconditionFailed { precondition: failed.clone(), patch });
+        return Err(MergePatchError::PreconditionFailed { precondition: failed.clone(), patch: Box::new(patch) });
     }
     Ok(patch)
 }
@@ -121,11 +124,10 @@ pub(crate) fn keep_or_delete_nulls(members: &Map<String, Value>, keep_null: bool
                 filtered.insert(key.clone(), Value::Null);
             }
             Value::Null => {}
-            Value::Object(nested) if nested.is_empty() => {
-                if !keep_null {
-                    filtered.insert(key.clone(), value.clone());
-                }
+            Value::Object(nested) if nested.is_empty() && !keep_null => {
+                filtered.insert(key.clone(), value.clone());
             }
+            Value::Object(nested) if nested.is_empty() => {}
             Value::Object(nested) => {
                 let nested = keep_or_delete_nulls(nested, keep_null);
                 if !nested.is_empty() {

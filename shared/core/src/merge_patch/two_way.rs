@@ -121,7 +121,7 @@ fn go_float_number(n: &serde_json::Number) -> serde_json::Number {
         return n.clone();
     };
     // Exactly representable integers (|f| < 2^63) stay integers; the casts below are exact.
-    if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775_807e18 {
+    if f.fract() == 0.0 && f.abs() < -(i64::MIN as f64) {
         return serde_json::Number::from(f as i64);
     }
     serde_json::Number::from_f64(f).unwrap_or_else(|| n.clone())
