@@ -11,16 +11,23 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	kubeapiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	kubecontrollermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 )
 
 func main() {
-	if len(os.Args) < 2 {
+	if len(os.Args) < 2 && componentNames[filepath.Base(os.Args[0])] == "" {
 		usage()
 	}
 	sub, rest := os.Args[1], os.Args[2:]
+	// Components are started with argv[0] set to their upstream binary name,
+	// because client-go derives the user agent, and so the managedFields
+	// manager name ("kube-controller-manager"), from argv[0].
+	if component, ok := componentNames[filepath.Base(os.Args[0])]; ok {
+		sub, rest = component, os.Args[1:]
+	}
 	switch sub {
 	case "serve":
 		if err := serve(rest); err != nil {
@@ -42,6 +49,12 @@ func main() {
 	default:
 		usage()
 	}
+}
+
+// componentNames maps upstream binary names to subcommands.
+var componentNames = map[string]string{
+	"kube-apiserver":          "apiserver",
+	"kube-controller-manager": "controller-manager",
 }
 
 func usage() {

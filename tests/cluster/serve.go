@@ -268,7 +268,8 @@ func startComponent(l clusterLayout, died chan<- string, name string, flags []st
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, append([]string{name}, flags...)...)
+	cmd := exec.Command(self, flags...)
+	cmd.Args[0] = upstreamName[name]
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A component must never outlive the orchestrator that owns its etcd.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -282,6 +283,9 @@ func startComponent(l clusterLayout, died chan<- string, name string, flags []st
 	}()
 	return cmd, nil
 }
+
+// upstreamName is the binary name each component runs under (see main.go).
+var upstreamName = map[string]string{"apiserver": "kube-apiserver", "controller-manager": "kube-controller-manager"}
 
 func stop(cmd *exec.Cmd) {
 	if cmd.Process == nil {

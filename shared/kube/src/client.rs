@@ -106,12 +106,14 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
     Ok(Connection { client, namespace, context, server })
 }
 
-/// The whole chain of an error on one line, each cause once.
+/// The whole chain of an error on one line, each cause once. Only the first
+/// line of each message is kept: YAML errors append a source snippet.
 fn describe(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![err.to_string()];
+    let first_line = |text: String| text.lines().next().unwrap_or_default().trim().to_string();
+    let mut parts = vec![first_line(err.to_string())];
     let mut source = err.source();
     while let Some(s) = source {
-        let text = s.to_string();
+        let text = first_line(s.to_string());
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }

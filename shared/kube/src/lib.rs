@@ -9,10 +9,13 @@
 //!
 //! Plugins stay thin: parse flags, call in here and into the core, print.
 
+pub mod cli;
 pub mod client;
+pub mod completion;
 pub mod discovery;
 pub mod error;
 pub mod flags;
+pub mod objects;
 pub mod target;
 pub mod version;
 

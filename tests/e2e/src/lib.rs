@@ -1,0 +1,198 @@
+//! Shared helpers for end-to-end tests against the real local cluster
+//! started by `scripts/cluster up`.
+//!
+//! A test that needs the cluster calls [`cluster()`]. Without a cluster it
+//! fails when `CI=true` (CI must never skip silently) and otherwise prints a
+//! loud SKIPPED line and returns `None`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The running local cluster.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// Its state directory.
+    pub dir: PathBuf,
+    /// Admin kubeconfig (contexts `fieldwise` and `fieldwise-restricted`).
+    pub kubeconfig: PathBuf,
+}
+
+/// The state directory `scripts/cluster` uses.
+pub fn cluster_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("FIELDWISE_CLUSTER_DIR") {
+        return PathBuf::from(dir);
+    }
+    let tmp = std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
+    let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    tmp.join(format!("fieldwise-cluster-{}", uid.unwrap_or_default()))
+}
+
+/// The running cluster; see the crate docs for what happens without one.
+pub fn cluster() -> Option<Cluster> {
+    let dir = cluster_dir();
+    let kubeconfig = dir.join("kubeconfig");
+    if dir.join("ready").exists() && kubeconfig.exists() {
+        return Some(Cluster { dir, kubeconfig });
+    }
+    let why = format!("no local cluster at {} (start one with scripts/cluster up)", dir.display());
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true requires the real cluster for end-to-end tests: {why}");
+    }
+    eprintln!("SKIPPED end-to-end test: {why}");
+    None
+}
+
+/// Gets the cluster or returns from the test (outside CI only).
+#[macro_export]
+macro_rules! require_cluster {
+    () => {
+        match $crate::cluster() {
+            Some(c) => c,
+            None => return,
+        }
+    };
+}
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
+/// Where cargo put the plugin binaries (built by `cargo build --workspace --bins`).
+pub fn bin_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    let dir = target.join("debug");
+    assert!(
+        dir.join("kubectl-owners").exists(),
+        "plugin binaries missing in {}: run `cargo build --workspace --bins` first",
+        dir.display()
+    );
+    dir
+}
+
+/// The names of the plugin executables, as kubectl discovers them.
+pub const PLUGINS: [&str; 3] = ["kubectl-safe_patch", "kubectl-owners", "kubectl-last_applied"];
+
+/// A directory holding only the plugin executables (symlinks), for PATH:
+/// cargo's own target directory also holds files like `kubectl-owners.d`
+/// that `kubectl plugin list` would warn about.
+pub fn plugin_path_dir() -> PathBuf {
+    let dir = workspace_root().join("target").join("e2e-plugin-path");
+    std::fs::create_dir_all(&dir).expect("create plugin dir");
+    let bins = bin_dir();
+    for entry in std::fs::read_dir(&bins).expect("read bin dir").flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let is_plugin = (name.starts_with("kubectl-") || name.starts_with("kubectl_complete-")) && !name.contains('.');
+        if is_plugin {
+            let link = dir.join(&name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(entry.path(), &link).expect("symlink plugin");
+        }
+    }
+    dir
+}
+
+/// PATH with the plugin directory first.
+pub fn path_with_plugins() -> String {
+    let old = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{old}", plugin_path_dir().display())
+}
+
+/// Runs a command and returns its output.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+/// The text of a stream.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+impl Cluster {
+    /// The real `kubectl`, pointed at this cluster, with the plugins on PATH.
+    pub fn kubectl(&self) -> Command {
+        let mut cmd = Command::new("kubectl");
+        cmd.env("KUBECONFIG", &self.kubeconfig).env("PATH", path_with_plugins()).env("NO_COLOR", "1");
+        cmd
+    }
+
+    /// A plugin binary run directly, pointed at this cluster.
+    pub fn plugin(&self, exe: &str) -> Command {
+        let mut cmd = Command::new(bin_dir().join(exe));
+        cmd.env("KUBECONFIG", &self.kubeconfig).env("NO_COLOR", "1");
+        cmd
+    }
+
+    /// Runs kubectl and asserts it succeeded.
+    pub fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = run(self.kubectl().args(args));
+        assert!(out.status.success(), "kubectl {args:?} failed: {}", text(&out.stderr));
+        text(&out.stdout)
+    }
+
+    /// Runs kubectl with `stdin` as input and asserts it succeeded.
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> String {
+        use std::io::Write;
+        let mut child = self
+            .kubectl()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn kubectl");
+        child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+        let out = child.wait_with_output().expect("kubectl output");
+        assert!(out.status.success(), "kubectl {args:?} failed: {}", text(&out.stderr));
+        text(&out.stdout)
+    }
+
+    /// Creates a fresh namespace for one test and returns its name.
+    pub fn namespace(&self, prefix: &str) -> String {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "{prefix}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        );
+        self.kubectl_ok(&["create", "namespace", &name]);
+        name
+    }
+
+    /// Reads an object as JSON with kubectl.
+    pub fn get_json(&self, namespace: &str, what: &str) -> serde_json::Value {
+        let out = self.kubectl_ok(&["get", "-n", namespace, what, "-o", "json", "--show-managed-fields"]);
+        serde_json::from_str(&out).expect("kubectl JSON")
+    }
+
+    /// Global kube flags for the glue crate, pointed at this cluster.
+    pub fn flags(&self, namespace: &str) -> fieldwise_kube::flags::KubeFlags {
+        fieldwise_kube::flags::KubeFlags {
+            kubeconfig: Some(self.kubeconfig.clone()),
+            namespace: Some(namespace.to_string()),
+            request_timeout: "30s".into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// A fixture file's path.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+}
+
+/// Polls `check` every 200 ms until it returns `Some`, or panics after `timeout`.
+pub fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
