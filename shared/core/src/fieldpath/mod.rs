@@ -31,19 +31,23 @@
 mod compare;
 mod display;
 mod element;
+mod extract;
 mod fields_v1;
 mod from_value;
 mod gojson;
 mod order;
+mod parse;
 mod path;
 mod set;
 pub(crate) mod shape;
 
 pub use compare::{compare, Comparison};
 pub use element::{KeyFields, PathElement};
+pub use extract::extract;
 pub use fields_v1::{parse_path_element, path_element_key, FieldsV1Error, PathElementError};
 pub use from_value::{field_set, field_set_lossy, locate, value_at, TypedError};
 pub use order::{compare_values, values_equal};
+pub use parse::{parse_field_path, FieldPathError};
 pub use path::Path;
 pub use set::Set;
 
