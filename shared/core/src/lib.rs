@@ -17,11 +17,13 @@
 //! - [`strategic`]: Strategic Merge Patch: apply, two-way and three-way creation.
 //! - [`fieldpath`]: field paths and field sets, and the FieldsV1 wire format.
 //! - [`ownership`]: managers, managedFields, and server-side apply conflicts.
+//! - [`lint`]: the traps of each patch type, found before the write.
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 
 pub mod fieldpath;
 pub mod json_patch;
 pub mod last_applied;
+pub mod lint;
 pub mod merge_patch;
 pub mod ownership;
 pub mod schema;

@@ -1,0 +1,82 @@
+//! Lints for a patch before it is sent: the traps users fall into every day,
+//! each explained in one line with the fix.
+//!
+//! - [`nulls`]: `null` does not remove a field that has a server default, it resets it;
+//! - [`lists`]: a JSON merge patch replaces a whole list, dropping entries;
+//! - [`positions`]: a JSON Patch index into a keyed list can hit the wrong
+//!   entry after someone else changed the list, so a `test` guard is added;
+//! - [`one_of`]: switching a one-of member (a probe from `tcpSocket` to
+//!   `httpGet`) with a merge keeps both, which the server rejects;
+//! - [`foreign`]: fields the patch changes that another manager owns.
+//!
+//! Every lint is pure: values in, findings out. The plugin decides what to
+//! show and whether a finding blocks the write.
+
+pub mod foreign;
+pub mod lists;
+pub mod nulls;
+pub mod one_of;
+pub mod positions;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Worth knowing; nothing to do.
+    Info,
+    /// Probably not what was meant; the write may go ahead.
+    Warning,
+    /// Writing would fight another owner; only with `--force`.
+    NeedsForce,
+}
+
+/// One thing a lint found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// How much it matters.
+    pub severity: Severity,
+    /// Where, as a dotted field path (`spec.replicas`, `spec.template.spec.containers[name=busybox]`).
+    pub path: String,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// What to do instead, when there is something to do.
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    /// A finding without a fix.
+    pub fn new(severity: Severity, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Finding { severity, path: path.into(), message: message.into(), fix: None }
+    }
+
+    /// The same finding with a fix.
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+/// Joins field names into kubectl's dotted form.
+pub(crate) fn dotted(path: &[String]) -> String {
+    let mut out = String::new();
+    for part in path {
+        if part.starts_with('[') {
+            out.push_str(part);
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// A compact one-line rendering of a JSON value for messages.
+pub(crate) fn short(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    } else {
+        text
+    }
+}
