@@ -9,14 +9,21 @@
 //!
 //! Plugins stay thin: parse flags, call in here and into the core, print.
 
+pub mod backup;
 pub mod cli;
 pub mod client;
+pub mod color;
 pub mod completion;
+pub mod diff;
 pub mod discovery;
 pub mod error;
 pub mod flags;
+pub mod manifests;
 pub mod objects;
+pub mod printer;
+pub mod redact;
 pub mod target;
 pub mod version;
+pub mod write;
 
 pub use error::{Error, Result};
