@@ -6,21 +6,24 @@ mod fixture;
 use fieldwise_core::fieldpath::{Path, Set};
 use fieldwise_core::ownership::{parse_managed_fields, predict_apply, predict_apply_conflicts, ApplyOptions};
 use fieldwise_core::schema::{
-    Field, ListKind, ListType, MapKind, MapType, PatchStrategy, ScalarKind, Schema, StructType, TypeDef, TypeId,
+    Field, ListKind, ListType, MapKind, MapType, ScalarKind, Schema, StructType, TypeDef, TypeId,
 };
 use serde_json::{json, Value};
 
 fn field(ty: TypeId) -> Field {
-    Field { ty, patch_strategy: PatchStrategy::default(), merge_key: None }
+    Field::plain(ty)
 }
 
+/// A struct whose other keys are untyped (deduced), so the scenarios need not declare every field.
 fn object(s: &mut Schema, fields: &[(&str, TypeId)], map_kind: MapKind) -> TypeId {
     let fields = fields.iter().map(|(n, t)| (n.to_string(), field(*t))).collect();
-    s.add(None, TypeDef::Struct(StructType { fields, extra: None, map_kind }))
+    let untyped = s.add(None, TypeDef::Untyped);
+    s.add(None, TypeDef::Struct(StructType { fields, extra: Some(untyped), map_kind }))
 }
 
-/// The parts of apps/v1 Deployment the scenarios touch, with upstream's list and map types.
-/// Fields not listed are untyped (deduced), which is how the walkers treat unknown keys.
+/// The parts of apps/v1 Deployment the scenarios touch, with upstream's list and map types
+/// and the default of the container port's `protocol` key.
+/// Fields not listed are untyped (deduced).
 fn deployment_schema() -> (Schema, TypeId) {
     let mut s = Schema::new();
     let string = s.add(None, TypeDef::Scalar(ScalarKind::String));
@@ -34,6 +37,12 @@ fn deployment_schema() -> (Schema, TypeId) {
         MapKind::Granular,
     );
     let port = object(&mut s, &[("containerPort", int), ("protocol", string), ("name", string)], MapKind::Granular);
+    if let TypeDef::Struct(mut ports) = s.get(port).clone() {
+        if let Some(protocol) = ports.fields.get_mut("protocol") {
+            protocol.default = Some(json!("TCP"));
+        }
+        s.set(port, TypeDef::Struct(ports));
+    }
     let ports = s.add(
         None,
         TypeDef::List(ListType {

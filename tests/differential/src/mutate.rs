@@ -147,7 +147,7 @@ impl<'g, 's> Mutator<'g, 's> {
 
 /// A field of type `ty` with no strategic metadata (map values).
 fn plain_field(ty: TypeId) -> Field {
-    Field { ty, patch_strategy: Default::default(), merge_key: None }
+    Field { ty, patch_strategy: Default::default(), merge_key: None, default: None }
 }
 
 /// A merge key value shaped like an existing one (number or string), from a small pool.

@@ -332,7 +332,7 @@ impl<'s> StrategicPatcher<'s> {
 
 /// A field of type `ty` without strategic metadata.
 fn plain(ty: TypeId) -> Field {
-    Field { ty, patch_strategy: Default::default(), merge_key: None }
+    Field { ty, patch_strategy: Default::default(), merge_key: None, default: None }
 }
 
 #[cfg(test)]

@@ -15,12 +15,20 @@ impl StructBuilder {
     }
 
     fn field(mut self, name: &str, ty: TypeId) -> Self {
-        self.0.fields.insert(name.into(), Field { ty, patch_strategy: PatchStrategy::default(), merge_key: None });
+        self.0.fields.insert(
+            name.into(),
+            Field { ty, patch_strategy: PatchStrategy::default(), merge_key: None, default: None },
+        );
         self
     }
 
     fn strategic(mut self, name: &str, ty: TypeId, strategy: &str, merge_key: Option<&str>) -> Self {
-        let field = Field { ty, patch_strategy: PatchStrategy::parse(strategy), merge_key: merge_key.map(Into::into) };
+        let field = Field {
+            ty,
+            patch_strategy: PatchStrategy::parse(strategy),
+            merge_key: merge_key.map(Into::into),
+            default: None,
+        };
         self.0.fields.insert(name.into(), field);
         self
     }

@@ -8,7 +8,9 @@
 
 use serde_json::{Map, Value};
 
-use super::element::{KeyFields, PathElement};
+use super::element::PathElement;
+
+mod reader;
 use super::gojson;
 use super::set::Set;
 
@@ -34,7 +36,8 @@ pub enum PathElementError {
 /// Reads one serialized path element such as `f:spec` or `k:{"name":"x"}`.
 ///
 /// Numbers inside keys and values become floats, as upstream's decoder makes them;
-/// they still compare equal to the integers in objects.
+/// they still compare equal to the integers in objects. As upstream, text after
+/// the embedded JSON value is ignored, and a key naming a field twice keeps both.
 pub fn parse_path_element(key: &str) -> Result<PathElement, PathElementError> {
     let bytes = key.as_bytes();
     if bytes.len() < 2 {
@@ -46,23 +49,16 @@ pub fn parse_path_element(key: &str) -> Result<PathElement, PathElementError> {
     let body = &key[2..];
     match bytes[0] {
         b'f' => Ok(PathElement::Field(body.to_string())),
-        b'v' => Ok(PathElement::Value(parse_json(body)?)),
-        b'k' => match parse_json(body)? {
-            Value::Object(map) => Ok(PathElement::Key(KeyFields::new(map))),
-            Value::Null => Ok(PathElement::Key(KeyFields::new([]))),
-            _ => Err(PathElementError::Invalid("key is not a JSON object".into())),
-        },
+        b'v' => reader::embedded_value(&mut reader::Cursor::new(body))
+            .map(PathElement::Value)
+            .map_err(PathElementError::Invalid),
+        b'k' => reader::key_fields(body).map(PathElement::Key).map_err(PathElementError::Invalid),
         b'i' => body.parse::<i64>().map(PathElement::Index).map_err(|e| PathElementError::Invalid(e.to_string())),
         _ => Err(PathElementError::UnknownKind),
     }
 }
 
-/// Parses embedded JSON and turns every number into a float, as upstream's decoder does.
-fn parse_json(text: &str) -> Result<Value, PathElementError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| PathElementError::Invalid(e.to_string()))?;
-    Ok(floats(value))
-}
-
+/// Turns every number into a float, as upstream's decoder does.
 fn floats(value: Value) -> Value {
     match value {
         Value::Number(n) => n.as_f64().map(Value::from).unwrap_or(Value::Number(n)),
@@ -105,23 +101,35 @@ pub fn path_element_key(pe: &PathElement) -> String {
 }
 
 impl Set {
-    /// Reads a FieldsV1 document. Unknown path element kinds are errors; see
-    /// [`Set::from_fields_v1_lenient`] for upstream's behaviour of skipping them.
+    /// Reads a FieldsV1 document as the apiserver does: keys of unknown kinds (not
+    /// `f:`, `k:`, `v:`, `i:`) are dropped with their subtrees (a later version
+    /// may know them). See [`Set::from_fields_v1_strict`] to reject them instead.
     pub fn from_fields_v1(doc: &Value) -> Result<Set, FieldsV1Error> {
-        read_top(doc, false)
+        read_top(doc, true)
     }
 
-    /// Reads a FieldsV1 document as the apiserver does: keys of unknown kinds (not
-    /// `f:`, `k:`, `v:`, `i:`) are dropped with their subtrees.
+    /// The same as [`Set::from_fields_v1`] (which skips unknown kinds, as upstream).
     pub fn from_fields_v1_lenient(doc: &Value) -> Result<Set, FieldsV1Error> {
         read_top(doc, true)
     }
 
-    /// Reads a FieldsV1 document from JSON text.
+    /// Reads a FieldsV1 document, rejecting keys of unknown kinds (for a linter
+    /// that wants to warn about data upstream silently drops).
+    pub fn from_fields_v1_strict(doc: &Value) -> Result<Set, FieldsV1Error> {
+        read_top(doc, false)
+    }
+
+    /// Reads FieldsV1 text exactly as upstream's `Set.FromJSON`: duplicate keys
+    /// are merged (members) or replaced (subtrees), unknown kinds and the value of
+    /// `"."` are skipped, a top-level `null` is the empty set, and text after the
+    /// top-level object is ignored.
     pub fn from_fields_v1_str(text: &str) -> Result<Set, FieldsV1Error> {
-        let doc: Value = serde_json::from_str(text)
-            .map_err(|e| FieldsV1Error { at: String::new(), reason: format!("invalid JSON: {e}") })?;
-        Set::from_fields_v1(&doc)
+        reader::read(text, false)
+    }
+
+    /// Like [`Set::from_fields_v1_str`], but keys of unknown kinds are errors.
+    pub fn from_fields_v1_str_strict(text: &str) -> Result<Set, FieldsV1Error> {
+        reader::read(text, true)
     }
 
     /// The FieldsV1 document for this set, with keys in upstream's order.
@@ -260,7 +268,7 @@ mod tests {
     #[test]
     fn errors_name_the_place() {
         let doc = json!({"f:spec": {"f:template": {"x:abc": {}}}});
-        let err = Set::from_fields_v1(&doc).unwrap_err();
+        let err = Set::from_fields_v1_strict(&doc).unwrap_err();
         assert_eq!(err.to_string(), r#"unknown path element "x:abc" at f:spec.f:template"#);
         assert!(Set::from_fields_v1_lenient(&doc)
             .unwrap()

@@ -1,13 +1,19 @@
 //! The set of fields a value sets, and the values a set of paths points at.
 //!
-//! [`field_set`] is upstream's `TypedValue.ToFieldSet`: scalars, atomic maps,
-//! structs and lists are leaves; granular maps own each key; set lists own
-//! each member (`v:`); list maps own each entry (`k:`) and the fields inside
-//! it. Struct fields are not members themselves (only what is under them),
-//! map keys and list items are. [`value_at`] goes the other way: from a path to
-//! the value it names, matching list-map entries by key values compared as
-//! JSON values (`80` matches `80.0`), so a printer can mark the lines a
-//! manager owns.
+//! [`field_set`] is upstream's `AsTyped` (validation, with duplicates allowed as
+//! the apiserver's field manager allows them) followed by
+//! `TypedValue.ToFieldSet`: scalars, atomic maps, structs and lists are leaves;
+//! granular maps own each key; set lists own each member (`v:`); list maps own
+//! each entry (`k:`) and the fields inside it. A struct field is a member itself
+//! only when its value is `null` or an empty object (it sets nothing below);
+//! map keys and list items always are. A value that does not fit its schema (a
+//! field the schema does not declare, a string where a map is expected, a
+//! list-map entry without its key) is an error, as upstream rejects it.
+//! [`value_at`] goes the other way: from a path to the value it names, matching
+//! list-map entries by key values compared as JSON values (`80` matches
+//! `80.0`), so a printer can mark the lines a manager owns.
+
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -15,8 +21,8 @@ use super::element::PathElement;
 use super::order::values_equal;
 use super::path::Path;
 use super::set::Set;
-use super::shape::{item_element, shape_of, Shape};
-use crate::schema::{Schema, TypeId};
+use super::shape::{item_element, resolve};
+use crate::schema::{ListKind, MapKind, ScalarKind, Schema, StructType, TypeDef, TypeId};
 
 /// A value that does not fit its schema, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,63 +47,231 @@ pub fn field_set(value: &Value, schema: &Schema, ty: TypeId) -> Result<Set, Vec<
 /// Like [`field_set`], but returns what it could build beside the errors (items it cannot name are skipped).
 /// `ty` of `None` means untyped.
 pub fn field_set_lossy(value: &Value, schema: &Schema, ty: Option<TypeId>) -> (Set, Vec<TypedError>) {
-    let mut walker = Walker { schema, set: Set::new(), errors: Vec::new(), path: Vec::new() };
-    walker.walk(ty, value);
-    (walker.set, walker.errors)
+    let mut validator = Validator { schema, errors: Vec::new(), path: Vec::new() };
+    validator.check(atom(schema, ty), value);
+    let mut walker = Walker { schema, set: Set::new(), path: Vec::new() };
+    walker.walk(atom(schema, ty), value);
+    (walker.set, validator.errors)
 }
 
-struct Walker<'s> {
-    schema: &'s Schema,
-    set: Set,
-    errors: Vec<TypedError>,
-    path: Vec<PathElement>,
+/// How upstream's schema describes one position (a `schema.Atom` after `deduceAtom`).
+#[derive(Clone, Copy)]
+enum Atom<'s> {
+    /// A scalar of this kind.
+    Scalar(Scalar),
+    /// A struct or a map: declared fields, the type of other keys, atomic or not.
+    Map { fields: Option<&'s StructType>, others: Others, atomic: bool },
+    /// A list: item type, and keys (`None`: atomic; empty: a set).
+    List { items: Option<TypeId>, keys: Option<&'s [String]> },
+    /// No schema (`__untyped_deduced_`): objects are granular maps, lists atomic, anything fits.
+    Deduced,
 }
 
-impl Walker<'_> {
-    fn error(&mut self, reason: String) {
-        self.errors.push(TypedError { path: Path(self.path.clone()).to_string(), reason });
+/// Upstream's scalar kinds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scalar {
+    String,
+    Numeric,
+    Boolean,
+    /// Any scalar (`int-or-string`).
+    Untyped,
+}
+
+/// What keys a map does not declare are.
+#[derive(Clone, Copy)]
+enum Others {
+    /// Not allowed: "field not declared in schema".
+    Undeclared,
+    /// Values of this type (`None`: untyped).
+    Typed(Option<TypeId>),
+}
+
+fn atom(schema: &Schema, ty: Option<TypeId>) -> Atom<'_> {
+    match resolve(schema, ty) {
+        None | Some(TypeDef::Untyped) => Atom::Deduced,
+        Some(TypeDef::Scalar(kind)) => Atom::Scalar(match kind {
+            ScalarKind::String => Scalar::String,
+            ScalarKind::Integer | ScalarKind::Number => Scalar::Numeric,
+            ScalarKind::Boolean => Scalar::Boolean,
+            ScalarKind::IntOrString => Scalar::Untyped,
+        }),
+        Some(TypeDef::Struct(s)) => Atom::Map {
+            fields: Some(s),
+            others: s.extra.map_or(Others::Undeclared, |e| Others::Typed(Some(e))),
+            atomic: s.map_kind == MapKind::Atomic,
+        },
+        Some(TypeDef::Map(m)) => {
+            Atom::Map { fields: None, others: Others::Typed(Some(m.values)), atomic: m.map_kind == MapKind::Atomic }
+        }
+        Some(TypeDef::List(l)) => Atom::List {
+            items: Some(l.items),
+            keys: match &l.list_kind {
+                ListKind::Atomic => None,
+                ListKind::Set => Some(&[]),
+                ListKind::Map(keys) => Some(keys.as_slice()),
+            },
+        },
     }
+}
 
-    fn walk(&mut self, ty: Option<TypeId>, value: &Value) {
-        match shape_of(self.schema, ty, Some(value)) {
-            Shape::Leaf => self.set.insert(&self.path),
-            Shape::Fields(fields) => match value {
-                Value::Object(map) => {
-                    for (key, child) in map {
-                        let (child_ty, declared) = fields.child(key);
-                        self.path.push(PathElement::Field(key.clone()));
-                        self.walk(child_ty, child);
-                        if !declared {
-                            self.set.insert(&self.path);
-                        }
-                        self.path.pop();
-                    }
+impl<'s> Atom<'s> {
+    /// The type of the value under `key` of a map, `Err` when the key is not allowed, and whether it is declared.
+    fn child(&self, key: &str) -> Result<(Option<TypeId>, bool), ()> {
+        match self {
+            Atom::Map { fields, others, .. } => {
+                if let Some(field) = fields.and_then(|s| s.fields.get(key)) {
+                    return Ok((Some(field.ty), true));
                 }
-                Value::Null => {}
-                other => self.error(format!("expected a map, found {}", kind(other))),
-            },
-            Shape::List { items, keys } => match value {
-                Value::Array(list) => {
-                    for item in list {
-                        match item_element(self.schema, items, keys, item) {
-                            Ok(pe) => {
-                                self.path.push(pe);
-                                self.walk(items, item);
-                                self.set.insert(&self.path);
-                                self.path.pop();
-                            }
-                            Err(reason) => self.error(reason),
-                        }
-                    }
+                match others {
+                    Others::Undeclared => Err(()),
+                    Others::Typed(ty) => Ok((*ty, false)),
                 }
-                Value::Null => {}
-                other => self.error(format!("expected a list, found {}", kind(other))),
-            },
+            }
+            _ => Ok((None, false)),
         }
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+/// Upstream's `validatingObjectWalker` with `AllowDuplicates`: collects where the value does not fit.
+struct Validator<'s> {
+    schema: &'s Schema,
+    errors: Vec<TypedError>,
+    path: Vec<PathElement>,
+}
+
+impl Validator<'_> {
+    fn error(&mut self, reason: String) {
+        self.errors.push(TypedError { path: Path(self.path.clone()).to_string(), reason });
+    }
+
+    fn check(&mut self, atom: Atom<'_>, value: &Value) {
+        if value.is_null() {
+            return;
+        }
+        match atom {
+            Atom::Deduced => {}
+            Atom::Scalar(kind) => {
+                let fits = match kind {
+                    Scalar::String => value.is_string(),
+                    Scalar::Numeric => value.is_number(),
+                    Scalar::Boolean => value.is_boolean(),
+                    Scalar::Untyped => !value.is_array() && !value.is_object(),
+                };
+                if !fits {
+                    let expected = match kind {
+                        Scalar::String => "string",
+                        Scalar::Numeric => "numeric (int or float)",
+                        Scalar::Boolean => "boolean",
+                        Scalar::Untyped => "any scalar",
+                    };
+                    self.error(format!("expected {expected}, got {}", kind_of(value)));
+                }
+            }
+            Atom::Map { .. } => {
+                let Value::Object(map) = value else {
+                    return self.error(format!("expected map, got {}", kind_of(value)));
+                };
+                for (key, child) in map {
+                    self.path.push(PathElement::Field(key.clone()));
+                    match atom.child(key) {
+                        Ok((ty, _)) => self.check(self::atom(self.schema, ty), child),
+                        Err(()) => self.error("field not declared in schema".into()),
+                    }
+                    self.path.pop();
+                }
+            }
+            Atom::List { items, keys } => {
+                let Value::Array(list) = value else {
+                    return self.error(format!("expected list, got {}", kind_of(value)));
+                };
+                for (i, item) in list.iter().enumerate() {
+                    let pe = match keys {
+                        None => PathElement::Index(i as i64),
+                        Some(keys) => match item_element(self.schema, items, Some(keys), item) {
+                            Ok(pe) => pe,
+                            Err(reason) => return self.error(format!("element {i}: {reason}")),
+                        },
+                    };
+                    self.path.push(pe);
+                    self.check(self::atom(self.schema, items), item);
+                    self.path.pop();
+                }
+            }
+        }
+    }
+}
+
+/// Upstream's `toFieldSetWalker`.
+struct Walker<'s> {
+    schema: &'s Schema,
+    set: Set,
+    path: Vec<PathElement>,
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, atom: Atom<'_>, value: &Value) {
+        match (atom, value) {
+            (Atom::Scalar(_), _) => self.set.insert(&self.path),
+            (Atom::Deduced, Value::Object(_)) => {
+                let deduced = Atom::Map { fields: None, others: Others::Typed(None), atomic: false };
+                self.walk_map(deduced, value);
+            }
+            // Null under no schema is a map that sets nothing; its parent records it.
+            (Atom::Deduced, Value::Null) => {}
+            (Atom::Deduced, _) => self.set.insert(&self.path),
+            (Atom::Map { atomic: true, .. }, _) | (Atom::List { keys: None, .. }, _) => self.set.insert(&self.path),
+            (Atom::Map { .. }, _) => self.walk_map(atom, value),
+            (Atom::List { items, keys: Some(keys) }, Value::Array(list)) => self.walk_list(items, keys, list),
+            (Atom::List { .. }, _) => {}
+        }
+    }
+
+    fn walk_map(&mut self, atom: Atom<'_>, value: &Value) {
+        let Value::Object(map) = value else { return };
+        for (key, child) in map {
+            let (ty, declared) = atom.child(key).unwrap_or((None, false));
+            self.path.push(PathElement::Field(key.clone()));
+            self.walk(self::atom(self.schema, ty), child);
+            let sets_nothing = child.is_null() || child.as_object().is_some_and(|m| m.is_empty());
+            if sets_nothing || !declared {
+                self.set.insert(&self.path);
+            }
+            self.path.pop();
+        }
+    }
+
+    /// Items of an associative list. Items sharing a key are recorded once, as
+    /// the item alone: upstream does not descend into duplicates.
+    fn walk_list(&mut self, items: Option<TypeId>, keys: &[String], list: &[Value]) {
+        let elements: Vec<Option<PathElement>> =
+            list.iter().map(|item| item_element(self.schema, items, Some(keys), item).ok()).collect();
+        let mut seen: BTreeSet<&PathElement> = BTreeSet::new();
+        let mut duplicates: BTreeSet<&PathElement> = BTreeSet::new();
+        for pe in elements.iter().flatten() {
+            if !seen.insert(pe) {
+                duplicates.insert(pe);
+            }
+        }
+        for pe in &duplicates {
+            self.path.push((*pe).clone());
+            self.set.insert(&self.path);
+            self.path.pop();
+        }
+        let item_atom = atom(self.schema, items);
+        for (item, pe) in list.iter().zip(&elements) {
+            let Some(pe) = pe else { continue };
+            if duplicates.contains(&pe) {
+                continue;
+            }
+            self.path.push(pe.clone());
+            self.walk(item_atom, item);
+            self.set.insert(&self.path);
+            self.path.pop();
+        }
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -148,11 +322,11 @@ pub fn locate<'v>(value: &'v Value, set: &Set) -> Vec<(Path, Option<&'v Value>)>
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::schema::{Field, ListKind, ListType, MapKind, MapType, PatchStrategy, ScalarKind, StructType, TypeDef};
+    use crate::schema::{Field, ListKind, ListType, MapKind, MapType, ScalarKind, StructType, TypeDef};
     use serde_json::json;
 
     fn field(ty: TypeId) -> Field {
-        Field { ty, patch_strategy: PatchStrategy::default(), merge_key: None }
+        Field::plain(ty)
     }
 
     /// A pod-like schema: metadata.labels (map), spec.containers (list map by name) with
@@ -167,7 +341,11 @@ pub(crate) mod tests {
         let port = s.add(
             None,
             TypeDef::Struct(StructType {
-                fields: [("containerPort".to_string(), field(int)), ("protocol".to_string(), field(string))].into(),
+                fields: [
+                    ("containerPort".to_string(), field(int)),
+                    ("protocol".to_string(), Field { default: Some(json!("TCP")), ..field(string) }),
+                ]
+                .into(),
                 ..Default::default()
             }),
         );
@@ -277,9 +455,9 @@ pub(crate) mod tests {
         let errs =
             field_set(&json!({"spec": {"containers": [{"image": "x"}], "replicas": 1}}), &schema, root).unwrap_err();
         assert_eq!(errs.len(), 1);
-        assert!(errs[0]
-            .to_string()
-            .starts_with(".spec.containers: associative list with keys has an element that omits key field \"name\""));
+        assert!(errs[0].to_string().starts_with(
+            ".spec.containers: element 0: associative list with keys has an element that omits key field \"name\""
+        ));
     }
 
     #[test]

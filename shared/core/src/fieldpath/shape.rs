@@ -99,7 +99,8 @@ pub(crate) fn item_element(
     keys: Option<&[String]>,
     item: &Value,
 ) -> Result<PathElement, String> {
-    let Some(keys) = keys else {
+    // A list map without keys is a set, as upstream decides by the number of keys.
+    let Some(keys) = keys.filter(|keys| !keys.is_empty()) else {
         return match item {
             Value::Object(_) => Err("associative list without keys has an element that's a map type".into()),
             Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
@@ -128,14 +129,12 @@ pub(crate) fn item_element(
     Ok(PathElement::Key(KeyFields::new(fields)))
 }
 
-/// The default of a list-map key field that an item omits.
-///
-/// Upstream reads it from the schema (`default` of the key field). The schema
-/// vocabulary does not carry defaults yet, so this knows the one key default of
-/// the built-in types: `protocol` (container, service and endpoint ports) is `TCP`.
+/// The default of a list-map key field that an item omits: the OpenAPI `default`
+/// of that field of the item type, as upstream's `getAssociativeKeyDefault`
+/// (container ports: `protocol` is `"TCP"`, `containerPort` is `0`).
 fn key_default(schema: &Schema, items: Option<TypeId>, name: &str) -> Option<Value> {
     match resolve(schema, items) {
-        Some(TypeDef::Struct(s)) if name == "protocol" && s.fields.contains_key("protocol") => Some(Value::from("TCP")),
+        Some(TypeDef::Struct(s)) => s.fields.get(name)?.default.clone(),
         _ => None,
     }
 }

@@ -315,12 +315,18 @@ mod tests {
             r#"invalid managedFields entry 1 (manager "b"): operation must be `Apply` or `Update`"#
         );
         let bad = json!({"manager": "a", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
-            "fieldsV1": {"f:spec": {"f:template": {"x:y": {}}}}});
+            "fieldsV1": {"f:spec": {"f:template": {"k:notjson": {}}}}});
         let err = ManagedFieldsEntry::from_value(&bad).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            r#"invalid managedFields entry (manager "a"): unknown path element "x:y" at f:spec.f:template"#
+        assert!(
+            err.to_string()
+                .starts_with(r#"invalid managedFields entry (manager "a"): invalid path element "k:notjson": "#),
+            "{err}"
         );
+        // Keys of unknown kinds are dropped, as the apiserver drops them.
+        let future = json!({"manager": "a", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:template": {"x:y": {}}}}});
+        let entry = ManagedFieldsEntry::from_value(&future).unwrap();
+        assert_eq!(entry.fields.to_fields_v1_string(), r#"{"f:spec":{"f:template":{}}}"#);
         for (key, value) in [("apiVersion", json!("")), ("fieldsType", json!("FieldsV2")), ("manager", json!(3))] {
             let mut e = json!({"manager": "a", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1"});
             e[key] = value;

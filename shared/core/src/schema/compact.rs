@@ -12,7 +12,8 @@
 //!
 //! A type's id is its index in `types`. Entries (trailing defaults may be left out;
 //! `0` stands for "none" or "no"):
-//! - `["S", name, {field: ty | [ty, strategy, mergeKey]}, extra, atomic]`: a struct;
+//! - `["S", name, {field: ty | [ty, strategy, mergeKey, default]}, extra, atomic]`: a struct
+//!   (`default`, the field's OpenAPI default, is left out when the field has none);
 //! - `["M", name, values, atomic]`: a map;
 //! - `["L", name, items, kind]`: a list; kind `0` atomic, `1` set, `[keys…]` map;
 //! - `["s"|"i"|"n"|"b"|"q", name]`: string, integer, number, boolean, int-or-string;
@@ -67,10 +68,11 @@ fn encode_type(def: &TypeDef, name: Value) -> Value {
 
 fn encode_field(field: &Field) -> Value {
     let strategy = strategy_text(field.patch_strategy);
-    if strategy.is_empty() && field.merge_key.is_none() {
-        return Value::from(field.ty.0);
+    match &field.default {
+        None if strategy.is_empty() && field.merge_key.is_none() => Value::from(field.ty.0),
+        None => json!([field.ty.0, strategy, field.merge_key.as_deref().unwrap_or("")]),
+        Some(default) => json!([field.ty.0, strategy, field.merge_key.as_deref().unwrap_or(""), default]),
     }
-    json!([field.ty.0, strategy, field.merge_key.as_deref().unwrap_or("")])
 }
 
 /// The comma-separated text of a strategy, in upstream's usual order.
@@ -173,9 +175,10 @@ fn decode_field(
         Value::Array(parts) => {
             let strategy = parts.get(1).and_then(Value::as_str).unwrap_or("");
             let merge_key = parts.get(2).and_then(Value::as_str).filter(|k| !k.is_empty()).map(str::to_string);
-            Ok(Field { ty: id(parts.first())?, patch_strategy: PatchStrategy::parse(strategy), merge_key })
+            let default = parts.get(3).filter(|d| !d.is_null()).cloned();
+            Ok(Field { ty: id(parts.first())?, patch_strategy: PatchStrategy::parse(strategy), merge_key, default })
         }
-        other => Ok(Field { ty: id(Some(other))?, patch_strategy: PatchStrategy::default(), merge_key: None }),
+        other => Ok(Field::plain(id(Some(other))?)),
     }
 }
 
@@ -192,6 +195,7 @@ mod tests {
                                  "items": {"type": "array", "items": {"type": "string"},
                                            "x-kubernetes-patch-strategy": "merge,retainKeys",
                                            "x-kubernetes-list-type": "set"},
+                                 "protocol": {"type": "string", "default": "TCP"},
                                  "keyed": {"type": "array", "items": {"$ref": "#/components/schemas/A"},
                                            "x-kubernetes-patch-merge-key": "k",
                                            "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"]},
@@ -207,6 +211,9 @@ mod tests {
         }
         assert_eq!(decoded.root(&Gvk::new("g", "v1", "A")), decoded.by_name("A"));
         assert_eq!(encode(&decoded), encoded);
+        let a = decoded.by_name("A").expect("A");
+        assert_eq!(decoded.field(a, "protocol").and_then(|f| f.default.clone()), Some(json!("TCP")));
+        assert_eq!(decoded.field(a, "items").and_then(|f| f.default.clone()), None);
     }
 
     #[test]

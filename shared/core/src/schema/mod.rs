@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 
 mod builtin;
 pub mod compact;
+pub mod go_pointers;
 pub mod openapi;
 
 pub use builtin::builtin;
@@ -105,7 +106,7 @@ pub struct StructType {
     pub map_kind: MapKind,
 }
 
-/// A field of a struct: its type and the strategic-merge metadata on it.
+/// A field of a struct: its type, the strategic-merge metadata on it and its default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
     /// The field's type.
@@ -114,6 +115,16 @@ pub struct Field {
     pub patch_strategy: PatchStrategy,
     /// `x-kubernetes-patch-merge-key` (the `patchMergeKey` struct tag).
     pub merge_key: Option<String>,
+    /// The OpenAPI `default` of the field, if any. Server-side apply uses it for
+    /// a list-map key an item omits (container ports: `protocol` is `"TCP"`).
+    pub default: Option<serde_json::Value>,
+}
+
+impl Field {
+    /// A field of type `ty` with no strategic-merge metadata and no default.
+    pub fn plain(ty: TypeId) -> Self {
+        Field { ty, patch_strategy: PatchStrategy::default(), merge_key: None, default: None }
+    }
 }
 
 /// A map from string keys to one value type.

@@ -10,7 +10,7 @@
 //! `$ref` (directly or as the single entry of `allOf`, as v3 writes it),
 //! `x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key`,
 //! `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
-//! `x-kubernetes-map-type`, `x-kubernetes-int-or-string` (and v2's
+//! `x-kubernetes-map-type`, a property's `default`, `x-kubernetes-int-or-string` (and v2's
 //! `format: int-or-string`), `x-kubernetes-preserve-unknown-fields` and
 //! `x-kubernetes-group-version-kind` (roots). Anything else is
 //! [`TypeDef::Untyped`]: the engines then treat it as upstream treats a type it
@@ -196,7 +196,7 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// A field's strategic-merge metadata, read from the property schema.
+/// A field's strategic-merge metadata and default, read from the property schema.
 fn field_meta(property: &Value, ty: TypeId) -> Field {
     let patch_strategy = property
         .get("x-kubernetes-patch-strategy")
@@ -204,7 +204,9 @@ fn field_meta(property: &Value, ty: TypeId) -> Field {
         .map(PatchStrategy::parse)
         .unwrap_or_default();
     let merge_key = property.get("x-kubernetes-patch-merge-key").and_then(Value::as_str).map(str::to_string);
-    Field { ty, patch_strategy, merge_key }
+    // An explicit `null` default is no default, as upstream's schema converter reads it.
+    let default = property.get("default").filter(|d| !d.is_null()).cloned();
+    Field { ty, patch_strategy, merge_key, default }
 }
 
 /// The referenced definition name: `$ref`, or the only `$ref` of `allOf`.
