@@ -1,23 +1,159 @@
-//! `kubectl safe-patch`: preview, lint, dry-run and then write a patch under a resourceVersion guard.
+//! `kubectl safe-patch`: preview, lint, dry-run and then write a patch under a
+//! resourceVersion guard, with backup and undo. Thin: flags here, semantics
+//! in `fieldwise-core`, cluster I/O in `fieldwise-kube`.
+
+mod flow;
+mod input;
+mod plan;
+mod prompt;
+mod undo;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use fieldwise_kube::{cli, flags::KubeFlags, version};
+use clap::{Args, Parser, Subcommand};
+use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::write::PatchType;
+use fieldwise_kube::{cli, completion, version};
 
 const EXAMPLES: &str = "Examples:
-  # Preview, lint and apply a strategic merge patch, guarded by resourceVersion
-  kubectl safe-patch deploy/busybox-demo -p '{\"spec\":{\"replicas\":2}}'";
+  # Preview, lint, dry-run and write a strategic merge patch, guarded by resourceVersion
+  kubectl safe-patch deploy/busybox-demo -p '{\"spec\":{\"replicas\":2}}'
+
+  # The same without the confirmation prompt (for scripts)
+  kubectl safe-patch deployment busybox-demo -p '{\"spec\":{\"replicas\":2}}' --yes
+
+  # A JSON Patch: an index into a keyed list gets a test of the entry's key first
+  kubectl safe-patch deploy/busybox-demo --type json -p '[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/image\",\"value\":\"busybox:1.36\"}]'
+
+  # Only show what would happen: local preview and lints, then a server-side dry-run
+  kubectl safe-patch deploy/busybox-demo -p '{\"spec\":{\"replicas\":null}}' --dry-run=server
+
+  # Patch a file offline and print the result, like kubectl patch --local
+  kubectl safe-patch -f deploy.yaml --local -p '{\"spec\":{\"replicas\":3}}' -o yaml
+
+  # Apply the proposed fix for a one-of switch (probe from tcpSocket to httpGet)
+  kubectl safe-patch deploy/web --fix -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"web\",\"readinessProbe\":{\"httpGet\":{\"port\":80}}}]}}}}'
+
+  # A safe kubectl edit: edit the live object, send only the two-way patch, guarded
+  kubectl safe-patch deploy/busybox-demo --edit
+
+  # List the backups of an object, and undo the last write
+  kubectl safe-patch history deploy/busybox-demo
+  kubectl safe-patch undo deploy/busybox-demo
+
+Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, or declined),
+3 stopped because the object changed since the preview.";
 
 /// Patch a Kubernetes object safely: preview, lint, dry-run, guarded write, backup and undo.
 #[derive(Debug, Parser)]
-#[command(name = "kubectl safe-patch", bin_name = "kubectl safe-patch", version = version::LONG_VERSION, after_help = EXAMPLES)]
+#[command(
+    name = "kubectl safe-patch",
+    bin_name = "kubectl safe-patch",
+    version = version::LONG_VERSION,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(flatten)]
     kube: KubeFlags,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    #[command(flatten)]
+    patch: PatchArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Restore the pre-image saved before the last (or a chosen) safe-patch write.
+    Undo(undo::UndoArgs),
+    /// List the backups saved for an object.
+    History(undo::HistoryArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    Completion(completion::CompletionArgs),
+}
+
+/// The patch command's own flags (kubectl patch's, plus the safety ones).
+#[derive(Debug, Args)]
+pub struct PatchArgs {
+    /// The object: TYPE/NAME or TYPE NAME.
+    #[arg(value_name = "TYPE/NAME")]
+    pub targets: Vec<String>,
+
+    /// A file naming the object to patch (its kind, name and namespace); with --local, the object itself.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filename: Option<String>,
+
+    /// The patch, as JSON or YAML.
+    #[arg(short = 'p', long, value_name = "PATCH", conflicts_with = "patch_file")]
+    pub patch: Option<String>,
+
+    /// A file holding the patch (JSON or YAML; - for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub patch_file: Option<String>,
+
+    /// The kind of patch: strategic (default for built-in types), merge (default for custom resources), json, apply.
+    #[arg(long = "type", value_enum)]
+    pub patch_type: Option<PatchType>,
+
+    /// Patch this subresource (status, scale, ...).
+    #[arg(long, value_name = "NAME")]
+    pub subresource: Option<String>,
+
+    /// The field manager recorded in managedFields.
+    #[arg(long, default_value = "kubectl-safe-patch")]
+    pub field_manager: String,
+
+    /// none: write; client: preview and lint only; server: also a server-side dry-run, no write.
+    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
+    pub dry_run: DryRun,
+
+    /// Print the result as json, yaml or name instead of the usual message.
+    #[arg(short = 'o', long, value_enum)]
+    pub output: Option<OutputFormat>,
+
+    /// Patch the file given with -f offline and print the result; no cluster needed.
+    #[arg(long, requires = "filename")]
+    pub local: bool,
+
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+
+    /// Write even when a lint says another owner (a controller, a server-side applier) owns the fields.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Use the fixed patch the lints propose (e.g. null the old member of a one-of).
+    #[arg(long)]
+    pub fix: bool,
+
+    /// Open $EDITOR on the live object and turn the edit into a two-way patch (a safe kubectl edit).
+    #[arg(long, conflicts_with_all = ["patch", "patch_file", "local"])]
+    pub edit: bool,
+
+    /// Show Secret values in diffs and output (they are hidden by default).
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 fn main() -> ExitCode {
-    let _cli: Cli = cli::parse();
-    cli::fail(&fieldwise_kube::Error::usage("safe-patch is not implemented yet; see `kubectl safe-patch --help`"))
+    use clap::CommandFactory;
+    if let Some(code) = completion::serve_if_requested(Cli::command) {
+        return code;
+    }
+    let cli: Cli = cli::parse();
+    fieldwise_kube::color::init();
+    match cli.command {
+        Some(Command::Completion(args)) => {
+            match completion::write_script(Cli::command(), args.shell, &mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => cli::fail(&fieldwise_kube::Error::Other(format!("cannot write the script: {e}"))),
+            }
+        }
+        Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),
+        Some(Command::History(args)) => cli::run(undo::history(cli.kube, args)),
+        None => cli::run(flow::run(cli.kube, cli.patch)),
+    }
 }

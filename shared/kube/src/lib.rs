@@ -9,10 +9,12 @@
 //!
 //! Plugins stay thin: parse flags, call in here and into the core, print.
 
+pub mod backup;
 pub mod cli;
 pub mod client;
 pub mod color;
 pub mod completion;
+pub mod diff;
 pub mod discovery;
 pub mod error;
 pub mod flags;
@@ -22,5 +24,6 @@ pub mod printer;
 pub mod redact;
 pub mod target;
 pub mod version;
+pub mod write;
 
 pub use error::{Error, Result};

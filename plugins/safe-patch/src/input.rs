@@ -1,0 +1,76 @@
+//! Reading the patch (`-p`, `--patch-file`) and the object file (`-f`).
+
+use std::io::Read;
+
+use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::manifests;
+use serde_json::Value;
+
+/// Parses patch text: JSON first (the usual `-p '{...}'`), then YAML.
+pub fn parse_patch(text: &str, source: &str) -> Result<Value> {
+    if text.trim().is_empty() {
+        return Err(Error::usage(format!("the patch from {source} is empty")));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => Ok(v),
+        Err(json_err) => {
+            let looks_like_json = matches!(text.trim_start().chars().next(), Some('{' | '['));
+            if looks_like_json {
+                return Err(Error::usage(format!(
+                    "the patch from {source} is not valid JSON: {json_err} (check quotes and commas)"
+                )));
+            }
+            serde_yaml::from_str::<Value>(text).map_err(|e| {
+                let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                Error::usage(format!("the patch from {source} is neither JSON nor YAML: {first}"))
+            })
+        }
+    }
+}
+
+/// The patch from `-p` or `--patch-file`; one of them is required.
+pub fn read_patch(inline: Option<&str>, file: Option<&str>) -> Result<Value> {
+    match (inline, file) {
+        (Some(text), _) => parse_patch(text, "-p"),
+        (None, Some("-")) => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Error::usage(format!("cannot read the patch from stdin: {e}")))?;
+            parse_patch(&text, "stdin")
+        }
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::usage(format!("cannot read --patch-file {path}: {e}")))?;
+            parse_patch(&text, path)
+        }
+        (None, None) => Err(Error::usage("a patch is required: pass -p PATCH or --patch-file FILE (or --edit)")),
+    }
+}
+
+/// The one object in an `-f` file.
+pub fn read_object_file(path: &str) -> Result<Value> {
+    let mut docs = manifests::read(&[path.to_string()], false)?;
+    match docs.len() {
+        1 => Ok(docs.remove(0).value),
+        0 => Err(Error::usage(format!("{path} holds no object"))),
+        n => Err(Error::usage(format!("{path} holds {n} objects; safe-patch takes one object per file"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_yaml_and_clear_errors() {
+        assert_eq!(parse_patch(r#"{"spec":{"replicas":2}}"#, "-p").unwrap()["spec"]["replicas"], 2);
+        assert_eq!(parse_patch("spec:\n  replicas: 3\n", "-p").unwrap()["spec"]["replicas"], 3);
+        let err = parse_patch(r#"{"spec":{"replicas":2}"#, "-p").unwrap_err().to_string();
+        assert!(err.starts_with("error: the patch from -p is not valid JSON"), "{err}");
+        let err = parse_patch("", "-p").unwrap_err().to_string();
+        assert!(err.contains("is empty"), "{err}");
+        let err = parse_patch("a: [b\n", "x.yaml").unwrap_err().to_string();
+        assert!(err.contains("neither JSON nor YAML") && !err.contains('\n'), "{err}");
+    }
+}

@@ -1,0 +1,19 @@
+//! The confirmation question, asked only on a terminal.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+/// Whether both stdin and stderr are terminals, so a person can answer.
+pub fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// Asks `question [y/N]` on stderr; true only for an explicit yes.
+pub fn confirm(question: &str) -> bool {
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+}
