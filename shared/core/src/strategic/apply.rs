@@ -41,11 +41,12 @@ pub(crate) fn merge_map(
     }
     apply_retain_keys(&mut original, patch, opts)?;
     let consumed = merge_ordered_lists(cx, &mut original, patch, ty, opts)?;
+    let mut rebuilt = RebuiltLists::default();
     for (key, value) in patch {
         if key == RETAIN_KEYS || key.starts_with(SET_ELEMENT_ORDER) || consumed.iter().any(|c| c == key) {
             continue;
         }
-        merge_field(cx, &mut original, key, value, ty, opts)?;
+        merge_field(cx, &mut original, key, value, ty, opts, &mut rebuilt)?;
     }
     Ok(original)
 }
@@ -67,6 +68,19 @@ fn directive_in_map(directive: &Value, patch: &Map<String, Value>) -> Result<Map
     }
 }
 
+/// The lists of one object that a `$deleteFromPrimitiveList` rebuilt, with the
+/// capacity upstream gave the new slice (the old length). Upstream processes a
+/// patch's keys in Go's random map order; here they go in the patch's order,
+/// and a list merged after its deletion list is a fresh slice, not the decoded one.
+#[derive(Default)]
+struct RebuiltLists(Vec<(String, usize)>);
+
+impl RebuiltLists {
+    fn capacity(&self, field: &str) -> Option<usize> {
+        self.0.iter().find(|(f, _)| f == field).map(|(_, capacity)| *capacity)
+    }
+}
+
 /// One patch field into the original (the body of `mergeMap`'s loop).
 fn merge_field(
     cx: Lookup<'_>,
@@ -75,6 +89,7 @@ fn merge_field(
     patch_value: &Value,
     ty: Ty,
     opts: MergeOptions,
+    rebuilt: &mut RebuiltLists,
 ) -> Result<(), StrategicError> {
     let mut field = key;
     let mut is_delete_list = false;
@@ -128,9 +143,15 @@ fn merge_field(
             let (elem, meta) = cx.for_slice(ty, field).map_err(|e| StrategicError::new(e).at(field))?;
             if meta.strategy == Strategy::Merge || is_delete_list {
                 if let Value::Array(current) = std::mem::take(slot) {
+                    let live = slices::Live { capacity: rebuilt.capacity(field), view: None };
+                    let (live_len, rebuilds) = (current.len(), is_delete_list && opts.merge_parallel_list);
+                    let primitive = slices::element_type(&[&current, patch_list]).is_ok_and(|k| k != GoType::Map);
                     let merged =
-                        slices::merge_slice(cx, current, patch_list, elem, meta.merge_key, opts, is_delete_list, None)
+                        slices::merge_slice(cx, current, patch_list, elem, meta.merge_key, opts, is_delete_list, live)
                             .map_err(|e| e.at(field))?;
+                    if rebuilds && primitive {
+                        rebuilt.0.push((field.to_string(), live_len));
+                    }
                     *slot = Value::Array(merged);
                 }
             } else {
@@ -266,8 +287,8 @@ fn merge_one_ordered_list(
         (Some(current), Some(list)) => {
             if meta.strategy == Strategy::Merge {
                 let mut view = AliasView::new(&current, meta.merge_key);
-                let merged =
-                    slices::merge_slice(cx, current, list, elem, meta.merge_key, opts, false, Some(&mut view))?;
+                let live = slices::Live { capacity: None, view: Some(&mut view) };
+                let merged = slices::merge_slice(cx, current, list, elem, meta.merge_key, opts, false, live)?;
                 server_order = view.into_slots();
                 merged
             } else {
@@ -333,7 +354,7 @@ fn validate_against_order(patch_list: &[Value], set_order: &[Value], merge_key: 
 /// `mergeKeyValueEqual`.
 fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, ErrorKind> {
     if merge_key.is_empty() {
-        return Ok(left == right);
+        return gofmt::eq(left, right);
     }
     let key_of = |v: &Value| -> Result<Value, ErrorKind> {
         let Some(map) = v.as_object() else {
@@ -343,5 +364,5 @@ fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool,
             .cloned()
             .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })
     };
-    Ok(key_of(left)? == key_of(right)?)
+    gofmt::eq(&key_of(left)?, &key_of(right)?)
 }

@@ -225,7 +225,7 @@ fn is_order_same(original: &[Value], modified: &[Value], merge_key: &str) -> Res
                 .cloned()
                 .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })
         };
-        if key_of(before)? != key_of(after)? {
+        if !gofmt::eq(&key_of(before)?, &key_of(after)?)? {
             return Ok(false);
         }
     }

@@ -181,6 +181,10 @@ pub enum ErrorKind {
     /// A list element cannot be compared for set membership (upstream panics here).
     #[error("list element cannot be used as a set member: {0}")]
     UnhashableElement(String),
+    /// Two maps or two lists compared with Go's `==` (upstream panics: "comparing
+    /// uncomparable type"), e.g. a merge key whose value is a list.
+    #[error("comparing uncomparable type {0}")]
+    Uncomparable(&'static str),
     /// `$patch` in an object being diffed is not a string.
     #[error("invalid value for special key: $patch")]
     InvalidDirectiveValue,

@@ -9,6 +9,8 @@ use std::fmt::Write;
 
 use serde_json::{Number, Value};
 
+use super::errors::ErrorKind;
+
 /// The dynamic Go type a value has after `k8s.io/apimachinery/pkg/util/json.Unmarshal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GoType {
@@ -59,6 +61,70 @@ impl GoType {
 /// The Go type name of a value (for `ErrBadArgType`).
 pub(crate) fn type_name(value: &Value) -> &'static str {
     GoType::of(value).name()
+}
+
+/// Go's `==` on two `interface{}` values: equal when of the same dynamic type
+/// and value. Comparing two maps or two slices panics in Go ("comparing
+/// uncomparable type"); that is [`ErrorKind::Uncomparable`] here.
+pub(crate) fn eq(left: &Value, right: &Value) -> Result<bool, ErrorKind> {
+    let ty = GoType::of(left);
+    if ty != GoType::of(right) {
+        return Ok(false);
+    }
+    match (left, right) {
+        (Value::Array(_), _) | (Value::Object(_), _) => Err(ErrorKind::Uncomparable(ty.name())),
+        (Value::Number(l), Value::Number(r)) if ty == GoType::Float => Ok(l.as_f64() == r.as_f64()),
+        _ => Ok(left == right),
+    }
+}
+
+/// The capacity of a `[]interface{}` of `len` elements as Go's JSON decoder
+/// builds it (`append` one element at a time from `make([]any, 0)`), on 64-bit.
+///
+/// Upstream appends to the live list when merging a set of primitives, and
+/// whether that append writes into the live list's spare capacity (and so
+/// changes what upstream later reads as the live order) depends on it.
+pub(crate) fn decoded_capacity(len: usize) -> usize {
+    const ELEM: usize = 16; // an interface value: type word and data word
+    let mut cap = 0usize;
+    for n in 1..=len {
+        if n <= cap {
+            continue;
+        }
+        // runtime.nextslicecap
+        let mut grown = cap;
+        if n > cap * 2 {
+            grown = n;
+        } else if cap < 256 {
+            grown = cap * 2;
+        } else {
+            while grown < n {
+                grown += (grown + 3 * 256) >> 2;
+            }
+        }
+        cap = round_up_allocation(grown.saturating_mul(ELEM)) / ELEM;
+    }
+    cap
+}
+
+/// `runtime.roundupsize` for an object with pointers: the size class the
+/// allocation lands in (small objects over 512 bytes carry an 8-byte header),
+/// or whole 8 KiB pages for large objects.
+fn round_up_allocation(size: usize) -> usize {
+    const CLASSES: [usize; 68] = [
+        0, 8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416,
+        448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688, 3072, 3200, 3456,
+        4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432,
+        19072, 20480, 21760, 24576, 27264, 28672, 32768,
+    ];
+    const HEADER: usize = 8;
+    const PAGE: usize = 8192;
+    if size <= 32768 - HEADER {
+        let request = if size > 512 { size + HEADER } else { size };
+        let class = CLASSES.iter().copied().find(|&c| c >= request).unwrap_or(32768);
+        return class - (request - size);
+    }
+    size.div_ceil(PAGE).saturating_mul(PAGE)
 }
 
 /// `fmt.Sprintf("%v", value)`.
@@ -162,6 +228,25 @@ fn write_float(out: &mut String, f: f64) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn decoded_capacity_follows_go_append_growth() {
+        // Capacities measured with sigs.k8s.io/json on Go 1.26 (amd64) for 0..=1200 elements.
+        let steps = [0, 1, 2, 4, 8, 16, 32, 71, 143, 303, 591, 1023, 1535];
+        for len in 0..=1200 {
+            let expected = steps.iter().copied().find(|&c| c >= len).unwrap_or(usize::MAX);
+            assert_eq!(decoded_capacity(len), expected, "len {len}");
+        }
+    }
+
+    #[test]
+    fn go_equality_panics_on_maps_and_slices() {
+        assert_eq!(eq(&json!(1), &json!(1)), Ok(true));
+        assert_eq!(eq(&json!(1), &json!(1.0)), Ok(false));
+        assert_eq!(eq(&json!([]), &json!(1)), Ok(false));
+        assert_eq!(eq(&json!([]), &json!([])), Err(ErrorKind::Uncomparable("[]interface {}")));
+        assert_eq!(eq(&json!({}), &json!({"a": 1})), Err(ErrorKind::Uncomparable("map[string]interface {}")));
+    }
 
     #[test]
     fn formats_like_go_percent_v() {

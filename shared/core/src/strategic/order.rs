@@ -10,6 +10,8 @@
 //! reproduces `sort.Sort` with the `<=` comparator for up to 12 items (Go's
 //! insertion-sort range), which is where ties are common.
 
+use std::cell::RefCell;
+
 use serde_json::Value;
 
 use super::errors::ErrorKind;
@@ -24,9 +26,16 @@ pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) ->
     }
 }
 
-/// `index`: the position of the first element of `order` whose key equals `key`.
-fn index_of(order: &[Option<&Value>], key: Option<&Value>) -> isize {
-    order.iter().position(|k| *k == key).map_or(-1, |i| i as isize)
+/// `index`: the position of the first element of `order` whose key equals the
+/// key of `item`, by Go's `==` (a missing key is `nil`); -1 when none does.
+fn index_of(order: &[&Value], item: &Value, merge_key: &str, is_map: bool) -> Result<isize, ErrorKind> {
+    let key = element_key(item, merge_key, is_map).unwrap_or(&Value::Null);
+    for (i, candidate) in order.iter().enumerate() {
+        if gofmt::eq(key, element_key(candidate, merge_key, is_map).unwrap_or(&Value::Null))? {
+            return Ok(i as isize);
+        }
+    }
+    Ok(-1)
 }
 
 /// `validateMergeKeyInLists` for one list.
@@ -57,7 +66,7 @@ pub(crate) fn normalize_element_order(
 ) -> Result<Vec<Value>, ErrorKind> {
     let patch = normalize_slice_order(patch, patch_order, merge_key, is_map)?;
     let server_only = normalize_slice_order(server_only, server_order, merge_key, is_map)?;
-    Ok(merge_sorted(server_only, patch, server_order, merge_key, is_map))
+    merge_sorted(server_only, patch, server_order, merge_key, is_map)
 }
 
 /// `normalizeSliceOrder`: a stable sort of `to_sort` by position in `order`, with
@@ -78,11 +87,30 @@ pub(crate) fn normalize_slice_order(
         to_sort = keep;
         to_delete = delete;
     }
-    let order_keys: Vec<Option<&Value>> = order.iter().map(|v| element_key(v, merge_key, is_map)).collect();
-    let positions: Vec<isize> =
-        to_sort.iter().map(|v| index_of(&order_keys, element_key(v, merge_key, is_map))).collect();
-    let mut pairs: Vec<(isize, Value)> = positions.into_iter().zip(to_sort).collect();
-    stable_sort(&mut pairs, |a, b| if a.0 >= 0 && b.0 >= 0 { a.0 < b.0 } else { true });
+    // Positions are looked up lazily, as upstream's comparator does: a lookup
+    // that would panic in Go fails the sort only if the sort asks for it.
+    let mut pairs: Vec<(Result<isize, ErrorKind>, Value)> =
+        to_sort.into_iter().map(|v| (index_of(order, &v, merge_key, is_map), v)).collect();
+    let failure = RefCell::new(None);
+    let position = |p: &Result<isize, ErrorKind>| match p {
+        Ok(i) => Some(*i),
+        Err(e) => {
+            failure.borrow_mut().get_or_insert_with(|| e.clone());
+            None
+        }
+    };
+    stable_sort(&mut pairs, |a, b| match position(&a.0) {
+        Some(ia) if ia >= 0 => match position(&b.0) {
+            Some(ib) if ib >= 0 => ia < ib,
+            Some(_) => true,
+            None => false,
+        },
+        Some(_) => true,
+        None => false,
+    });
+    if let Some(e) = failure.into_inner() {
+        return Err(e);
+    }
     let mut out: Vec<Value> = pairs.into_iter().map(|(_, v)| v).collect();
     out.extend(to_delete);
     Ok(out)
@@ -96,11 +124,10 @@ fn merge_sorted(
     server_order: &[&Value],
     merge_key: &str,
     is_map: bool,
-) -> Vec<Value> {
-    let order_keys: Vec<Option<&Value>> = server_order.iter().map(|v| element_key(v, merge_key, is_map)).collect();
-    let position = |v: &Value| index_of(&order_keys, element_key(v, merge_key, is_map));
-    let left_pos: Vec<isize> = left.iter().map(position).collect();
-    let right_pos: Vec<isize> = right.iter().map(position).collect();
+) -> Result<Vec<Value>, ErrorKind> {
+    let position = |v: &Value| index_of(server_order, v, merge_key, is_map);
+    let left_pos: Vec<Result<isize, ErrorKind>> = left.iter().map(position).collect();
+    let right_pos: Vec<Result<isize, ErrorKind>> = right.iter().map(position).collect();
     let mut out = Vec::with_capacity(left.len() + right.len());
     let (mut i, mut j) = (0, 0);
     let mut left = left.into_iter();
@@ -112,7 +139,8 @@ fn merge_sorted(
         } else if j >= right_len {
             true
         } else {
-            left_pos[i] >= 0 && right_pos[j] >= 0 && left_pos[i] < right_pos[j]
+            let (l, r) = (left_pos[i].clone()?, right_pos[j].clone()?);
+            l >= 0 && r >= 0 && l < r
         };
         let next = if take_left {
             i += 1;
@@ -123,7 +151,7 @@ fn merge_sorted(
         };
         out.extend(next);
     }
-    out
+    Ok(out)
 }
 
 /// Go's `sort.SliceStable` with an arbitrary (possibly inconsistent) `less`.
@@ -253,8 +281,17 @@ pub(crate) fn sort_scalars(items: Vec<Value>) -> Vec<Value> {
 /// `deduplicateScalars`: removes later duplicates by moving the last element into
 /// their place (so the order changes, as upstream's does).
 pub(crate) fn deduplicate_scalars(mut s: Vec<Value>) -> Vec<Value> {
+    let len = deduplicate_in_place(&mut s);
+    s.truncate(len);
+    s
+}
+
+/// `deduplicateScalars` on a backing array: returns the new length and leaves
+/// the slots past it as Go leaves them (upstream may read them through
+/// another slice header).
+pub(crate) fn deduplicate_in_place(s: &mut [Value]) -> usize {
     if s.is_empty() {
-        return s;
+        return 0;
     }
     let mut length = s.len() - 1;
     let mut i = 0;
@@ -262,8 +299,7 @@ pub(crate) fn deduplicate_scalars(mut s: Vec<Value>) -> Vec<Value> {
         let mut j = i + 1;
         while j <= length {
             if s[i] == s[j] {
-                s.swap(j, length);
-                s.truncate(length);
+                s[j] = s[length].clone();
                 length -= 1;
                 // Re-examine position j, which now holds the former last element.
                 continue;
@@ -272,7 +308,7 @@ pub(crate) fn deduplicate_scalars(mut s: Vec<Value>) -> Vec<Value> {
         }
         i += 1;
     }
-    s
+    length + 1
 }
 
 #[cfg(test)]

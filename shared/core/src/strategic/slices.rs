@@ -98,6 +98,15 @@ impl AliasView {
     }
 }
 
+/// What upstream's live list is besides its elements: the spare capacity of its
+/// backing array, and (in `mergePatchIntoOriginal`) another header onto it.
+pub(crate) struct Live<'v> {
+    /// The capacity of the live slice; `None` for one as the JSON decoder made it.
+    pub(crate) capacity: Option<usize>,
+    /// Upstream's other slice header onto the live list, if it reads one afterwards.
+    pub(crate) view: Option<&'v mut AliasView>,
+}
+
 /// `mergeSlice`: merges `patch` into `original`, then orders the result.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge_slice(
@@ -108,8 +117,9 @@ pub(crate) fn merge_slice(
     merge_key: &str,
     opts: MergeOptions,
     is_delete_list: bool,
-    view: Option<&mut AliasView>,
+    live: Live<'_>,
 ) -> Result<Vec<Value>, StrategicError> {
+    let view = live.view;
     if original.is_empty() && patch.is_empty() {
         return Ok(original);
     }
@@ -118,11 +128,28 @@ pub(crate) fn merge_slice(
         if opts.merge_parallel_list && is_delete_list {
             return Ok(original.into_iter().filter(|v| !patch.contains(v)).collect());
         }
-        let server_order = original.clone();
+        // Upstream appends the patch to the live list and de-duplicates in place.
+        // When the append fits in the live list's spare capacity, the live list
+        // (read below as the server order) sees the de-duplicated array.
+        let live_len = original.len();
+        let capacity = live.capacity.unwrap_or_else(|| gofmt::decoded_capacity(live_len));
+        let aliased = live_len + patch.len() <= capacity;
         let mut both = original;
         both.extend(patch.iter().cloned());
-        let merged = order::deduplicate_scalars(both);
-        let (patch_items, server_only) = partition_primitives(merged, patch)?;
+        let unaliased_order = if aliased { Vec::new() } else { both[..live_len].to_vec() };
+        let merged_len = order::deduplicate_in_place(&mut both);
+        let server_order = if aliased { both[..live_len].to_vec() } else { unaliased_order };
+        if let (true, Some(view)) = (aliased, view) {
+            view.slots.clone_from(&server_order);
+        }
+        both.truncate(merged_len);
+        let (patch_items, server_only) = if merge_key.is_empty() {
+            partition_primitives(both, patch)?
+        } else {
+            // A keyed list holding primitives: upstream partitions them as maps, which fails.
+            let by: Vec<&Value> = patch.iter().collect();
+            partition_maps(both, &by, merge_key)?
+        };
         let patch_order: Vec<&Value> = patch.iter().collect();
         let server_order: Vec<&Value> = server_order.iter().collect();
         return Ok(order::normalize_element_order(patch_items, server_only, &patch_order, &server_order, "", false)?);
@@ -181,12 +208,22 @@ fn merge_special_elements<'p>(
     Ok((original, plain, false))
 }
 
-/// `findMapInSliceBasedOnKeyValue`: the index of the first object whose `key` equals `value`.
+/// `findMapInSliceBasedOnKeyValue`: the index of the first object whose `key` equals `value` (Go's `==`).
 pub(crate) fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
-    for (i, item) in list.iter().enumerate() {
+    find_by_key_in(list.iter(), key, value)
+}
+
+fn find_by_key_in<'v>(
+    list: impl Iterator<Item = &'v Value>,
+    key: &str,
+    value: &Value,
+) -> Result<Option<usize>, ErrorKind> {
+    for (i, item) in list.enumerate() {
         let Some(map) = item.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
-        if map.get(key) == Some(value) {
-            return Ok(Some(i));
+        if let Some(candidate) = map.get(key) {
+            if gofmt::eq(candidate, value)? {
+                return Ok(Some(i));
+            }
         }
     }
     Ok(None)
@@ -248,14 +285,7 @@ pub(crate) fn partition_maps(
         let Some(value) = map.get(merge_key) else {
             return Err(ErrorKind::NoMergeKey { map: gofmt::v(&item), key: merge_key.to_string() });
         };
-        let mut found = false;
-        for (i, candidate) in by.iter().enumerate() {
-            let Some(candidate) = candidate.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
-            if candidate.get(merge_key) == Some(value) {
-                found = true;
-                break;
-            }
-        }
+        let found = find_by_key_in(by.iter().copied(), merge_key, value)?.is_some();
         if found {
             present.push(item);
         } else {
