@@ -7,6 +7,7 @@ use crate::mutate::Mutator;
 use crate::objects::{Knobs, ObjectGen};
 use crate::patches::{self, StrategicPatcher};
 use crate::rng::Rng;
+use crate::values;
 use fieldwise_core::schema::{Gvk, Schema, TypeId};
 use serde_json::{json, Value};
 
@@ -116,10 +117,15 @@ impl<'s> CaseGen<'s> {
         )
     }
 
-    /// `strategic.create_three_way`.
+    /// `strategic.create_three_way`. Without overwrite, the live object is often
+    /// changed on the same fields as the new configuration, so that conflict
+    /// detection is compared too.
     pub fn strategic_three_way(&self, rng: &mut Rng) -> Option<Value> {
-        let (gvk, original, modified, current) = self.triple(rng)?;
+        let (gvk, original, modified, mut current) = self.triple(rng)?;
         let overwrite = rng.percent(50);
+        if !overwrite && rng.percent(60) {
+            contend(rng, &original, &modified, &mut current);
+        }
         Some(json!({
             "op": "strategic.create_three_way", "gvk": gvk_json(&gvk), "original": original,
             "modified": modified, "current": current, "overwrite": overwrite
@@ -130,6 +136,38 @@ impl<'s> CaseGen<'s> {
     pub fn fieldpath_from_value(&self, rng: &mut Rng) -> Option<Value> {
         let (gvk, _, object, _) = self.object(rng)?;
         Some(json!({"op": "fieldpath.from_value", "gvk": gvk_json(&gvk), "object": object}))
+    }
+}
+
+/// Changes `current` on some of the fields `modified` changes from `original`,
+/// to other values, as someone editing the live object at the same time would.
+fn contend(rng: &mut Rng, original: &Value, modified: &Value, current: &mut Value) {
+    match (original, modified, current) {
+        (Value::Object(before), Value::Object(after), Value::Object(live)) => {
+            for (key, wanted) in after {
+                let old = before.get(key).unwrap_or(&Value::Null);
+                if old == wanted {
+                    continue;
+                }
+                let Some(slot) = live.get_mut(key) else {
+                    if rng.percent(30) {
+                        live.insert(key.clone(), values::any_scalar(rng));
+                    }
+                    continue;
+                };
+                if wanted.is_object() || wanted.is_array() {
+                    contend(rng, old, wanted, slot);
+                } else if rng.percent(50) {
+                    *slot = values::any_scalar(rng);
+                }
+            }
+        }
+        (Value::Array(before), Value::Array(after), Value::Array(live)) => {
+            for (i, wanted) in after.iter().enumerate().take(live.len()) {
+                contend(rng, before.get(i).unwrap_or(&Value::Null), wanted, &mut live[i]);
+            }
+        }
+        _ => {}
     }
 }
 
