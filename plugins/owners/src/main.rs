@@ -1,54 +1,145 @@
 //! `kubectl owners`: who owns each field of an object, and who owns the object.
 
+mod age;
+mod annotate;
+mod conflicts;
+mod fields;
+mod load;
+mod manager;
+mod report;
+mod subject;
 mod summary;
+mod tree;
+mod view;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use fieldwise_kube::{cli, client, discovery::ResourceCatalog, flags::KubeFlags, objects, target::TargetArgs, version};
+use clap::{CommandFactory, Parser};
+use fieldwise_kube::flags::{KubeFlags, OutputFormat};
+use fieldwise_kube::{cli, version};
+
+use crate::age::TimeStyle;
 
 const EXAMPLES: &str = "Examples:
-  # Who manages which fields of a Deployment, one row per manager
+  # The Deployment as YAML, each line marked with its owners (manager, operation, subresource, age)
+  kubectl owners deploy/busybox-demo
+
+  # One row per manager: operation, subresource, apiVersion, last write, fields owned, kind of manager
   kubectl owners deploy/busybox-demo --summary
 
-  # The same, for an object in another namespace and context
-  kubectl owners deployment busybox-demo -n prod --context staging --summary";
+  # Who owns one field, and since when (kubectl, JSONPath and keyed spellings all work)
+  kubectl owners deploy/busybox-demo --field spec.replicas
+  kubectl owners deploy/busybox-demo --field 'spec.template.spec.containers[name=busybox].image'
+  kubectl owners deploy/busybox-demo --field '{.spec.template.spec.containers[0].image}'
+
+  # Only what one manager owns, as YAML you could apply
+  kubectl owners deploy/busybox-demo --manager kubectl-client-side-apply
+
+  # Would a server-side apply of this file conflict? (exit 3 if so); --verify asks the apiserver with a dry run
+  kubectl owners --conflicts -f busybox-demo.yaml --field-manager ci --verify
+
+  # The ownerReferences tree: Deployment -> ReplicaSet -> Pods
+  kubectl owners pod/busybox-demo-5d8f9-abcde --tree
+
+  # Many objects: by label, in every namespace, or from files and directories
+  kubectl owners deploy -l app=busybox -A --summary
+  kubectl owners -f manifests/
+
+  # Offline: read managedFields from a file or stdin, no cluster needed
+  kubectl get deploy busybox-demo -o yaml --show-managed-fields | kubectl owners --local -f -
+
+  # Machine output (shape: docs/owners-output.md)
+  kubectl owners deploy/busybox-demo -o json
+
+Exit codes: 0 success; 1 error (bad input, cluster errors, a --verify mismatch);
+3 with --conflicts when a conflict is predicted.";
 
 /// Show who owns each field of a Kubernetes object (managedFields), and who owns the object.
 #[derive(Debug, Parser)]
 #[command(name = "kubectl owners", bin_name = "kubectl owners", version = version::LONG_VERSION, after_help = EXAMPLES)]
-struct Cli {
+pub struct Cli {
     #[command(flatten)]
     kube: KubeFlags,
 
-    /// The object: TYPE/NAME or TYPE NAME (types by name, short name or kind, as kubectl resolves them).
-    #[arg(value_name = "TYPE/NAME", required = true)]
+    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE with -l/-A (types as kubectl resolves them).
+    #[arg(value_name = "TYPE/NAME")]
     targets: Vec<String>,
 
-    /// One row per manager: operation, subresource, apiVersion, last time, fields owned.
+    /// Files or directories of YAML/JSON objects ("-" for stdin): the objects to examine, or with
+    /// --conflicts the configurations to apply.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    filenames: Vec<String>,
+
+    /// Read directories given with -f recursively.
+    #[arg(short = 'R', long)]
+    recursive: bool,
+
+    /// Read objects (with their managedFields) from -f only; never contact a cluster.
     #[arg(long)]
+    local: bool,
+
+    /// Label selector for TYPE without names, e.g. -l app=busybox.
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    selector: Option<String>,
+
+    /// List the objects of TYPE in every namespace.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+
+    /// One row per manager: operation, subresource, apiVersion, last time, fields owned, kind.
+    #[arg(long, group = "mode")]
     summary: bool,
+
+    /// Who owns this field and since when, e.g. spec.replicas or
+    /// spec.template.spec.containers[name=app].image.
+    #[arg(long, value_name = "PATH", group = "mode")]
+    field: Option<String>,
+
+    /// Only the fields this manager owns, as YAML you could apply.
+    #[arg(long, value_name = "NAME", group = "mode")]
+    manager: Option<String>,
+
+    /// Predict what a server-side apply of -f would conflict with (exit 3 if anything).
+    #[arg(long, group = "mode", requires = "filenames")]
+    conflicts: bool,
+
+    /// With --conflicts: the manager that would apply (as kubectl apply --server-side --field-manager).
+    #[arg(long, value_name = "NAME", default_value = "kubectl")]
+    field_manager: String,
+
+    /// With --conflicts: also run a server-side dry-run apply and check the prediction (exit 1 if it differs).
+    #[arg(long, requires = "conflicts")]
+    verify: bool,
+
+    /// The ownerReferences chain up to the root and the objects owned below it.
+    #[arg(long, group = "mode")]
+    tree: bool,
+
+    /// How to show when managers wrote.
+    #[arg(long, value_enum, default_value_t = TimeStyle::Relative)]
+    time: TimeStyle,
+
+    /// Show status (hidden by default).
+    #[arg(long)]
+    show_status: bool,
+
+    /// Show server-set metadata: uid, resourceVersion, creationTimestamp, generation.
+    #[arg(long)]
+    show_metadata: bool,
+
+    /// Show Secret and ConfigMap values (redacted as *** by default).
+    #[arg(long)]
+    show_values: bool,
+
+    /// Machine output: json or yaml (shape: docs/owners-output.md).
+    #[arg(short = 'o', long, value_enum)]
+    output: Option<OutputFormat>,
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = cli::parse();
-    cli::run(run(cli))
-}
-
-async fn run(cli: Cli) -> fieldwise_kube::Result<ExitCode> {
-    let args = TargetArgs::parse(&cli.targets)?;
-    let conn = client::connect(&cli.kube).await?;
-    let catalog = ResourceCatalog::fetch(&conn).await?;
-    let targets = args.resolve(&catalog, &conn.namespace)?;
-    for target in &targets {
-        if target.name.is_empty() {
-            return Err(fieldwise_kube::Error::usage(format!(
-                "a name is required: {}/NAME",
-                target.resource.display_name()
-            )));
-        }
-        let object = objects::get(&conn, target, None).await?;
-        print!("{}", summary::render(&target.display(), &object));
+    if let Some(code) = fieldwise_kube::completion::serve_if_requested(Cli::command) {
+        return code;
     }
-    Ok(ExitCode::SUCCESS)
+    let cli: Cli = cli::parse();
+    cli::run(report::run(cli))
 }

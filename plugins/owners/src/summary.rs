@@ -1,33 +1,66 @@
-//! The `--summary` table: one row per manager entry of `metadata.managedFields`.
+//! The `--summary` table: one row per `metadata.managedFields` entry.
 
+use fieldwise_core::ownership::ManagedFieldsEntry;
+use jiff::Timestamp;
 use serde_json::Value;
 
-/// Renders the managers of `object` as an aligned table headed by `name`.
-pub fn render(name: &str, object: &Value) -> String {
-    let entries = object.pointer("/metadata/managedFields").and_then(Value::as_array);
-    let Some(entries) = entries.filter(|e| !e.is_empty()) else {
-        return format!("{name}: no managedFields (the object predates server-side field tracking, or they were cleared)\n");
-    };
-    let header = ["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "TIME"];
-    let mut rows: Vec<[String; 5]> = Vec::new();
-    for entry in entries {
-        let text = |key: &str| entry.get(key).and_then(Value::as_str).unwrap_or("").to_string();
-        rows.push([text("manager"), text("operation"), text("subresource"), text("apiVersion"), text("time")]);
-    }
-    let mut widths = header.map(str::len);
-    for row in &rows {
+use crate::age::{self, TimeStyle};
+use crate::subject::{kind_name, owner_json};
+
+/// How many fields an entry owns: the leaves of its set (what a person counts as fields).
+pub fn field_count(entry: &ManagedFieldsEntry) -> usize {
+    entry.fields.leaves().len()
+}
+
+/// The managers of an object as an aligned table headed by `name`.
+pub fn render(name: &str, entries: &[ManagedFieldsEntry], style: TimeStyle, now: Timestamp) -> String {
+    let header = ["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "TIME", "FIELDS", "KIND"].map(String::from);
+    let rows: Vec<[String; 7]> = entries
+        .iter()
+        .map(|e| {
+            [
+                e.manager.clone(),
+                e.operation.as_str().to_string(),
+                e.subresource.clone(),
+                e.api_version.clone(),
+                age::show(e.time.as_deref(), style, now),
+                field_count(e).to_string(),
+                kind_name(e.kind()).to_string(),
+            ]
+        })
+        .collect();
+    format!("{name}\n{}", table(&header, &rows))
+}
+
+/// Left-aligned columns separated by three spaces, kubectl style.
+pub fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
+    let mut widths = header.clone().map(|h| h.len());
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
+            *w = (*w).max(cell.chars().count());
         }
     }
-    let mut out = format!("{name}\n");
-    let line = |cells: [&str; 5]| {
+    let line = |cells: &[String; N]| {
         let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
         format!("{}\n", padded.join("   ").trim_end())
     };
-    out.push_str(&line(header));
-    for row in &rows {
-        out.push_str(&line([&row[0], &row[1], &row[2], &row[3], &row[4]]));
+    let mut out = line(header);
+    for row in rows {
+        out.push_str(&line(row));
     }
     out
+}
+
+/// The `managers` section of the JSON output.
+pub fn json(entries: &[ManagedFieldsEntry]) -> Value {
+    Value::Array(
+        entries
+            .iter()
+            .map(|e| {
+                let mut owner = owner_json(e);
+                owner["fields"] = field_count(e).into();
+                owner
+            })
+            .collect(),
+    )
 }

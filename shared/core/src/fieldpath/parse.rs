@@ -139,7 +139,7 @@ fn describe(elements: &[PathElement]) -> String {
 fn loosely_equal(value: Option<&Value>, text: &str) -> bool {
     match value {
         Some(Value::String(s)) => s == text,
-        Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string() == text || typed(text) == *v,
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => typed(text) == *v || v.to_string().as_str() == text,
         _ => false,
     }
 }

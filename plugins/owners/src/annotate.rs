@@ -1,0 +1,199 @@
+//! The object as YAML, each line marked with the managers that own it.
+//!
+//! Ownership is found by address: every path of every manager's field set is
+//! looked up in the shown object ([`locate`]), and the value it lands on is
+//! remembered. The YAML is then written line by line, each line knowing the
+//! value it prints, so the owners of that value go at the end of the line as a
+//! YAML comment: the output stays valid YAML.
+
+use std::collections::HashMap;
+
+use colored::Colorize;
+use fieldwise_core::fieldpath::locate;
+use fieldwise_core::ownership::ManagedFieldsEntry;
+use fieldwise_kube::color::palette;
+use serde_json::Value;
+
+/// One printed line and the indices (into the entries) of its owners.
+struct Line {
+    text: String,
+    owners: Vec<usize>,
+}
+
+/// Renders `shown` with the owners of each line; `labels[i]` names entry `i`.
+pub fn render(shown: &Value, entries: &[ManagedFieldsEntry], labels: &[String]) -> String {
+    let owners = owners_by_address(shown, entries);
+    let mut lines = Vec::new();
+    let at = |v: &Value| owners.get(&(v as *const Value)).cloned().unwrap_or_default();
+    write_value(shown, 0, &at, &mut lines);
+    let width = lines.iter().map(|l| l.text.chars().count()).max().unwrap_or(0).min(72);
+    let colors = manager_colors(entries);
+    let mut out = String::new();
+    for line in lines {
+        if line.owners.is_empty() {
+            out.push_str(line.text.trim_end());
+            out.push('\n');
+            continue;
+        }
+        let names: Vec<String> = line.owners.iter().map(|&i| labels[i].color(colors[i]).to_string()).collect();
+        let text = line.text.color(colors[line.owners[0]]).to_string();
+        let pad = width.saturating_sub(line.text.chars().count());
+        out.push_str(&format!("{text}{}  # {}\n", " ".repeat(pad), names.join(", ")));
+    }
+    out
+}
+
+/// One color per manager name (entries of the same manager share it).
+fn manager_colors(entries: &[ManagedFieldsEntry]) -> Vec<colored::Color> {
+    let mut names: Vec<&str> = Vec::new();
+    entries
+        .iter()
+        .map(|e| {
+            let index = names.iter().position(|n| *n == e.manager).unwrap_or_else(|| {
+                names.push(&e.manager);
+                names.len() - 1
+            });
+            palette(index)
+        })
+        .collect()
+}
+
+/// The owners of each value of `shown`, keyed by the value's address.
+fn owners_by_address(shown: &Value, entries: &[ManagedFieldsEntry]) -> HashMap<*const Value, Vec<usize>> {
+    let mut owners: HashMap<*const Value, Vec<usize>> = HashMap::new();
+    for (index, entry) in entries.iter().enumerate() {
+        for (_, found) in locate(shown, &entry.fields) {
+            if let Some(value) = found {
+                let list = owners.entry(value as *const Value).or_default();
+                if !list.contains(&index) {
+                    list.push(index);
+                }
+            }
+        }
+    }
+    owners
+}
+
+fn write_value(value: &Value, indent: usize, at: &dyn Fn(&Value) -> Vec<usize>, out: &mut Vec<Line>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => write_map(map, indent, None, at, out),
+        Value::Array(items) if !items.is_empty() => write_list(items, indent, at, out),
+        scalar => out.push(Line { text: format!("{}{}", " ".repeat(indent), scalar_text(scalar)), owners: at(value) }),
+    }
+}
+
+/// Writes a map's entries; the first line starts with `first_prefix` (`- `) when it opens a list item.
+fn write_map(
+    map: &serde_json::Map<String, Value>,
+    indent: usize,
+    mut first_prefix: Option<(String, Vec<usize>)>,
+    at: &dyn Fn(&Value) -> Vec<usize>,
+    out: &mut Vec<Line>,
+) {
+    for (key, child) in map {
+        let (lead, mut owners) = match first_prefix.take() {
+            Some((prefix, owners)) => (prefix, owners),
+            None => (" ".repeat(indent), Vec::new()),
+        };
+        for o in at(child) {
+            if !owners.contains(&o) {
+                owners.push(o);
+            }
+        }
+        let key = key_text(key);
+        match child {
+            Value::Object(m) if !m.is_empty() => {
+                out.push(Line { text: format!("{lead}{key}:"), owners });
+                write_map(m, indent + 2, None, at, out);
+            }
+            Value::Array(items) if !items.is_empty() => {
+                out.push(Line { text: format!("{lead}{key}:"), owners });
+                write_list(items, indent, at, out);
+            }
+            scalar => out.push(Line { text: format!("{lead}{key}: {}", scalar_text(scalar)), owners }),
+        }
+    }
+}
+
+fn write_list(items: &[Value], indent: usize, at: &dyn Fn(&Value) -> Vec<usize>, out: &mut Vec<Line>) {
+    let pad = " ".repeat(indent);
+    for item in items {
+        match item {
+            Value::Object(map) if !map.is_empty() => {
+                write_map(map, indent + 2, Some((format!("{pad}- "), at(item))), at, out);
+            }
+            Value::Array(inner) if !inner.is_empty() => {
+                out.push(Line { text: format!("{pad}-"), owners: at(item) });
+                write_list(inner, indent + 2, at, out);
+            }
+            scalar => out.push(Line { text: format!("{pad}- {}", scalar_text(scalar)), owners: at(item) }),
+        }
+    }
+}
+
+/// A scalar (or empty container) as one line of YAML; multi-line strings are JSON-quoted.
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+        Value::String(s) if s.contains('\n') => Value::String(s.clone()).to_string(),
+        other => match serde_json::to_value(other).ok().and_then(|v| fieldwise_kube::printer::yaml(&v).ok()) {
+            Some(text) if !text.trim_end().contains('\n') => text.trim_end().to_string(),
+            _ => other.to_string(),
+        },
+    }
+}
+
+/// A map key as YAML writes it (quoted when it must be).
+fn key_text(key: &str) -> String {
+    scalar_text(&Value::String(key.to_string()))
+}
+
+/// A value on one line: scalars as YAML writes them, containers as compact JSON.
+pub fn one_line(value: &Value) -> String {
+    match value {
+        Value::Object(m) if !m.is_empty() => value.to_string(),
+        Value::Array(a) if !a.is_empty() => value.to_string(),
+        scalar => scalar_text(scalar),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldwise_core::ownership::parse_managed_fields;
+    use serde_json::json;
+
+    #[test]
+    fn marks_lines_with_their_owners_and_stays_yaml() {
+        colored::control::set_override(false);
+        let entries = parse_managed_fields(&json!([
+            {"manager": "a", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {
+                "k:{\"name\":\"c\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}}},
+            {"manager": "b", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1", "subresource": "scale",
+             "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+        ]))
+        .unwrap();
+        let shown = json!({"spec": {"replicas": 2, "template": {"spec": {"containers": [
+            {"name": "c", "image": "x:1", "args": ["a: b", "multi\nline"]}]}}}});
+        let labels = vec!["a Apply".to_string(), "b Update/scale".to_string()];
+        let text = render(&shown, &entries, &labels);
+        let expected = "spec:
+  replicas: 2            # a Apply, b Update/scale
+  template:
+    spec:
+      containers:
+      - name: c          # a Apply
+        image: x:1       # a Apply
+        args:
+        - 'a: b'
+        - \"multi\\nline\"
+";
+        assert_eq!(text, expected);
+        let reparsed: Value =
+            serde_json::to_value(fieldwise_kube::manifests::parse_documents(&text, "out").unwrap()[0].value.clone())
+                .unwrap();
+        assert_eq!(reparsed, shown);
+    }
+}

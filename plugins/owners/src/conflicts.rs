@@ -1,0 +1,247 @@
+//! `--conflicts -f FILE`: what a server-side apply of FILE would conflict with,
+//! predicted from the live object's managedFields; `--verify` asks the
+//! apiserver with a dry run and checks that the prediction matches.
+
+use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts, ApplyPrediction, Conflict};
+use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_kube::client::Connection;
+use fieldwise_kube::discovery::ResourceType;
+use fieldwise_kube::{objects, redact, Error, Result};
+use http::Request;
+use serde_json::{json, Value};
+
+use crate::summary::table;
+
+/// One `(field, message)` pair, as the apiserver's 409 causes carry them.
+pub type Cause = (String, String);
+
+/// What the apiserver answered to the dry run.
+#[derive(Debug, Clone)]
+pub struct Verification {
+    /// The HTTP status: 200/201 for success, 409 for conflicts.
+    pub status: u16,
+    /// The conflict causes, sorted.
+    pub causes: Vec<Cause>,
+    /// Whether they equal the predicted ones.
+    pub matches: bool,
+}
+
+/// The prediction for one configuration.
+#[derive(Debug, Clone)]
+pub struct ConflictReport {
+    /// kubectl's name of the object.
+    pub display: String,
+    /// The applying manager.
+    pub field_manager: String,
+    /// Whether the object exists (an apply that creates it never conflicts).
+    pub exists: bool,
+    /// The prediction (empty when the object does not exist).
+    pub prediction: ApplyPrediction,
+    /// The dry run's answer, with `--verify`.
+    pub verification: Option<Verification>,
+    /// Whether values may be shown (always, except for Secrets and ConfigMaps without `--show-values`).
+    pub show_values: bool,
+}
+
+impl ConflictReport {
+    /// The predicted causes, sorted, in the apiserver's words.
+    pub fn predicted_causes(&self) -> Vec<Cause> {
+        causes_of(&self.prediction.conflicts)
+    }
+}
+
+/// The conflicts as sorted `(field, message)` pairs.
+pub fn causes_of(conflicts: &[Conflict]) -> Vec<Cause> {
+    let mut causes: Vec<Cause> = conflicts.iter().map(|c| (c.field(), c.message())).collect();
+    causes.sort();
+    causes
+}
+
+/// Predicts the apply of `config` by `field_manager` to the object at `resource` (and verifies it).
+pub async fn check(
+    conn: &Connection,
+    resource: &ResourceType,
+    config: &Value,
+    field_manager: &str,
+    verify: bool,
+    show_values: bool,
+) -> Result<ConflictReport> {
+    let name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    if name.is_empty() {
+        return Err(Error::usage(format!("the {} in the file has no metadata.name", resource.kind)));
+    }
+    let namespace = resource
+        .namespaced
+        .then(|| config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or(&conn.namespace).to_string());
+    let url = resource.object_path(namespace.as_deref(), name, None);
+    let display = format!("{}/{name}", resource.display_name());
+    let gvk =
+        Gvk::of_object(config).ok_or_else(|| Error::usage(format!("{display}: the file has no apiVersion/kind")))?;
+    let schema = builtin();
+    let ty = schema.root(&gvk).ok_or_else(|| {
+        Error::usage(format!(
+            "{display}: cannot predict conflicts for {} {}: only built-in types are supported (its schema is not built in)",
+            gvk.kind,
+            resource.api_version()
+        ))
+    })?;
+    let live = match objects::send(conn, Request::get(url.clone()).body(Vec::new())).await {
+        Ok(v) => Some(v),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e),
+    };
+    let prediction = match &live {
+        Some(live) => {
+            let managed = managed_fields_of(live).map_err(|e| Error::Other(format!("{display}: {e}")))?;
+            predict_apply_conflicts(live, &managed, config, field_manager, schema, ty, false)
+        }
+        None => ApplyPrediction::default(),
+    };
+    let mut report = ConflictReport {
+        display,
+        field_manager: field_manager.to_string(),
+        exists: live.is_some(),
+        prediction,
+        verification: None,
+        show_values: show_values || !redact::is_sensitive(config),
+    };
+    if verify {
+        let (status, causes) = dry_run(conn, &url, config, field_manager).await?;
+        let matches = causes == report.predicted_causes();
+        report.verification = Some(Verification { status, causes, matches });
+    }
+    Ok(report)
+}
+
+/// A real server-side apply with `dryRun=All` and `force=false`: the status and the 409 causes.
+pub async fn dry_run(conn: &Connection, url: &str, config: &Value, field_manager: &str) -> Result<(u16, Vec<Cause>)> {
+    let url = format!("{url}?dryRun=All&force=false&fieldManager={}", objects::encode(field_manager));
+    let request = Request::patch(url)
+        .header(http::header::CONTENT_TYPE, "application/apply-patch+yaml")
+        .body(serde_json::to_vec(config)?)
+        .map_err(|e| Error::Other(format!("cannot build request: {e}")))?;
+    match conn.client.request::<Value>(request).await {
+        Ok(_) => Ok((200, Vec::new())),
+        Err(kube::Error::Api(status)) if status.code == 409 => {
+            let mut causes: Vec<Cause> = status
+                .details
+                .iter()
+                .flat_map(|d| d.causes.iter())
+                .map(|c| (c.field.clone(), c.message.clone()))
+                .collect();
+            causes.sort();
+            Ok((409, causes))
+        }
+        Err(e) => Err(conn.error(e)),
+    }
+}
+
+/// The human report.
+pub fn render(report: &ConflictReport) -> String {
+    let p = &report.prediction;
+    let who = format!("a server-side apply as {:?}", report.field_manager);
+    let mut out = if !report.exists {
+        format!("{}: does not exist; {who} would create it without conflicts\n", report.display)
+    } else if p.conflicts.is_empty() {
+        format!("{}: no conflicts: {who} would succeed\n", report.display)
+    } else {
+        let n = p.conflicts.len();
+        format!(
+            "{}: {who} would conflict on {n} field{} (the apiserver refuses it with 409 Conflict unless --force-conflicts):\n",
+            report.display,
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    if !p.conflicts.is_empty() {
+        out.push_str(&indent(&conflict_table(&p.conflicts, report.show_values)));
+    }
+    if !p.upgraded.is_empty() {
+        out.push_str(&format!(
+            "  {} field{} set by client-side apply would be taken over without conflict (last-applied still matches)\n",
+            p.upgraded.len(),
+            if p.upgraded.len() == 1 { "" } else { "s" }
+        ));
+    }
+    if !p.shared.is_empty() {
+        out.push_str(&format!(
+            "  {} field{} would become shared with other managers (same value)\n",
+            p.shared.len(),
+            if p.shared.len() == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(v) = &report.verification {
+        let answer = if v.status == 409 {
+            format!("409 Conflict with {} cause{}", v.causes.len(), if v.causes.len() == 1 { "" } else { "s" })
+        } else {
+            "success".to_string()
+        };
+        if v.matches {
+            out.push_str(&format!("  verified: the apiserver's dry run answered {answer}, as predicted\n"));
+        } else {
+            out.push_str(&format!("  MISMATCH: the apiserver's dry run answered {answer}, not what was predicted\n"));
+            for (field, message) in &v.causes {
+                out.push_str(&format!("    server: {field}: {message}\n"));
+            }
+            for (field, message) in report.predicted_causes() {
+                out.push_str(&format!("    predicted: {field}: {message}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+fn conflict_table(conflicts: &[Conflict], show_values: bool) -> String {
+    let shown = |v: &Option<Value>| match v {
+        _ if !show_values => redact::REDACTED.to_string(),
+        Some(v) => crate::annotate::one_line(v),
+        None => "(unset)".to_string(),
+    };
+    let header = ["FIELD", "OWNER", "LIVE", "YOURS"].map(String::from);
+    let rows: Vec<[String; 4]> =
+        conflicts.iter().map(|c| [c.field(), c.manager.to_string(), shown(&c.theirs), shown(&c.yours)]).collect();
+    table(&header, &rows)
+}
+
+/// The `conflicts` section of the JSON output.
+pub fn json(report: &ConflictReport) -> Value {
+    let list = |conflicts: &[Conflict]| -> Value {
+        conflicts
+            .iter()
+            .map(|c| {
+                let mut out = json!({
+                    "field": c.field(),
+                    "message": c.message(),
+                    "manager": {
+                        "manager": c.manager.name,
+                        "operation": c.manager.operation.as_str(),
+                        "subresource": c.manager.subresource,
+                        "apiVersion": c.manager.api_version,
+                    },
+                });
+                if report.show_values {
+                    out["live"] = c.theirs.clone().unwrap_or(Value::Null);
+                    out["applied"] = c.yours.clone().unwrap_or(Value::Null);
+                }
+                out
+            })
+            .collect()
+    };
+    let p = &report.prediction;
+    let mut out = json!({
+        "fieldManager": report.field_manager,
+        "exists": report.exists,
+        "rejected": p.rejected,
+        "conflicts": list(&p.conflicts),
+        "upgraded": list(&p.upgraded),
+        "shared": p.shared.len(),
+    });
+    if let Some(v) = &report.verification {
+        let causes: Vec<Value> = v.causes.iter().map(|(f, m)| json!({"field": f, "message": m})).collect();
+        out["verification"] = json!({"status": v.status, "causes": causes, "matches": v.matches});
+    }
+    out
+}

@@ -1,0 +1,212 @@
+//! Running a command line: load the objects, build each one's section for the
+//! chosen mode, and print it for people or (with -o) as one `OwnersReport`
+//! document (docs/owners-output.md).
+
+use std::process::ExitCode;
+
+use fieldwise_kube::client::{self, Connection};
+use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::{color, manifests, printer, Error, Result};
+use jiff::Timestamp;
+use serde_json::{json, Value};
+
+use crate::subject::Subject;
+use crate::view::ViewOptions;
+use crate::{annotate, conflicts, fields, load, manager, summary, tree, Cli};
+
+/// The exit code when `--conflicts` predicts at least one conflict.
+pub const EXIT_CONFLICTS: u8 = 3;
+
+/// The `apiVersion` and `kind` of the machine output.
+pub const REPORT_API_VERSION: &str = "fieldwise.dev/v1alpha1";
+
+/// Runs the command.
+pub async fn run(cli: Cli) -> Result<ExitCode> {
+    if cli.output.is_none() {
+        color::init();
+    } else {
+        colored::control::set_override(false);
+    }
+    if cli.local {
+        return run_local(&cli);
+    }
+    if cli.targets.is_empty() && cli.filenames.is_empty() {
+        return Err(Error::usage(
+            "you must specify the objects: TYPE/NAME, TYPE -l SELECTOR, or -f FILE (see kubectl owners --help)",
+        ));
+    }
+    let conn = client::connect(&cli.kube).await?;
+    let catalog = ResourceCatalog::fetch(&conn).await?;
+    if cli.conflicts {
+        return run_conflicts(&cli, &conn, &catalog).await;
+    }
+    let subjects = if cli.filenames.is_empty() {
+        load::from_targets(&conn, &catalog, &cli.targets, cli.selector.as_deref(), cli.all_namespaces).await?
+    } else {
+        if !cli.targets.is_empty() {
+            return Err(Error::usage("give either objects (TYPE/NAME) or -f files, not both"));
+        }
+        load::live_from_files(&conn, &catalog, &manifests::read(&cli.filenames, cli.recursive)?).await?
+    };
+    if subjects.is_empty() {
+        eprintln!("No resources found.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut sections = Vec::new();
+    for subject in &subjects {
+        let section = if cli.tree {
+            let t = tree::build(&conn, &catalog, subject).await?;
+            Section { text: tree::render(&t), json: json!({"tree": tree::json(&t)}) }
+        } else {
+            section(&cli, subject)?
+        };
+        sections.push((subject, section));
+    }
+    print(&cli, sections)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_local(cli: &Cli) -> Result<ExitCode> {
+    if cli.filenames.is_empty() {
+        return Err(Error::usage("--local reads objects from files: give -f FILE (or -f - for stdin)"));
+    }
+    if !cli.targets.is_empty() || cli.tree || cli.conflicts || cli.selector.is_some() || cli.all_namespaces {
+        return Err(Error::usage(
+            "--local works on -f files only: TYPE/NAME, -l, -A, --tree and --conflicts need a cluster",
+        ));
+    }
+    let subjects = load::local(manifests::read(&cli.filenames, cli.recursive)?);
+    if subjects.is_empty() {
+        return Err(Error::usage("the files hold no objects"));
+    }
+    let mut sections = Vec::new();
+    for subject in &subjects {
+        sections.push((subject, section(cli, subject)?));
+    }
+    print(cli, sections)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One object's output: text for people, and its mode's sections for the JSON item.
+struct Section {
+    text: String,
+    json: Value,
+}
+
+fn view(cli: &Cli) -> ViewOptions {
+    ViewOptions { show_status: cli.show_status, show_metadata: cli.show_metadata, show_values: cli.show_values }
+}
+
+/// The section of one object for every mode but `--tree` and `--conflicts`.
+fn section(cli: &Cli, subject: &Subject) -> Result<Section> {
+    let entries = subject.required_entries()?;
+    let now = Timestamp::now();
+    let options = view(cli);
+    if cli.summary {
+        return Ok(Section {
+            text: summary::render(&subject.display, &entries, cli.time, now),
+            json: json!({"managers": summary::json(&entries)}),
+        });
+    }
+    if let Some(text) = &cli.field {
+        // Status and metadata are never hidden from a question about them.
+        let all = ViewOptions { show_status: true, show_metadata: true, ..options };
+        let (shown, _) = all.prepare(&subject.object);
+        let answer = fields::query(subject, &entries, &shown, text)?;
+        return Ok(Section {
+            text: fields::render(subject, &entries, &answer, cli.time, now),
+            json: json!({"field": fields::json(&entries, &answer, text)}),
+        });
+    }
+    if let Some(name) = &cli.manager {
+        let (shown, _) = ViewOptions { show_status: true, ..options }.prepare(&subject.object);
+        let subtree = manager::subtree(subject, &entries, &shown, name)?;
+        return Ok(Section {
+            text: printer::yaml(&subtree)?,
+            json: json!({"manager": name, "applyConfiguration": subtree}),
+        });
+    }
+    let (shown, hidden) = options.prepare(&subject.object);
+    let labels: Vec<String> = entries.iter().map(|e| crate::subject::owner_label(e, cli.time, now)).collect();
+    let mut text = format!("# {}\n", subject.display);
+    text.push_str(&annotate::render(&shown, &entries, &labels));
+    if !hidden.is_empty() {
+        text.push_str(&format!("# hidden: {} (--show-status, --show-metadata show them)\n", hidden.join(", ")));
+    }
+    Ok(Section {
+        text,
+        json: json!({"managers": summary::json(&entries), "fields": fields::all_json(&shown, &entries, &options)}),
+    })
+}
+
+/// Prints the sections: text separated as YAML documents, or one report document.
+fn print(cli: &Cli, sections: Vec<(&Subject, Section)>) -> Result<()> {
+    let Some(format) = cli.output else {
+        let separator = if cli.summary || cli.field.is_some() || cli.tree { "\n" } else { "---\n" };
+        let texts: Vec<String> = sections.into_iter().map(|(_, s)| s.text).collect();
+        print!("{}", texts.join(separator));
+        return Ok(());
+    };
+    let items: Vec<Value> = sections
+        .into_iter()
+        .map(|(subject, s)| {
+            let mut item = json!({"object": subject.reference()});
+            if let Some(source) = &subject.source {
+                item["source"] = source.clone().into();
+            }
+            if let (Value::Object(item), Value::Object(more)) = (&mut item, s.json) {
+                item.extend(more);
+            }
+            item
+        })
+        .collect();
+    let doc = json!({"apiVersion": REPORT_API_VERSION, "kind": "OwnersReport", "items": items});
+    print!("{}", printer::render(&doc, format)?);
+    Ok(())
+}
+
+async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) -> Result<ExitCode> {
+    if !cli.targets.is_empty() {
+        return Err(Error::usage("--conflicts reads the configurations to apply from -f; do not name objects"));
+    }
+    let configs = manifests::read(&cli.filenames, cli.recursive)?;
+    if configs.is_empty() {
+        return Err(Error::usage("the files hold no objects to apply"));
+    }
+    let mut reports = Vec::new();
+    for m in &configs {
+        let resource = load::resource_of(catalog, &m.value, &m.source)?;
+        let report =
+            conflicts::check(conn, resource, &m.value, &cli.field_manager, cli.verify, cli.show_values).await?;
+        reports.push((m, report));
+    }
+    let any_conflict = reports.iter().any(|(_, r)| !r.prediction.conflicts.is_empty());
+    let mismatch = reports.iter().any(|(_, r)| r.verification.as_ref().is_some_and(|v| !v.matches));
+    match cli.output {
+        None => {
+            for (_, r) in &reports {
+                print!("{}", conflicts::render(r));
+            }
+        }
+        Some(format) => {
+            let items: Vec<Value> = reports
+                .iter()
+                .map(|(m, r)| {
+                    let mut object = crate::subject::reference(&m.value);
+                    object["namespace"] = m
+                        .value
+                        .pointer("/metadata/namespace")
+                        .cloned()
+                        .unwrap_or_else(|| Value::String(conn.namespace.clone()));
+                    json!({"object": object, "source": m.source, "conflicts": conflicts::json(r)})
+                })
+                .collect();
+            let doc = json!({"apiVersion": REPORT_API_VERSION, "kind": "OwnersReport", "items": items});
+            print!("{}", printer::render(&doc, format)?);
+        }
+    }
+    if mismatch {
+        return Err(Error::Other("the apiserver's dry run disagrees with the predicted conflicts (see above)".into()));
+    }
+    Ok(if any_conflict { ExitCode::from(EXIT_CONFLICTS) } else { ExitCode::SUCCESS })
+}

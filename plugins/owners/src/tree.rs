@@ -1,0 +1,238 @@
+//! `--tree`: the ownerReferences chain up to the root, and everything owned below it.
+//!
+//! Up: each owner is read by its apiVersion, kind and name (in the object's
+//! namespace, or cluster-wide for cluster-scoped owners). Down: every listable
+//! type is listed once (namespaced types in the object's namespace, or in all
+//! namespaces for a cluster-scoped object, and cluster-scoped types), and
+//! objects are attached to their owners by uid. Types the user may not list
+//! are skipped and named.
+
+use std::collections::{HashMap, HashSet};
+
+use fieldwise_kube::client::Connection;
+use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::{objects, Error, Result};
+use http::Request;
+use serde_json::{json, Value};
+
+use crate::subject::{reference, Subject};
+
+/// A type that could not be searched, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// `plural.group`.
+    pub resource: String,
+    /// Why (e.g. `forbidden`).
+    pub reason: String,
+}
+
+/// The ownership tree around one object.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    /// The root object (the target itself when it has no owners).
+    pub root: Value,
+    /// uid -> (child, whether the reference is the controller one), in a stable order.
+    pub children: HashMap<String, Vec<(Value, bool)>>,
+    /// The uid of the object asked about.
+    pub target_uid: String,
+    /// Owners that could not be read on the way up.
+    pub missing_owners: Vec<String>,
+    /// Types not searched on the way down.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Builds the tree around `subject`.
+pub async fn build(conn: &Connection, catalog: &ResourceCatalog, subject: &Subject) -> Result<Tree> {
+    let target_uid = uid(&subject.object).to_string();
+    let (root, missing_owners) = walk_up(conn, catalog, &subject.object).await;
+    let namespace = subject.object.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_string);
+    let (all, skipped) = list_everything(conn, catalog, namespace.as_deref()).await;
+    let mut children: HashMap<String, Vec<(Value, bool)>> = HashMap::new();
+    for object in all {
+        for r in object.pointer("/metadata/ownerReferences").and_then(Value::as_array).into_iter().flatten() {
+            let owner = r.get("uid").and_then(Value::as_str).unwrap_or_default().to_string();
+            let controller = r.get("controller").and_then(Value::as_bool).unwrap_or(false);
+            children.entry(owner).or_default().push((object.clone(), controller));
+        }
+    }
+    for list in children.values_mut() {
+        list.sort_by_key(|(o, _)| sort_key(o));
+    }
+    Ok(Tree { root, children, target_uid, missing_owners, skipped })
+}
+
+fn uid(object: &Value) -> &str {
+    object.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn sort_key(object: &Value) -> (String, String, String) {
+    let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
+    (text("/kind"), text("/metadata/namespace"), text("/metadata/name"))
+}
+
+/// Follows the controller reference (else the first one) up to an object with no owners.
+async fn walk_up(conn: &Connection, catalog: &ResourceCatalog, object: &Value) -> (Value, Vec<String>) {
+    let mut here = object.clone();
+    let mut missing = Vec::new();
+    let mut seen = HashSet::new();
+    while seen.insert(uid(&here).to_string()) && seen.len() < 32 {
+        let refs = here.pointer("/metadata/ownerReferences").and_then(Value::as_array).cloned().unwrap_or_default();
+        let Some(owner) = refs.iter().find(|r| r["controller"] == true).or(refs.first()) else { break };
+        let text = |k: &str| owner.get(k).and_then(Value::as_str).unwrap_or_default();
+        let name = format!("{}/{}", text("kind").to_lowercase(), text("name"));
+        let Some(resource) = find_type(catalog, text("apiVersion"), text("kind")) else {
+            missing.push(format!("{name} (type {} not served)", text("apiVersion")));
+            break;
+        };
+        let namespace = here.pointer("/metadata/namespace").and_then(Value::as_str);
+        let url = resource.object_path(namespace.filter(|_| resource.namespaced), text("name"), None);
+        match objects::send(conn, Request::get(url).body(Vec::new())).await {
+            Ok(mut parent) if uid(&parent) == text("uid") => {
+                restore_type(&mut parent, resource);
+                here = parent;
+            }
+            Ok(_) => {
+                missing.push(format!("{name} (replaced by a newer object with another uid)"));
+                break;
+            }
+            Err(e) => {
+                missing.push(format!("{name} ({})", short_reason(&e)));
+                break;
+            }
+        }
+    }
+    (here, missing)
+}
+
+/// The served type of `apiVersion` and `kind`.
+pub fn find_type<'c>(catalog: &'c ResourceCatalog, api_version: &str, kind: &str) -> Option<&'c ResourceType> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    catalog.types().iter().find(|t| t.group == group && t.version == version && t.kind == kind)
+}
+
+fn restore_type(object: &mut Value, resource: &ResourceType) {
+    if let Value::Object(map) = object {
+        map.entry("apiVersion").or_insert_with(|| resource.api_version().into());
+        map.entry("kind").or_insert_with(|| resource.kind.clone().into());
+    }
+}
+
+fn short_reason(err: &Error) -> String {
+    match err {
+        Error::Api { code: 403, .. } => "forbidden".into(),
+        Error::Api { code: 404, .. } => "not found".into(),
+        Error::Api { reason, .. } => reason.to_lowercase(),
+        other => other.to_string().trim_start_matches("error: ").to_string(),
+    }
+}
+
+/// Lists every listable type (preferred versions), concurrently.
+async fn list_everything(
+    conn: &Connection,
+    catalog: &ResourceCatalog,
+    namespace: Option<&str>,
+) -> (Vec<Value>, Vec<Skipped>) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for resource in catalog.types().iter().filter(|t| t.preferred && t.supports("list")) {
+        // Events name objects but are never owned by them; skip the noise.
+        if resource.plural == "events" {
+            continue;
+        }
+        let (conn, resource) = (conn.clone(), resource.clone());
+        let namespace = if resource.namespaced { namespace.map(str::to_string) } else { None };
+        tasks.spawn(async move {
+            let listed = objects::list(&conn, &resource, namespace.as_deref(), &Default::default()).await;
+            (resource, listed)
+        });
+    }
+    let mut all = Vec::new();
+    let mut skipped = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        let Ok((resource, listed)) = joined else { continue };
+        match listed {
+            Ok(items) => all.extend(items),
+            Err(e) => skipped.push(Skipped { resource: resource.plural_group(), reason: short_reason(&e) }),
+        }
+    }
+    skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
+    (all, skipped)
+}
+
+/// `kind.group/name` of an object, with its namespace when it differs from `namespace`.
+fn label(object: &Value, namespace: Option<&str>) -> String {
+    let subject = Subject::from_object(object.clone(), None);
+    let ns = object.pointer("/metadata/namespace").and_then(Value::as_str);
+    match ns {
+        Some(ns) if Some(ns) != namespace => format!("{} -n {ns}", subject.display),
+        _ => subject.display,
+    }
+}
+
+/// The human tree.
+pub fn render(tree: &Tree) -> String {
+    let namespace = tree.root.pointer("/metadata/namespace").and_then(Value::as_str);
+    let mut out = String::new();
+    for missing in &tree.missing_owners {
+        out.push_str(&format!("(owner not shown: {missing})\n"));
+    }
+    let mark = |o: &Value| if uid(o) == tree.target_uid { "  <- this object" } else { "" };
+    out.push_str(&format!("{}{}\n", label(&tree.root, namespace), mark(&tree.root)));
+    let mut seen = HashSet::from([uid(&tree.root).to_string()]);
+    render_children(tree, uid(&tree.root), "", namespace, &mut seen, &mut out);
+    if !tree.skipped.is_empty() {
+        let names: Vec<String> = tree.skipped.iter().map(|s| format!("{} ({})", s.resource, s.reason)).collect();
+        out.push_str(&format!("skipped, could not list: {}\n", names.join(", ")));
+    }
+    out
+}
+
+fn render_children(
+    tree: &Tree,
+    owner: &str,
+    prefix: &str,
+    namespace: Option<&str>,
+    seen: &mut HashSet<String>,
+    out: &mut String,
+) {
+    let Some(children) = tree.children.get(owner) else { return };
+    for (i, (child, controller)) in children.iter().enumerate() {
+        let last = i + 1 == children.len();
+        let flag = if *controller { " (controller)" } else { "" };
+        let mark = if uid(child) == tree.target_uid { "  <- this object" } else { "" };
+        out.push_str(&format!(
+            "{prefix}{}{}{flag}{mark}\n",
+            if last { "└── " } else { "├── " },
+            label(child, namespace)
+        ));
+        if seen.insert(uid(child).to_string()) {
+            let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
+            render_children(tree, uid(child), &deeper, namespace, seen, out);
+        }
+    }
+}
+
+/// The `tree` section of the JSON output.
+pub fn json(tree: &Tree) -> Value {
+    let mut seen = HashSet::from([uid(&tree.root).to_string()]);
+    let skipped: Vec<Value> =
+        tree.skipped.iter().map(|s| json!({"resource": s.resource, "reason": s.reason})).collect();
+    json!({
+        "root": node(tree, &tree.root, None, &mut seen),
+        "missingOwners": tree.missing_owners,
+        "skipped": skipped,
+    })
+}
+
+fn node(tree: &Tree, object: &Value, controller: Option<bool>, seen: &mut HashSet<String>) -> Value {
+    let mut children = Vec::new();
+    for (child, is_controller) in tree.children.get(uid(object)).into_iter().flatten() {
+        if seen.insert(uid(child).to_string()) {
+            children.push(node(tree, child, Some(*is_controller), seen));
+        }
+    }
+    let mut out = json!({"object": reference(object), "target": uid(object) == tree.target_uid, "children": children});
+    if let Some(c) = controller {
+        out["controller"] = c.into();
+    }
+    out
+}
