@@ -205,3 +205,36 @@ fn three_way_conflict_on_a_field_changed_live() {
     );
     assert_eq!(result, Ok(json!({"spec": {"replicas": 2}})));
 }
+
+#[test]
+fn three_way_conflict_check_sorts_the_patch_lists_it_compares() {
+    // Without --overwrite, upstream's conflict check de-duplicates and sorts the
+    // patch's non-merging lists of scalars in place, and sends them that way.
+    let modified = json!({"spec": {"containers": [{"args": ["日本語", "a", "$patch", "a/b"], "name": "web"}]}});
+    let current = json!({"spec": {"containers": [{"args": ["日本語", "a/b", "a", "$patch"], "name": "web"}]}});
+    assert_eq!(
+        three_way(json!({}), modified, current, pod(), false),
+        Ok(json!({"spec": {
+            "$setElementOrder/containers": [{"name": "web"}],
+            "containers": [{"args": ["$patch", "a", "a/b", "日本語"], "name": "web"}]
+        }}))
+    );
+    // With a duplicate, the tail is what the in-place de-duplication left behind.
+    let modified = json!({"spec": {"containers": [{"args": ["b", "a", "b"], "name": "web"}]}});
+    let current = json!({"spec": {"containers": [{"args": ["a", "b", "a"], "name": "web"}]}});
+    assert_eq!(
+        three_way(json!({}), modified.clone(), current.clone(), pod(), false),
+        Ok(json!({"spec": {
+            "$setElementOrder/containers": [{"name": "web"}],
+            "containers": [{"args": ["a", "b", "b"], "name": "web"}]
+        }}))
+    );
+    // With --overwrite there is no check, and the list is sent as written.
+    assert_eq!(
+        three_way(json!({}), modified, current, pod(), true),
+        Ok(json!({"spec": {
+            "$setElementOrder/containers": [{"name": "web"}],
+            "containers": [{"args": ["b", "a", "b"], "name": "web"}]
+        }}))
+    );
+}

@@ -15,13 +15,17 @@ use super::order;
 use super::slices;
 
 /// `MergingMapsHaveConflicts`.
+///
+/// Like upstream, the check de-duplicates and sorts the non-merging lists of
+/// scalars of `left` (the patch) in place, and that is what gets sent: a
+/// patch that passes the check carries those lists as the check left them.
 pub(crate) fn maps_conflict(
     cx: Lookup<'_>,
-    left: &Map<String, Value>,
+    left: &mut Map<String, Value>,
     right: &Map<String, Value>,
     ty: Ty,
 ) -> Result<bool, StrategicError> {
-    for (key, left_value) in left {
+    for (key, left_value) in left.iter_mut() {
         if key == DIRECTIVE_MARKER || key == RETAIN_KEYS {
             continue;
         }
@@ -47,7 +51,7 @@ pub(crate) fn maps_conflict(
 /// `mergingMapFieldsHaveConflicts`.
 fn fields_conflict(
     cx: Lookup<'_>,
-    left: &Value,
+    left: &mut Value,
     right: &Value,
     ty: Ty,
     strategy: Strategy,
@@ -76,7 +80,7 @@ fn fields_conflict(
 /// `slicesHaveConflicts`.
 fn slices_conflict(
     cx: Lookup<'_>,
-    left: &[Value],
+    left: &mut [Value],
     right: &[Value],
     elem: Ty,
     strategy: Strategy,
@@ -89,9 +93,9 @@ fn slices_conflict(
         }
         let left_map = by_merge_key(left, merge_key)?;
         let right_map = by_merge_key(right, merge_key)?;
-        for (key, l) in &left_map {
-            if let Some(r) = right_map.get(key) {
-                if fields_conflict(cx, l, r, elem, Strategy::Default, "")? {
+        for (key, &l) in &left_map {
+            if let Some(&r) = right_map.get(key) {
+                if fields_conflict(cx, &mut left[l], &right[r], elem, Strategy::Default, "")? {
                     return Ok(true);
                 }
             }
@@ -101,13 +105,18 @@ fn slices_conflict(
     if left.len() != right.len() {
         return Ok(true);
     }
-    let (left, right) = if kind != GoType::Map {
-        let sort = |l: &[Value]| order::sort_scalars(order::deduplicate_scalars(l.to_vec()));
-        (sort(left), sort(right))
+    let (compared, right) = if kind != GoType::Map {
+        // `deduplicateAndSortScalars` on the patch's own list: the de-duplicated
+        // items come first, sorted, and the rest of the list is what the
+        // de-duplication left behind.
+        let unique = order::deduplicate_in_place(left);
+        let sorted = order::sort_scalars(left[..unique].to_vec());
+        left[..unique].clone_from_slice(&sorted);
+        (unique, order::sort_scalars(order::deduplicate_scalars(right.to_vec())))
     } else {
-        (left.to_vec(), right.to_vec())
+        (left.len(), right.to_vec())
     };
-    for (i, l) in left.iter().enumerate() {
+    for (i, l) in left[..compared].iter_mut().enumerate() {
         // Upstream indexes out of range (and panics) when de-duplication shortened the right side.
         let Some(r) = right.get(i) else { return Ok(true) };
         if fields_conflict(cx, l, r, elem, Strategy::Default, "")? {
@@ -117,17 +126,17 @@ fn slices_conflict(
     Ok(false)
 }
 
-/// `sliceOfMapsToMapOfMaps`: elements by their merge key (later duplicates win).
-fn by_merge_key<'v>(list: &'v [Value], merge_key: &str) -> Result<HashMap<String, &'v Value>, ErrorKind> {
+/// `sliceOfMapsToMapOfMaps`: the index of the element for each merge key (later duplicates win).
+fn by_merge_key(list: &[Value], merge_key: &str) -> Result<HashMap<String, usize>, ErrorKind> {
     let mut out = HashMap::with_capacity(list.len());
-    for item in list {
+    for (i, item) in list.iter().enumerate() {
         let Some(map) = item.as_object() else {
             return Err(ErrorKind::UnknownType(format!("invalid element type in merging list: {item}")));
         };
         let Some(key) = map.get(merge_key) else {
             return Err(ErrorKind::NoMergeKey { map: super::gofmt::v(item), key: merge_key.to_string() });
         };
-        out.insert(key.to_string(), item);
+        out.insert(key.to_string(), i);
     }
     Ok(out)
 }

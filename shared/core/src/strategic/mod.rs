@@ -167,11 +167,11 @@ pub fn create_three_way_checked(
         DiffOptions { ignore_changes_and_additions: true, set_element_order: true, ..DiffOptions::default() };
     let deletions = diff::diff_maps(cx, original, modified, root, deletion_options)?;
     let client = apply::MergeOptions { merge_parallel_list: false, ignore_unmatched_nulls: false };
-    let patch = apply::merge_map(cx, deletions, &delta, root, client)?;
+    let mut patch = apply::merge_map(cx, deletions, &delta, root, client)?;
     check_preconditions(&patch, preconditions)?;
     if !overwrite {
         let changes = diff::diff_maps(cx, original, current, root, DiffOptions::default())?;
-        if conflicts::maps_conflict(cx, &patch, &changes, root)? {
+        if conflicts::maps_conflict(cx, &mut patch, &changes, root)? {
             return Err(ErrorKind::Conflict { patch: json_text(&patch), changes: json_text(&changes) }.into());
         }
     }
