@@ -76,3 +76,27 @@ fn missing_list_map_keys_take_the_schema_default() {
         r#"{"f:apiVersion":{},"f:kind":{},"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{}}}}"#
     );
 }
+
+#[test]
+fn formatted_strings_quantities_and_fields_v1_are_typed_as_upstream_converts_them() {
+    // Time and Quantity are untyped scalars upstream (any scalar fits); FieldsV1 is a map.
+    let deployment = json!({"metadata": {"creationTimestamp": false, "managedFields": [{"fieldsV1": {"f:a": {}}}]},
+        "spec": {"template": {"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": 1}}}]}}},
+        "apiVersion": "apps/v1", "kind": "Deployment"});
+    assert_eq!(
+        from_value(deployment).unwrap(),
+        r#"{"f:apiVersion":{},"f:kind":{},"f:metadata":{"f:creationTimestamp":{},"f:managedFields":{}},"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"a\"}":{".":{},"f:name":{},"f:resources":{"f:limits":{"f:cpu":{}}}}}}}}}"#
+    );
+    let pod = json!({"metadata": {"managedFields": [{"fieldsV1": "x"}]}, "apiVersion": "v1", "kind": "Pod"});
+    assert!(from_value(pod).is_err());
+}
+
+#[test]
+fn integers_beyond_int64_in_keys_are_floats() {
+    let service =
+        json!({"spec": {"ports": [{"port": 18446744073709551615_u64}]}, "apiVersion": "v1", "kind": "Service"});
+    assert_eq!(
+        from_value(service).unwrap(),
+        r#"{"f:apiVersion":{},"f:kind":{},"f:spec":{"f:ports":{"k:{\"port\":18446744073709552000,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}}}}"#
+    );
+}

@@ -47,11 +47,55 @@ pub fn field_set(value: &Value, schema: &Schema, ty: TypeId) -> Result<Set, Vec<
 /// Like [`field_set`], but returns what it could build beside the errors (items it cannot name are skipped).
 /// `ty` of `None` means untyped.
 pub fn field_set_lossy(value: &Value, schema: &Schema, ty: Option<TypeId>) -> (Set, Vec<TypedError>) {
-    let mut validator = Validator { schema, errors: Vec::new(), path: Vec::new() };
-    validator.check(atom(schema, ty), value);
-    let mut walker = Walker { schema, set: Set::new(), path: Vec::new() };
-    walker.walk(atom(schema, ty), value);
+    let types = Types::of(schema);
+    let mut validator = Validator { types, errors: Vec::new(), path: Vec::new() };
+    validator.check(types.atom(ty), value);
+    let mut walker = Walker { types, set: Set::new(), path: Vec::new() };
+    walker.walk(types.atom(ty), value);
     (walker.set, validator.errors)
+}
+
+/// The schema, with the named types upstream's schema converter treats specially.
+///
+/// kube-openapi converts `type: string` with a format (other than `byte`) to an
+/// untyped scalar, and hard-codes `Quantity` (any scalar) and `RawExtension`
+/// (anything, atomic); an object schema without properties is a map of deduced
+/// values (`FieldsV1`). Our schema vocabulary reads these as plain strings and
+/// untyped positions, so they are recognised here by name.
+#[derive(Clone, Copy)]
+struct Types<'s> {
+    schema: &'s Schema,
+    any_scalar: [Option<TypeId>; 3],
+    free_object: Option<TypeId>,
+    raw_extension: Option<TypeId>,
+}
+
+impl<'s> Types<'s> {
+    fn of(schema: &'s Schema) -> Self {
+        let named = |name: &str| schema.by_name(name);
+        Types {
+            schema,
+            any_scalar: [
+                named("io.k8s.apimachinery.pkg.apis.meta.v1.Time"),
+                named("io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"),
+                named("io.k8s.apimachinery.pkg.api.resource.Quantity"),
+            ],
+            free_object: named("io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"),
+            raw_extension: named("io.k8s.apimachinery.pkg.runtime.RawExtension"),
+        }
+    }
+
+    fn atom(&self, ty: Option<TypeId>) -> Atom<'s> {
+        match ty {
+            Some(id) if self.any_scalar.contains(&Some(id)) => return Atom::Scalar(Scalar::Untyped),
+            Some(id) if self.free_object == Some(id) => {
+                return Atom::Map { fields: None, others: Others::Typed(None), atomic: false }
+            }
+            Some(id) if self.raw_extension == Some(id) => return Atom::UntypedAtomic,
+            _ => {}
+        }
+        atom(self.schema, ty)
+    }
 }
 
 /// How upstream's schema describes one position (a `schema.Atom` after `deduceAtom`).
@@ -65,6 +109,8 @@ enum Atom<'s> {
     List { items: Option<TypeId>, keys: Option<&'s [String]> },
     /// No schema (`__untyped_deduced_`): objects are granular maps, lists atomic, anything fits.
     Deduced,
+    /// Anything, owned as a whole (`__untyped_atomic_`).
+    UntypedAtomic,
 }
 
 /// Upstream's scalar kinds.
@@ -134,7 +180,7 @@ impl<'s> Atom<'s> {
 
 /// Upstream's `validatingObjectWalker` with `AllowDuplicates`: collects where the value does not fit.
 struct Validator<'s> {
-    schema: &'s Schema,
+    types: Types<'s>,
     errors: Vec<TypedError>,
     path: Vec<PathElement>,
 }
@@ -149,7 +195,7 @@ impl Validator<'_> {
             return;
         }
         match atom {
-            Atom::Deduced => {}
+            Atom::Deduced | Atom::UntypedAtomic => {}
             Atom::Scalar(kind) => {
                 let fits = match kind {
                     Scalar::String => value.is_string(),
@@ -174,7 +220,7 @@ impl Validator<'_> {
                 for (key, child) in map {
                     self.path.push(PathElement::Field(key.clone()));
                     match atom.child(key) {
-                        Ok((ty, _)) => self.check(self::atom(self.schema, ty), child),
+                        Ok((ty, _)) => self.check(self.types.atom(ty), child),
                         Err(()) => self.error("field not declared in schema".into()),
                     }
                     self.path.pop();
@@ -187,13 +233,13 @@ impl Validator<'_> {
                 for (i, item) in list.iter().enumerate() {
                     let pe = match keys {
                         None => PathElement::Index(i as i64),
-                        Some(keys) => match item_element(self.schema, items, Some(keys), item) {
+                        Some(keys) => match item_element(self.types.schema, items, Some(keys), item) {
                             Ok(pe) => pe,
                             Err(reason) => return self.error(format!("element {i}: {reason}")),
                         },
                     };
                     self.path.push(pe);
-                    self.check(self::atom(self.schema, items), item);
+                    self.check(self.types.atom(items), item);
                     self.path.pop();
                 }
             }
@@ -203,7 +249,7 @@ impl Validator<'_> {
 
 /// Upstream's `toFieldSetWalker`.
 struct Walker<'s> {
-    schema: &'s Schema,
+    types: Types<'s>,
     set: Set,
     path: Vec<PathElement>,
 }
@@ -211,7 +257,7 @@ struct Walker<'s> {
 impl Walker<'_> {
     fn walk(&mut self, atom: Atom<'_>, value: &Value) {
         match (atom, value) {
-            (Atom::Scalar(_), _) => self.set.insert(&self.path),
+            (Atom::Scalar(_) | Atom::UntypedAtomic, _) => self.set.insert(&self.path),
             (Atom::Deduced, Value::Object(_)) => {
                 let deduced = Atom::Map { fields: None, others: Others::Typed(None), atomic: false };
                 self.walk_map(deduced, value);
@@ -231,7 +277,7 @@ impl Walker<'_> {
         for (key, child) in map {
             let (ty, declared) = atom.child(key).unwrap_or((None, false));
             self.path.push(PathElement::Field(key.clone()));
-            self.walk(self::atom(self.schema, ty), child);
+            self.walk(self.types.atom(ty), child);
             let sets_nothing = child.is_null() || child.as_object().is_some_and(|m| m.is_empty());
             if sets_nothing || !declared {
                 self.set.insert(&self.path);
@@ -244,7 +290,7 @@ impl Walker<'_> {
     /// the item alone: upstream does not descend into duplicates.
     fn walk_list(&mut self, items: Option<TypeId>, keys: &[String], list: &[Value]) {
         let elements: Vec<Option<PathElement>> =
-            list.iter().map(|item| item_element(self.schema, items, Some(keys), item).ok()).collect();
+            list.iter().map(|item| item_element(self.types.schema, items, Some(keys), item).ok()).collect();
         let mut seen: BTreeSet<&PathElement> = BTreeSet::new();
         let mut duplicates: BTreeSet<&PathElement> = BTreeSet::new();
         for pe in elements.iter().flatten() {
@@ -257,7 +303,7 @@ impl Walker<'_> {
             self.set.insert(&self.path);
             self.path.pop();
         }
-        let item_atom = atom(self.schema, items);
+        let item_atom = self.types.atom(items);
         for (item, pe) in list.iter().zip(&elements) {
             let Some(pe) = pe else { continue };
             if duplicates.contains(&pe) {

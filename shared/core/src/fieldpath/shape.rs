@@ -105,7 +105,7 @@ pub(crate) fn item_element(
             Value::Object(_) => Err("associative list without keys has an element that's a map type".into()),
             Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
             Value::Null => Err("associative list without keys has an element that's an explicit null".into()),
-            scalar => Ok(PathElement::Value(scalar.clone())),
+            scalar => Ok(PathElement::Value(as_go_decodes(scalar.clone()))),
         };
     };
     let Value::Object(map) = item else {
@@ -118,7 +118,7 @@ pub(crate) fn item_element(
     let mut fields = Vec::with_capacity(keys.len());
     for name in keys {
         match map.get(name).cloned().or_else(|| key_default(schema, items, name)) {
-            Some(v) => fields.push((name.clone(), v)),
+            Some(v) => fields.push((name.clone(), as_go_decodes(v))),
             None => {
                 return Err(format!(
                     "associative list with keys has an element that omits key field {name:?} (and doesn't have default value)"
@@ -127,6 +127,15 @@ pub(crate) fn item_element(
         }
     }
     Ok(PathElement::Key(KeyFields::new(fields)))
+}
+
+/// A value as the apiserver's decoder holds it: an integer beyond int64 is a
+/// float64 there (`18446744073709551615` is written back as `18446744073709552000`).
+fn as_go_decodes(value: Value) -> Value {
+    match &value {
+        Value::Number(n) if n.is_u64() && n.as_i64().is_none() => n.as_f64().map(Value::from).unwrap_or(value),
+        _ => value,
+    }
 }
 
 /// The default of a list-map key field that an item omits: the OpenAPI `default`
