@@ -62,9 +62,8 @@ pub fn workspace_root() -> PathBuf {
 
 /// Where cargo put the plugin binaries (built by `cargo build --workspace --bins`).
 pub fn bin_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"));
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"));
     let dir = target.join("debug");
     assert!(
         dir.join("kubectl-owners").exists(),
@@ -90,7 +89,10 @@ pub fn plugin_path_dir() -> PathBuf {
         if is_plugin {
             let link = dir.join(&name);
             let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink(entry.path(), &link).expect("symlink plugin");
+            // Tests run in parallel: another one may have made the same link in between.
+            if let Err(e) = std::os::unix::fs::symlink(entry.path(), &link) {
+                assert!(link.exists(), "symlink plugin {}: {e}", link.display());
+            }
         }
     }
     dir
@@ -154,11 +156,7 @@ impl Cluster {
     /// Creates a fresh namespace for one test and returns its name.
     pub fn namespace(&self, prefix: &str) -> String {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let name = format!(
-            "{prefix}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::SeqCst)
-        );
+        let name = format!("{prefix}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::SeqCst));
         self.kubectl_ok(&["create", "namespace", &name]);
         name
     }

@@ -1,0 +1,420 @@
+//! `kubectl owners` against the real cluster: field-by-field attribution after
+//! real kubectl writes, conflict prediction checked against the apiserver on
+//! generated scenarios, the ownerReferences tree, offline use, redaction and
+//! one-line errors.
+
+#[path = "owners/scenarios.rs"]
+mod scenarios;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use fieldwise_e2e::{eventually, fixture, require_cluster, run, text, Cluster};
+use fieldwise_kube::client;
+use serde_json::Value;
+
+fn owners(cluster: &Cluster) -> Command {
+    cluster.plugin("kubectl-owners")
+}
+
+fn ok(out: Output) -> String {
+    assert!(out.status.success(), "exit {:?}: {}{}", out.status.code(), text(&out.stderr), text(&out.stdout));
+    text(&out.stdout)
+}
+
+fn json_of(out: Output) -> Value {
+    serde_json::from_str(&ok(out)).expect("JSON output")
+}
+
+/// Asserts a failed command printed exactly one clear line and no panic.
+fn assert_one_line_error(out: &Output, expected: &str) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "exit code; stderr: {stderr}");
+    assert!(stderr.contains(expected), "expected {expected:?} in stderr: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line expected: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// The managers (`name operation[/subresource]`) owning `path` in an owners -o json item.
+fn owners_of(item: &Value, path: &str) -> Vec<String> {
+    let fields = item["fields"].as_array().expect("fields");
+    let field = fields.iter().find(|f| f["path"] == path).unwrap_or_else(|| panic!("no field {path} in {fields:#?}"));
+    let mut names: Vec<String> = field["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let sub = o["subresource"].as_str().unwrap_or_default();
+            let sub = if sub.is_empty() { String::new() } else { format!("/{sub}") };
+            format!("{} {}{sub}", o["manager"].as_str().unwrap(), o["operation"].as_str().unwrap())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn apply_busybox(cluster: &Cluster, ns: &str) {
+    cluster.kubectl_ok(&["apply", "-n", ns, "-f", fixture("busybox-demo.yaml").to_str().unwrap()]);
+}
+
+#[test]
+fn attributes_every_field_to_the_manager_that_wrote_it() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-owners");
+    apply_busybox(&cluster, &ns);
+    cluster.kubectl_ok(&["scale", "-n", &ns, "deploy/busybox-demo", "--replicas=3"]);
+    cluster.kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deploy/busybox-demo",
+        "-p",
+        r#"{"metadata":{"labels":{"tier":"demo"}},"spec":{"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:1.36"}]}}}}"#,
+    ]);
+    // A server-side apply by another manager, sent as is: `kubectl apply --server-side` would
+    // also move kubectl-client-side-apply's fields to team-b (kubectl's CSA upgrade).
+    let team_b = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "busybox-demo", "annotations": {"team": "b"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "busybox", "env": [{"name": "MODE", "value": "demo"}]}]}}}});
+    let url = format!("/apis/apps/v1/namespaces/{ns}/deployments/busybox-demo?fieldManager=team-b");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
+        scenarios::send(&conn, "PATCH", &url, "application/apply-patch+yaml", &team_b).await.expect("apply by team-b");
+    });
+    let report = json_of(run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "-o", "json"])));
+    assert_eq!(report["kind"], "OwnersReport");
+    let item = &report["items"][0];
+    assert_eq!(item["object"]["name"], "busybox-demo");
+    let c = r#".spec.template.spec.containers[name="busybox"]"#;
+    let expected: &[(&str, &[&str])] = &[
+        (".spec.replicas", &["kubectl Update/scale"]),
+        (".metadata.labels.app", &["kubectl-client-side-apply Update"]),
+        (".metadata.labels.tier", &["kubectl-patch Update"]),
+        (".metadata.annotations.team", &["team-b Apply"]),
+        (".spec.selector", &["kubectl-client-side-apply Update"]),
+        (&format!("{c}.image"), &["kubectl-patch Update"]),
+        (&format!("{c}.args"), &["kubectl-client-side-apply Update"]),
+        (&format!("{c}.env[name=\"MODE\"].value"), &["team-b Apply"]),
+        (&format!("{c}.name"), &["kubectl-client-side-apply Update", "team-b Apply"]),
+    ];
+    for (path, managers) in expected {
+        assert_eq!(owners_of(item, path), *managers, "{path}");
+    }
+    let value =
+        |path: &str| item["fields"].as_array().unwrap().iter().find(|f| f["path"] == path).map(|f| f["value"].clone());
+    assert_eq!(value(".spec.replicas"), Some(Value::from(3)));
+    assert_eq!(value(&format!("{c}.image")), Some(Value::from("busybox:1.36")));
+    assert!(
+        item["fields"].as_array().unwrap().iter().all(|f| !f["path"].as_str().unwrap().starts_with(".status")),
+        "status hidden by default"
+    );
+    let kinds: Vec<(String, String)> = item["managers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["manager"].as_str().unwrap().to_string(), m["kind"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(kinds.contains(&("team-b".into(), "tool".into())), "{kinds:?}");
+    assert!(kinds.contains(&("kubectl-patch".into(), "kubectl".into())), "{kinds:?}");
+
+    // --field, in every spelling, agrees.
+    for spelling in ["spec.template.spec.containers[name=busybox].image", "{.spec.template.spec.containers[0].image}"] {
+        let answer =
+            json_of(run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "--field", spelling, "-o", "json"])));
+        let field = &answer["items"][0]["field"];
+        assert_eq!(field["path"], format!("{c}.image"));
+        assert_eq!(field["relation"], "exact");
+        assert_eq!(field["value"], "busybox:1.36");
+        let managers: Vec<&str> =
+            field["owners"].as_array().unwrap().iter().map(|o| o["manager"].as_str().unwrap()).collect();
+        assert_eq!(managers, ["kubectl-patch"], "{spelling}");
+    }
+    let table = ok(run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "--field", "spec.replicas"])));
+    assert!(table.contains(".spec.replicas: 3") && table.contains("kubectl ") && table.contains("scale"), "{table}");
+
+    // The annotated view marks lines, and --manager gives an applicable subtree.
+    let view = ok(run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "--time", "none"])));
+    assert!(view.lines().any(|l| l.contains("tier: demo") && l.ends_with("# kubectl-patch Update")), "{view}");
+    assert!(view.lines().any(|l| l.contains("replicas: 3") && l.ends_with("# kubectl Update/scale")), "{view}");
+    assert!(!view.contains("\u{1b}["), "no color when not a terminal");
+    let mine = ok(run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "--manager", "team-b"])));
+    let subtree: Value = serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(&mine).unwrap()).unwrap();
+    assert_eq!(subtree["metadata"]["annotations"], serde_json::json!({"team": "b"}));
+    assert_eq!(
+        subtree["spec"]["template"]["spec"]["containers"],
+        serde_json::json!([{"name": "busybox", "env": [{"name": "MODE", "value": "demo"}]}])
+    );
+    assert!(subtree["spec"].get("replicas").is_none());
+    cluster.kubectl_stdin(
+        &["apply", "--server-side", "--field-manager=team-b", "-n", &ns, "-f", "-", "--dry-run=server"],
+        &mine,
+    );
+
+    // Many objects: by label and with -A.
+    let summary = ok(run(owners(&cluster).args(["deploy", "-l", "app=busybox", "-A", "--summary"])));
+    assert!(summary.contains(&"deployment.apps/busybox-demo".to_string()) && summary.contains("FIELDS"), "{summary}");
+}
+
+#[test]
+fn predicted_conflicts_equal_the_apiservers_409_causes() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-conflicts");
+    let started = Instant::now();
+    let total: u64 = std::env::var("FIELDWISE_SCENARIOS").ok().and_then(|n| n.parse().ok()).unwrap_or(240);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let outcomes = runtime.block_on(async {
+        let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(12));
+        let mut tasks = tokio::task::JoinSet::new();
+        for seed in 0..total {
+            let (conn, ns, limit) = (conn.clone(), ns.clone(), limit.clone());
+            tasks.spawn(async move {
+                let _permit = limit.acquire().await.unwrap();
+                scenarios::run(&conn, &ns, seed).await
+            });
+        }
+        let mut outcomes = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.expect("scenario task"));
+        }
+        outcomes
+    });
+    let agreeing = outcomes.iter().filter(|o| o.agrees()).count();
+    let with_conflicts = outcomes.iter().filter(|o| o.server.as_ref().is_ok_and(|c| !c.is_empty())).count();
+    eprintln!(
+        "conflict prediction: {agreeing}/{} scenarios agree with the apiserver ({with_conflicts} answered 409) in {:?}",
+        outcomes.len(),
+        started.elapsed()
+    );
+    for o in outcomes.iter().filter(|o| !o.agrees()).take(5) {
+        eprintln!(
+            "DISAGREE seed {}: {:?} then apply by {} of {}\n  predicted {:?}\n  server    {:?}",
+            o.seed, o.history, o.applier, o.config, o.predicted, o.server
+        );
+    }
+    assert!(outcomes.len() >= 200 && agreeing == outcomes.len(), "{agreeing}/{} agree", outcomes.len());
+    assert!(
+        with_conflicts >= 40 && with_conflicts + 40 <= outcomes.len(),
+        "a mix of 409s and successes: {with_conflicts}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(120), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn conflicts_flag_predicts_verifies_and_exits_3() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-owners-conflicts");
+    apply_busybox(&cluster, &ns);
+    cluster.kubectl_ok(&["scale", "-n", &ns, "deploy/busybox-demo", "--replicas=2"]);
+    let dir = std::env::temp_dir().join(format!("fw-owners-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("apply.yaml");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap().replace("replicas: 1", "replicas: 4"),
+    )
+    .unwrap();
+    let out = run(owners(&cluster).args([
+        "-n",
+        &ns,
+        "--conflicts",
+        "-f",
+        file.to_str().unwrap(),
+        "--field-manager",
+        "ci",
+        "--verify",
+    ]));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains(".spec.replicas") && stdout.contains("verified"), "{stdout}");
+    let report = serde_json::from_str::<Value>(&text(
+        &run(owners(&cluster).args([
+            "-n",
+            &ns,
+            "--conflicts",
+            "-f",
+            file.to_str().unwrap(),
+            "--field-manager",
+            "ci",
+            "--verify",
+            "-o",
+            "json",
+        ]))
+        .stdout,
+    ))
+    .unwrap();
+    let section = &report["items"][0]["conflicts"];
+    assert_eq!(section["verification"]["matches"], true);
+    assert_eq!(section["verification"]["status"], 409);
+    assert!(section["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["field"] == ".spec.replicas" && c["manager"]["subresource"] == "scale"));
+    // The same file without the replicas change conflicts with nobody.
+    let same = dir.join("same.yaml");
+    std::fs::write(
+        &same,
+        std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap().replace("  replicas: 1\n", ""),
+    )
+    .unwrap();
+    let out = run(owners(&cluster).args([
+        "-n",
+        &ns,
+        "--conflicts",
+        "-f",
+        same.to_str().unwrap(),
+        "--field-manager",
+        "ci",
+        "--verify",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+}
+
+#[test]
+fn tree_shows_the_replicaset_and_pods_of_a_deployment() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-owners-tree");
+    apply_busybox(&cluster, &ns);
+    let pod = eventually("the ReplicaSet to create a pod", Duration::from_secs(90), || {
+        let names = cluster.kubectl_ok(&["get", "pods", "-n", &ns, "-o", "name"]);
+        names.lines().next().map(str::to_string)
+    });
+    for target in ["deploy/busybox-demo", pod.as_str()] {
+        let report = json_of(run(owners(&cluster).args(["-n", &ns, target, "--tree", "-o", "json"])));
+        let root = &report["items"][0]["tree"]["root"];
+        assert_eq!(root["object"]["kind"], "Deployment", "{target}: {root:#}");
+        let rs = &root["children"][0];
+        assert_eq!(
+            (rs["object"]["kind"].as_str(), rs["controller"].as_bool()),
+            (Some("ReplicaSet"), Some(true)),
+            "{root:#}"
+        );
+        let pods = rs["children"].as_array().unwrap();
+        assert!(pods.iter().any(|p| p["object"]["kind"] == "Pod" && p["controller"] == true), "{root:#}");
+        let marked =
+            if target.starts_with("pod/") { pods.iter().any(|p| p["target"] == true) } else { root["target"] == true };
+        assert!(marked, "{target} is marked: {root:#}");
+    }
+    let text_tree = ok(run(owners(&cluster).args(["-n", &ns, &pod, "--tree"])));
+    assert!(
+        text_tree.starts_with("deployment.apps/busybox-demo\n")
+            && text_tree.contains("└── replicaset.apps/busybox-demo-"),
+        "{text_tree}"
+    );
+    // A user who may not list everything still gets the tree, and is told what was skipped.
+    let restricted = ok(run(owners(&cluster).args([
+        "--context",
+        "fieldwise-restricted",
+        "-n",
+        &ns,
+        "deploy/busybox-demo",
+        "--tree",
+    ])));
+    assert!(
+        restricted.contains("replicaset.apps/")
+            && restricted.contains("skipped, could not list: ")
+            && restricted.contains("secrets (forbidden)"),
+        "{restricted}"
+    );
+}
+
+#[test]
+fn local_mode_needs_no_cluster() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-owners-local");
+    apply_busybox(&cluster, &ns);
+    let yaml = cluster.kubectl_ok(&["get", "-n", &ns, "deploy/busybox-demo", "-o", "yaml", "--show-managed-fields"]);
+    let file = std::env::temp_dir().join(format!("fw-owners-local-{}.yaml", std::process::id()));
+    std::fs::write(&file, &yaml).unwrap();
+    let offline = || {
+        let mut cmd = owners(&cluster);
+        cmd.env("KUBECONFIG", "/nonexistent");
+        cmd
+    };
+    let view = ok(run(offline().args(["--local", "-f", file.to_str().unwrap(), "--time", "none"])));
+    assert!(
+        view.lines().any(|l| l.contains("image: busybox:1.28") && l.ends_with("# kubectl-client-side-apply Update")),
+        "{view}"
+    );
+    let mut child = offline()
+        .args(["--local", "-f", "-", "--summary"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(yaml.as_bytes()).unwrap();
+    let summary = ok(child.wait_with_output().unwrap());
+    assert!(summary.contains("kubectl-client-side-apply") && summary.contains("kubectl"), "{summary}");
+    let out = run(offline().args(["--local", "-f", fixture("busybox-demo.yaml").to_str().unwrap()]));
+    assert_one_line_error(&out, "deployment.apps/busybox-demo has no metadata.managedFields");
+}
+
+#[test]
+fn secret_values_never_appear_without_show_values() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-owners-secret");
+    cluster.kubectl_stdin(
+        &["apply", "-n", &ns, "-f", "-"],
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: s3cr3t-value\n",
+    );
+    let base64 = "czNjcjN0LXZhbHVl";
+    for args in [
+        &[][..],
+        &["-o", "json"],
+        &["-o", "yaml"],
+        &["--field", "data.password"],
+        &["--manager", "kubectl-client-side-apply"],
+        &["--show-metadata", "--show-status"],
+    ] {
+        let out = ok(run(owners(&cluster).args(["-n", &ns, "secret/creds"]).args(args)));
+        assert!(!out.contains("s3cr3t-value") && !out.contains(base64), "{args:?} leaks the value:\n{out}");
+        assert!(out.contains("***"), "{args:?}:\n{out}");
+    }
+    let shown = ok(run(owners(&cluster).args(["-n", &ns, "secret/creds", "--show-values"])));
+    assert!(shown.contains(base64), "{shown}");
+}
+
+#[test]
+fn bad_input_is_one_clear_line() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-owners-bad");
+    apply_busybox(&cluster, &ns);
+    let out = run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "--field", "spec.replicaz"]));
+    assert_one_line_error(&out, "field \"spec.replicaz\" (.spec.replicaz) not found in deployment.apps/busybox-demo");
+    let out = run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "--field", "spec.template[oops"]));
+    assert_one_line_error(&out, "invalid field path \"spec.template[oops\"");
+    let out = run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "--manager", "nobody"]));
+    assert_one_line_error(&out, "no manager \"nobody\" in deployment.apps/busybox-demo");
+
+    let dir = std::env::temp_dir().join(format!("fw-owners-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let malformed = dir.join("malformed.yaml");
+    std::fs::write(
+        &malformed,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\n  managedFields:\n  - manager: x\n    operation: Patch\n    apiVersion: v1\n    fieldsType: FieldsV1\n",
+    )
+    .unwrap();
+    let out = run(owners(&cluster).args(["--local", "-f", malformed.to_str().unwrap()]));
+    assert_one_line_error(
+        &out,
+        "configmap/m: invalid managedFields entry 0 (manager \"x\"): operation must be `Apply` or `Update`",
+    );
+    let bad_fields = dir.join("bad-fields.yaml");
+    std::fs::write(
+        &bad_fields,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\n  managedFields:\n  - manager: x\n    operation: Apply\n    apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1: {\"f:data\": {\"k:not-json\": {}}}\n",
+    )
+    .unwrap();
+    let out = run(owners(&cluster).args(["--local", "-f", bad_fields.to_str().unwrap()]));
+    assert_one_line_error(&out, "configmap/m: invalid managedFields entry 0");
+    let broken = dir.join("broken.yaml");
+    std::fs::write(&broken, "kind: [unclosed\n").unwrap();
+    let out = run(owners(&cluster).args(["--local", "-f", broken.to_str().unwrap()]));
+    assert_one_line_error(&out, &format!("cannot parse {}", broken.display()));
+    let out = run(owners(&cluster).args(["--local", "-f", "/nonexistent/dir"]));
+    assert_one_line_error(&out, "the path \"/nonexistent/dir\" cannot be read");
+}

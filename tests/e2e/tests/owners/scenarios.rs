@@ -1,0 +1,275 @@
+//! Generated server-side apply scenarios: a base Deployment written by
+//! client-side apply, `kubectl patch`, `kubectl scale` and server-side apply
+//! by another manager, then an apply by manager B of a random subset of
+//! fields. Each scenario compares `predict_apply_conflicts` with the
+//! apiserver's answer to the same apply as a dry run.
+
+use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts};
+use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_kube::client::Connection;
+use serde_json::{json, Value};
+
+/// A small deterministic generator (SplitMix64), so a failing seed can be rerun.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// True with probability 1/`n`.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+}
+
+/// What a sent request answered: the object, or the status code and the 409 causes.
+pub type Answer = Result<Value, (u16, Vec<(String, String)>, String)>;
+
+/// Sends one request and keeps the Status details a 409 carries.
+pub async fn send(conn: &Connection, method: &str, url: &str, content_type: &str, body: &Value) -> Answer {
+    let request = http::Request::builder()
+        .method(method)
+        .uri(url)
+        .header("Content-Type", content_type)
+        .body(if body.is_null() { Vec::new() } else { serde_json::to_vec(body).unwrap() })
+        .unwrap();
+    match conn.client.request::<Value>(request).await {
+        Ok(v) => Ok(v),
+        Err(kube::Error::Api(status)) => {
+            let mut causes: Vec<(String, String)> = status
+                .details
+                .iter()
+                .flat_map(|d| d.causes.iter())
+                .map(|c| (c.field.clone(), c.message.clone()))
+                .collect();
+            causes.sort();
+            Err((status.code, causes, status.message.clone()))
+        }
+        Err(e) => Err((0, Vec::new(), e.to_string())),
+    }
+}
+
+fn container(image: &str) -> Value {
+    json!({"name": "main", "image": image, "args": ["sleep", "1000"],
+        "env": [{"name": "A", "value": "1"}], "ports": [{"containerPort": 80}]})
+}
+
+/// The base configuration of scenario `name`.
+fn base(name: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": name}, "annotations": {"note": "base"}},
+        "spec": {"replicas": 1, "paused": true, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container("busybox:1.28")]}}}})
+}
+
+/// Manager B's configuration: identity plus a random subset of changes (same value or new).
+fn config_b(name: &str, rng: &mut Rng) -> Value {
+    let mut spec = serde_json::Map::new();
+    let mut meta = json!({"name": name});
+    let mut main = json!({"name": "main"});
+    let pick = |rng: &mut Rng, same: &str, new: &str| if rng.one_in(2) { same.to_string() } else { new.to_string() };
+    if rng.one_in(2) {
+        spec.insert("replicas".into(), json!(if rng.one_in(2) { 1 } else { 2 + rng.below(3) }));
+    }
+    if rng.one_in(2) {
+        main["image"] = pick(rng, "busybox:1.28", "busybox:1.36").into();
+    }
+    if rng.one_in(3) {
+        let env = if rng.one_in(2) {
+            json!({"name": "A", "value": pick(rng, "1", "2")})
+        } else {
+            json!({"name": "B", "value": "b"})
+        };
+        main["env"] = json!([env]);
+    }
+    if rng.one_in(3) {
+        main["args"] = if rng.one_in(2) { json!(["sleep", "1000"]) } else { json!(["sleep", "2000"]) };
+    }
+    if rng.one_in(3) {
+        main["ports"] = if rng.one_in(2) {
+            json!([{"containerPort": 80}])
+        } else {
+            json!([{"containerPort": 8080, "name": "alt"}])
+        };
+    }
+    if rng.one_in(3) {
+        meta["labels"] = if rng.one_in(2) { json!({"app": name}) } else { json!({"tier": pick(rng, "web", "db")}) };
+    }
+    if rng.one_in(3) {
+        meta["annotations"] = json!({"note": pick(rng, "base", "b-was-here")});
+    }
+    let mut containers = Vec::new();
+    if main.as_object().is_some_and(|m| m.len() > 1) || rng.one_in(4) {
+        containers.push(main);
+    }
+    if rng.one_in(5) {
+        containers.push(json!({"name": "side", "image": "busybox:1.36", "args": ["sleep", "1"]}));
+    }
+    if !containers.is_empty() {
+        spec.insert("template".into(), json!({"spec": {"containers": containers}}));
+    }
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec})
+}
+
+/// The outcome of one scenario.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Scenario number.
+    pub seed: u64,
+    /// What happened before B's apply.
+    pub history: Vec<String>,
+    /// B's manager and configuration.
+    pub applier: String,
+    /// B's configuration.
+    pub config: Value,
+    /// The predicted causes (sorted).
+    pub predicted: Vec<(String, String)>,
+    /// The apiserver's causes (sorted); `Err` when it answered something other than 200/409.
+    pub server: Result<Vec<(String, String)>, String>,
+}
+
+impl Outcome {
+    /// Whether prediction and apiserver agree.
+    pub fn agrees(&self) -> bool {
+        self.server.as_ref().is_ok_and(|s| *s == self.predicted)
+    }
+}
+
+/// Runs scenario `seed` in `namespace`.
+pub async fn run(conn: &Connection, namespace: &str, seed: u64) -> Outcome {
+    let mut rng = Rng::new(seed);
+    let name = format!("sc-{seed}");
+    let coll = format!("/apis/apps/v1/namespaces/{namespace}/deployments");
+    let url = format!("{coll}/{name}");
+    let apply = "application/apply-patch+yaml";
+    let mut history = Vec::new();
+    let base = base(&name);
+    let step = |r: Answer, what: &str| {
+        if let Err((code, _, message)) = r {
+            panic!("scenario {seed}: {what} failed ({code}): {message}");
+        }
+    };
+    let creator = rng.below(3);
+    match creator {
+        0 => {
+            let mut object = base.clone();
+            object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
+                base.to_string().into();
+            let r = send(
+                conn,
+                "POST",
+                &format!("{coll}?fieldManager=kubectl-client-side-apply"),
+                "application/json",
+                &object,
+            )
+            .await;
+            step(r, "client-side apply");
+            history.push("kubectl apply (client-side)".into());
+        }
+        1 => {
+            let r = send(conn, "PATCH", &format!("{url}?fieldManager=team-a"), apply, &base).await;
+            step(r, "server-side apply by team-a");
+            history.push("server-side apply by team-a".into());
+        }
+        _ => {
+            let r = send(conn, "PATCH", &format!("{url}?fieldManager=kubectl"), apply, &base).await;
+            step(r, "kubectl apply --server-side");
+            history.push("kubectl apply --server-side".into());
+        }
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(4) {
+            0 => {
+                let n = 1 + rng.below(4);
+                let r = send(
+                    conn,
+                    "PATCH",
+                    &format!("{url}/scale?fieldManager=kubectl"),
+                    "application/merge-patch+json",
+                    &json!({"spec": {"replicas": n}}),
+                )
+                .await;
+                step(r, "kubectl scale");
+                history.push(format!("kubectl scale --replicas={n}"));
+            }
+            1 => {
+                let patch = match rng.below(3) {
+                    0 => {
+                        json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "busybox:1.29"}]}}}})
+                    }
+                    1 => json!({"metadata": {"labels": {"tier": "patched"}}}),
+                    _ => json!({"spec": {"replicas": 3}}),
+                };
+                let r = send(
+                    conn,
+                    "PATCH",
+                    &format!("{url}?fieldManager=kubectl-patch"),
+                    "application/strategic-merge-patch+json",
+                    &patch,
+                )
+                .await;
+                step(r, "kubectl patch");
+                history.push(format!("kubectl patch {patch}"));
+            }
+            2 => {
+                let partial = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "annotations": {"owner": "team-c"}},
+                    "spec": {"template": {"spec": {"containers": [{"name": "main", "env": [{"name": "C", "value": "c"}]}]}}}});
+                let r = send(conn, "PATCH", &format!("{url}?fieldManager=team-c&force=true"), apply, &partial).await;
+                step(r, "server-side apply by team-c");
+                history.push("server-side apply by team-c (annotation owner, env C)".into());
+            }
+            _ => {
+                let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "args": ["sleep", "3000"]}]}}}});
+                let r = send(
+                    conn,
+                    "PATCH",
+                    &format!("{url}?fieldManager=kubectl-edit"),
+                    "application/strategic-merge-patch+json",
+                    &patch,
+                )
+                .await;
+                step(r, "kubectl edit");
+                history.push("kubectl edit (args)".into());
+            }
+        }
+    }
+    // B is never the manager that applied the base: re-applying a partial configuration as the
+    // same manager would prune the selector and be refused as invalid, which is not a conflict.
+    let appliers: &[&str] = match creator {
+        0 => &["team-b", "kubectl", "team-a"],
+        1 => &["team-b", "kubectl"],
+        _ => &["team-b", "team-a"],
+    };
+    let applier = appliers[rng.below(appliers.len() as u64) as usize].to_string();
+    let config = config_b(&name, &mut rng);
+    let live = send(conn, "GET", &url, "application/json", &Value::Null).await.expect("read the live object");
+    let managed = managed_fields_of(&live).expect("managedFields");
+    let schema = builtin();
+    let ty = schema.root(&Gvk::new("apps", "v1", "Deployment")).expect("Deployment schema");
+    let prediction = predict_apply_conflicts(&live, &managed, &config, &applier, schema, ty, false);
+    let mut predicted: Vec<(String, String)> = prediction.conflicts.iter().map(|c| (c.field(), c.message())).collect();
+    predicted.sort();
+    let dry =
+        send(conn, "PATCH", &format!("{url}?fieldManager={applier}&dryRun=All&force=false"), apply, &config).await;
+    let server = match dry {
+        Ok(_) => Ok(Vec::new()),
+        Err((409, causes, _)) => Ok(causes),
+        Err((code, _, message)) => Err(format!("{code}: {message}")),
+    };
+    Outcome { seed, history, applier, config, predicted, server }
+}
