@@ -20,23 +20,26 @@ use fieldwise_kube::{cli, version};
 
 use crate::age::TimeStyle;
 
-const EXAMPLES: &str = "Examples:
-  # The Deployment as YAML, each line marked with its owners (manager, operation, subresource, age)
+const EXAMPLES: &str = "Exit codes: 0 success; 1 error (bad input, cluster errors, a --verify mismatch);
+3 with --conflicts when a conflict is predicted.
+
+Examples:
+  # The object as YAML, each line marked with its owners and their age
   kubectl owners deploy/busybox-demo
 
-  # One row per manager: operation, subresource, apiVersion, last write, fields owned, kind of manager
+  # One row per manager: operation, subresource, time, fields owned, kind
   kubectl owners deploy/busybox-demo --summary
 
-  # Who owns one field, and since when (kubectl, JSONPath and keyed spellings all work)
+  # Who owns one field, and since when (kubectl or JSONPath spellings)
   kubectl owners deploy/busybox-demo --field spec.replicas
-  kubectl owners deploy/busybox-demo --field 'spec.template.spec.containers[name=busybox].image'
-  kubectl owners deploy/busybox-demo --field '{.spec.template.spec.containers[0].image}'
+  kubectl owners deploy/busybox-demo --field '{.spec.replicas}'
+  kubectl owners deploy/x --field 'spec.template.spec.containers[name=app].image'
 
   # Only what one manager owns, as YAML you could apply
   kubectl owners deploy/busybox-demo --manager kubectl-client-side-apply
 
-  # Would a server-side apply of this file conflict? (exit 3 if so); --verify asks the apiserver with a dry run
-  kubectl owners --conflicts -f busybox-demo.yaml --field-manager ci --verify
+  # Would a server-side apply conflict? Exit 3 if so; --verify asks the server
+  kubectl owners --conflicts -f deploy.yaml --field-manager ci --verify
 
   # The ownerReferences tree: Deployment -> ReplicaSet -> Pods
   kubectl owners pod/busybox-demo-5d8f9-abcde --tree
@@ -45,14 +48,12 @@ const EXAMPLES: &str = "Examples:
   kubectl owners deploy -l app=busybox -A --summary
   kubectl owners -f manifests/
 
-  # Offline: read managedFields from a file or stdin, no cluster needed
-  kubectl get deploy busybox-demo -o yaml --show-managed-fields | kubectl owners --local -f -
+  # Offline: managedFields from a file or stdin (kubectl get --show-managed-fields)
+  kubectl owners --local -f deploy.yaml
+  kubectl owners --local -f - < deploy.yaml
 
   # Machine output (shape: docs/owners-output.md)
-  kubectl owners deploy/busybox-demo -o json
-
-Exit codes: 0 success; 1 error (bad input, cluster errors, a --verify mismatch);
-3 with --conflicts when a conflict is predicted.";
+  kubectl owners deploy/busybox-demo -o json";
 
 /// Show who owns each field of a Kubernetes object (managedFields), and who owns the object.
 #[derive(Debug, Parser)]
