@@ -102,6 +102,7 @@ async fn patch_one(conn: &Connection, target: &ObjectRef, patch: Option<&Value>,
     let subresource = args.subresource.as_deref();
     let mut live = objects::get(conn, target, subresource).await?;
     let schema = builtin();
+    let mut preview_attempts = 0;
     let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
     let patch_type = choose_type(args.patch_type, ty.is_some(), &display);
     let owned_patch;
@@ -132,28 +133,46 @@ async fn patch_one(conn: &Connection, target: &ObjectRef, patch: Option<&Value>,
         })
     };
     let mut current = make_plan(&live)?;
-    if current.is_no_change(&live) {
-        print_findings(&current.findings);
-        print_outcome(args, &display, &live, "patched (no change)")?;
-        return Ok(ExitCode::SUCCESS);
-    }
-
-    // The server's view of the exact request: defaulting, admission, validation.
-    let mut preview = current.result.clone();
-    let mut findings = current.findings.clone();
-    if args.dry_run != DryRun::Client {
-        let request = request(&current, patch_type, args, true);
-        let server = write::patch(conn, target, &request).await.map_err(|e| explain_rejection(e, &display))?;
-        findings.extend(fieldwise_core::lint::nulls::null_resets(&current.patch, &server));
-        if without_server_noise(&server) != without_server_noise(&current.result) {
-            if let Some(d) = show_diff("local prediction", "server dry-run", &current.result, &server, args) {
-                eprintln!(
-                    "note: the server's result differs from the local prediction (defaulting or admission):\n{d}"
-                );
-            }
+    let (preview, findings) = loop {
+        if current.is_no_change(&live) {
+            print_findings(&current.findings);
+            print_outcome(args, &display, &live, "patched (no change)")?;
+            return Ok(ExitCode::SUCCESS);
         }
-        preview = server;
-    }
+
+        // The server's view of the exact request: defaulting, admission, validation.
+        let mut preview = current.result.clone();
+        let mut findings = current.findings.clone();
+        if args.dry_run != DryRun::Client {
+            let request = request(&current, patch_type, args, true);
+            let server = match write::patch(conn, target, &request).await {
+                Ok(server) => server,
+                // Changed between our read and the dry-run (a controller, usually):
+                // nothing is approved yet, so read again and plan again.
+                Err(e) if e.is_conflict() && preview_attempts < MAX_ATTEMPTS => {
+                    preview_attempts += 1;
+                    live = objects::get(conn, target, subresource).await?;
+                    current = make_plan(&live)?;
+                    continue;
+                }
+                Err(e) => {
+                    // The lints usually say why the server refused, and how to fix it.
+                    print_findings(&findings);
+                    return Err(explain_rejection(e, &display));
+                }
+            };
+            findings.extend(fieldwise_core::lint::nulls::null_resets(&current.patch, &server));
+            if without_server_noise(&server) != without_server_noise(&current.result) {
+                if let Some(d) = show_diff("local prediction", "server dry-run", &current.result, &server, args) {
+                    eprintln!(
+                        "note: the server's result differs from the local prediction (defaulting or admission):\n{d}"
+                    );
+                }
+            }
+            preview = server;
+        }
+        break (preview, findings);
+    };
     match show_diff(&format!("{display} (live)"), &format!("{display} (patched)"), &live, &preview, args) {
         Some(d) => eprint!("{d}"),
         None => {
@@ -183,13 +202,15 @@ async fn patch_one(conn: &Connection, target: &ObjectRef, patch: Option<&Value>,
     let mut record = backup_record(conn, target, &live, &current, patch_type);
     let mut backup_file = store.save(&record)?;
     for attempt in 1..=MAX_ATTEMPTS {
-        if let Ok(hook) = std::env::var("FIELDWISE_HOOK_BEFORE_WRITE") {
+        // A test and automation hook: a command run once between the preview and the write.
+        if let (1, Ok(hook)) = (attempt, std::env::var("FIELDWISE_HOOK_BEFORE_WRITE")) {
             run_hook(&hook);
         }
         match write::patch(conn, target, &request(&current, patch_type, args, false)).await {
             Ok(written) => {
                 record.after_resource_version =
                     written.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from);
+                record.after = Some(written.clone());
                 store.update(&backup_file, &record)?;
                 print_outcome(args, &display, &written, "patched")?;
                 return Ok(ExitCode::SUCCESS);
@@ -251,6 +272,7 @@ fn backup_record(
         patch: plan.patch.clone(),
         before: live.clone(),
         after_resource_version: None,
+        after: None,
     }
 }
 

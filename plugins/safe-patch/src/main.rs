@@ -143,7 +143,7 @@ fn main() -> ExitCode {
     if let Some(code) = completion::serve_if_requested(Cli::command) {
         return code;
     }
-    let cli: Cli = cli::parse();
+    let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
     match cli.command {
         Some(Command::Completion(args)) => {

@@ -257,8 +257,12 @@ mod tests {
     fn bad_patches_are_usage_errors() {
         let err = plan_for(json!([1]), PatchType::Merge).unwrap_err().to_string();
         assert!(err.contains("did you mean --type json?"), "{err}");
-        let err = plan_for(json!([{"op": "replace", "path": "spec"}]), PatchType::Json).unwrap_err().to_string();
+        let err = plan_for(json!({"op": "replace", "path": "/spec"}), PatchType::Json).unwrap_err().to_string();
         assert!(err.starts_with("error: invalid JSON Patch"), "{err}");
+        let err = plan_for(json!([{"op": "replace", "path": "/nope/x", "value": 1}]), PatchType::Json)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("operation 1 (replace /nope/x)"), "{err}");
         let err =
             plan_for(json!({"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}), PatchType::Strategic)
                 .unwrap_err()

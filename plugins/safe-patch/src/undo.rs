@@ -86,8 +86,10 @@ pub async fn history(kube: KubeFlags, args: HistoryArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a restore writes: everything a user could have set, none of what the server owns.
-fn restorable(object: &Value) -> Value {
+/// What a restore writes: everything a user could have set, none of what
+/// the server or a controller owns (status, server metadata, and labels or
+/// annotations a controller manages, like `deployment.kubernetes.io/revision`).
+fn restorable(object: &Value, controller_keys: &[(String, String)]) -> Value {
     let mut copy = object.clone();
     if let Value::Object(map) = &mut copy {
         map.remove("status");
@@ -95,9 +97,41 @@ fn restorable(object: &Value) -> Value {
             for key in ["managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink"] {
                 meta.remove(key);
             }
+            for (field, key) in controller_keys {
+                if let Some(Value::Object(entries)) = meta.get_mut(field) {
+                    entries.remove(key);
+                }
+            }
         }
     }
     copy
+}
+
+/// `(labels|annotations, key)` pairs that controllers own in `live`'s managedFields.
+fn controller_owned_metadata(live: &Value) -> Vec<(String, String)> {
+    use fieldwise_core::fieldpath::PathElement;
+    use fieldwise_core::ownership::{managed_fields_of, ManagerKind};
+    let mut keys = Vec::new();
+    for entry in managed_fields_of(live).unwrap_or_default() {
+        if entry.kind() != ManagerKind::Controller {
+            continue;
+        }
+        for path in entry.fields.leaves().iter() {
+            if let [PathElement::Field(m), PathElement::Field(field), PathElement::Field(key), ..] = path.elements() {
+                if m == "metadata" && (field == "labels" || field == "annotations") {
+                    keys.push((field.clone(), key.clone()));
+                }
+            }
+        }
+    }
+    keys
+}
+
+/// Whether someone other than a controller changed the object since `after`:
+/// controllers' own writes (status, revision annotations) do not count.
+fn changed_by_others(after: &Value, live: &Value) -> bool {
+    let keys = controller_owned_metadata(live);
+    restorable(after, &keys) != restorable(live, &keys)
 }
 
 /// Restores a pre-image with a guarded JSON merge patch (lists restored whole).
@@ -117,8 +151,9 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     })?;
     let live = objects::get(&conn, &target, None).await?;
     let live_rv = live.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+    let untouched = chosen.record.after.as_ref().is_some_and(|after| !changed_by_others(after, &live));
     match chosen.record.after_resource_version.as_deref() {
-        Some(after) if after == live_rv => {}
+        Some(after) if after == live_rv || untouched => {}
         _ if args.force => eprintln!("warning: {display} changed since that write; restoring anyway (--force)"),
         Some(after) => {
             eprintln!(
@@ -131,8 +166,12 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_CHANGED));
         }
     }
-    let mut patch = merge_patch::create_two_way(&restorable(&live), &restorable(&chosen.record.before))
-        .map_err(|e| Error::Other(format!("cannot compute the restore patch: {e}")))?;
+    let controller_keys = controller_owned_metadata(&live);
+    let mut patch = merge_patch::create_two_way(
+        &restorable(&live, &controller_keys),
+        &restorable(&chosen.record.before, &controller_keys),
+    )
+    .map_err(|e| Error::Other(format!("cannot compute the restore patch: {e}")))?;
     if patch.as_object().is_some_and(Map::is_empty) {
         println!("{display} restored (no change)");
         return Ok(ExitCode::SUCCESS);
@@ -171,6 +210,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         patch: patch.clone(),
         before: live.clone(),
         after_resource_version: None,
+        after: None,
     };
     let file = store.save(&record)?;
     let request = PatchRequest {

@@ -39,6 +39,9 @@ pub struct BackupRecord {
     pub before: Value,
     /// The resourceVersion the write produced, once known: undo refuses if the object moved on.
     pub after_resource_version: Option<String>,
+    /// The object the write produced, once known: undo compares it with the live object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
 }
 
 /// A saved backup and its file.
@@ -181,6 +184,7 @@ mod tests {
             patch: serde_json::json!({}),
             before: serde_json::json!({"data": {"k": "dg=="}}),
             after_resource_version: None,
+            after: None,
         }
     }
 

@@ -38,3 +38,102 @@ where
         Err(err) => fail(&err),
     }
 }
+
+/// Like [`parse`], for commands that take both positional objects and
+/// subcommands (`kubectl safe-patch deploy/x` and `kubectl safe-patch -n ns undo deploy/x`):
+/// clap only recognises a subcommand before any option, so the first word
+/// that is not an option (or an option's value) moves to the front when it
+/// names a subcommand.
+pub fn parse_with_subcommands<T: Parser + clap::CommandFactory>() -> T {
+    let args: Vec<String> = std::env::args().collect();
+    let args = hoist_subcommand(&T::command(), args);
+    match T::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { 1 } else { 0 };
+            let _ = err.print();
+            std::process::exit(code);
+        }
+    }
+}
+
+/// Moves the first non-option word to just after the program name when it is a subcommand of `cmd`.
+pub fn hoist_subcommand(cmd: &clap::Command, args: Vec<String>) -> Vec<String> {
+    let takes_value = |arg: Option<&clap::Arg>| arg.is_some_and(|a| a.get_action().takes_values());
+    let mut index = 1;
+    while index < args.len() {
+        let word = &args[index];
+        if word == "--" {
+            return args;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let skip = !long.contains('=') && takes_value(cmd.get_arguments().find(|a| a.get_long() == Some(long)));
+            index += if skip { 2 } else { 1 };
+        } else if word.len() == 2 && word.starts_with('-') {
+            let short = word.chars().nth(1);
+            index += if takes_value(cmd.get_arguments().find(|a| a.get_short() == short)) { 2 } else { 1 };
+        } else if word.starts_with('-') && word.len() > 2 {
+            index += 1; // -nfoo, -p'{...}': value attached
+        } else {
+            if index > 1 && cmd.find_subcommand(word).is_some() {
+                let mut reordered = args.clone();
+                let sub = reordered.remove(index);
+                reordered.insert(1, sub);
+                return reordered;
+            }
+            return args;
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Args, Parser, Subcommand};
+
+    #[derive(Debug, Parser)]
+    #[command(args_conflicts_with_subcommands = true)]
+    struct Cli {
+        #[arg(short = 'n', long, global = true)]
+        namespace: Option<String>,
+        #[arg(long, global = true)]
+        yes: bool,
+        #[command(subcommand)]
+        command: Option<Sub>,
+        #[command(flatten)]
+        rest: Rest,
+    }
+    #[derive(Debug, Args)]
+    struct Rest {
+        targets: Vec<String>,
+    }
+    #[derive(Debug, Subcommand)]
+    enum Sub {
+        Undo { target: String },
+    }
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn subcommands_after_options_are_found() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        assert_eq!(
+            hoist_subcommand(&cmd, words(&["p", "-n", "ns", "undo", "d/x"])),
+            words(&["p", "undo", "-n", "ns", "d/x"])
+        );
+        assert_eq!(
+            hoist_subcommand(&cmd, words(&["p", "--yes", "undo", "d/x"])),
+            words(&["p", "undo", "--yes", "d/x"])
+        );
+        assert_eq!(hoist_subcommand(&cmd, words(&["p", "--namespace=ns", "undo", "d/x"]))[1], "undo");
+        // A positional that is not a subcommand, or an option value spelled like one, stays put.
+        assert_eq!(hoist_subcommand(&cmd, words(&["p", "-n", "undo", "d/x"])), words(&["p", "-n", "undo", "d/x"]));
+        assert_eq!(hoist_subcommand(&cmd, words(&["p", "d/x", "undo"])), words(&["p", "d/x", "undo"]));
+        let parsed = Cli::try_parse_from(hoist_subcommand(&cmd, words(&["p", "-n", "ns", "undo", "d/x"]))).unwrap();
+        assert!(matches!(parsed.command, Some(Sub::Undo { .. })) && parsed.namespace.as_deref() == Some("ns"));
+    }
+}

@@ -64,7 +64,9 @@ pub struct PatchRequest<'a> {
 
 /// Sends one PATCH and returns the object the server answered with.
 pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest<'_>) -> Result<Value> {
-    let mut query = vec![format!("fieldManager={}", encode(request.field_manager))];
+    // Strict, as kubectl's default --validate=strict: a field the type does not
+    // have (a patch meant for another kind, a typo) is refused, not dropped.
+    let mut query = vec![format!("fieldManager={}", encode(request.field_manager)), "fieldValidation=Strict".into()];
     if request.dry_run {
         query.push("dryRun=All".into());
     }

@@ -28,7 +28,7 @@ pub fn foreign_owners(
         if taken.is_empty() {
             continue;
         }
-        let fields: Vec<String> = taken.leaves().iter().map(|p| p.to_string()).collect();
+        let fields = summarize(taken.leaves().iter().map(|p| p.to_string()).collect());
         let kind = entry.kind();
         let (severity, consequence) = match (kind, entry.operation) {
             (ManagerKind::Controller, _) => (Severity::NeedsForce, "a controller: it will likely change it back"),
@@ -37,11 +37,19 @@ pub fn foreign_owners(
         };
         out.push(Finding::new(
             severity,
-            fields.join(", "),
-            format!("{} owned by {} ({}), {consequence}", fields.join(", "), entry.manager, entry.operation.as_str()),
+            fields.clone(),
+            format!("{fields} owned by {} ({}), {consequence}", entry.manager, entry.operation.as_str()),
         ));
     }
     out
+}
+
+/// At most three paths, then how many more: a message is one line.
+fn summarize(paths: Vec<String>) -> String {
+    match paths.len() {
+        0..=3 => paths.join(", "),
+        n => format!("{} and {} more fields", paths[..3].join(", "), n - 3),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,350 @@
+//! `kubectl safe-patch` against the real cluster: the acceptance list of the issue.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use fieldwise_e2e::{fixture, require_cluster, run, text, Cluster};
+use serde_json::{json, Value};
+
+/// A private backup directory per test, so tests never see each other's backups.
+fn data_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fw-sp-data-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn safe_patch(cluster: &Cluster, data: &PathBuf, ns: &str, args: &[&str]) -> Output {
+    run(cluster.plugin("kubectl-safe_patch").env("FIELDWISE_DATA_DIR", data).args(["-n", ns]).args(args))
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn busybox(cluster: &Cluster, prefix: &str) -> String {
+    let ns = cluster.namespace(prefix);
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", fixture("busybox-demo.yaml").to_str().unwrap()]);
+    ns
+}
+
+fn deployment(cluster: &Cluster, ns: &str) -> Value {
+    cluster.get_json(ns, "deploy/busybox-demo")
+}
+
+fn containers(d: &Value) -> Vec<Value> {
+    d.pointer("/spec/template/spec/containers").and_then(Value::as_array).cloned().unwrap_or_default()
+}
+
+#[test]
+fn replicas_two_zero_and_null_as_promised() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-replicas");
+    let data = data_dir("replicas");
+    let out = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", r#"{"spec":{"replicas":2}}"#, "--yes"]);
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo patched");
+    assert_eq!(deployment(&cluster, &ns)["spec"]["replicas"], 2);
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", r#"{"spec":{"replicas":0}}"#, "--yes"]));
+    assert_eq!(deployment(&cluster, &ns)["spec"]["replicas"], 0);
+    let out =
+        safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", r#"{"spec":{"replicas":null}}"#, "--yes"]);
+    ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("null does not remove spec.replicas: the server resets it to its default (1)"), "{stderr}");
+    assert_eq!(deployment(&cluster, &ns)["spec"]["replicas"], 1);
+    // A patch that changes nothing sends nothing.
+    let before = deployment(&cluster, &ns)["metadata"]["resourceVersion"].clone();
+    let out = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", r#"{"spec":{"replicas":1}}"#, "--yes"]);
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo patched (no change)");
+    assert_eq!(deployment(&cluster, &ns)["metadata"]["resourceVersion"], before);
+}
+
+#[test]
+fn strategic_merge_by_name_then_delete_directive_then_merge_patch_warning() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-containers");
+    let data = data_dir("containers");
+    let add = r#"{"spec":{"template":{"spec":{"containers":[
+        {"name":"busybox","resources":{"requests":{"cpu":"500m"}}},
+        {"name":"busybox-add","image":"busybox:1.28","args":["sleep","1000000"]}]}}}}"#;
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", add, "--yes"]));
+    let c = containers(&deployment(&cluster, &ns));
+    assert_eq!(c.len(), 2, "{c:?}");
+    let first = c.iter().find(|c| c["name"] == "busybox").unwrap();
+    assert_eq!(first["resources"]["requests"]["cpu"], "500m");
+    assert_eq!(first["args"], json!(["sleep", "1000000"]), "the first container keeps its args");
+    assert!(c.iter().any(|c| c["name"] == "busybox-add"));
+
+    let delete = r#"{"spec":{"template":{"spec":{"containers":[{"name":"busybox-add","$patch":"delete"}]}}}}"#;
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", delete, "--yes"]));
+    let c = containers(&deployment(&cluster, &ns));
+    assert_eq!(c.iter().map(|c| c["name"].clone()).collect::<Vec<_>>(), vec![json!("busybox")]);
+    assert_eq!(c[0]["resources"]["requests"]["cpu"], "500m", "only busybox-add was removed");
+
+    let merge = r#"{"spec":{"template":{"spec":{"containers":[{"name":"only","image":"busybox:1.28"}]}}}}"#;
+    let out = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "--type", "merge", "-p", merge, "--yes"]);
+    ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr
+            .contains("a merge patch replaces the whole list spec.template.spec.containers: busybox would be removed"),
+        "{stderr}"
+    );
+    let c = containers(&deployment(&cluster, &ns));
+    assert_eq!(c.iter().map(|c| c["name"].clone()).collect::<Vec<_>>(), vec![json!("only")], "it does what it said");
+}
+
+#[test]
+fn probe_switch_fails_with_kubectl_patch_and_succeeds_with_the_fix() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-probe");
+    let data = data_dir("probe");
+    let tcp = r#"{"spec":{"template":{"spec":{"containers":[{"name":"busybox","readinessProbe":{"tcpSocket":{"port":8080}}}]}}}}"#;
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", tcp, "--yes"]));
+    let http = r#"{"spec":{"template":{"spec":{"containers":[{"name":"busybox","readinessProbe":{"httpGet":{"port":8080,"path":"/"}}}]}}}}"#;
+    let plain = run(cluster.kubectl().args(["patch", "-n", &ns, "deploy/busybox-demo", "-p", http]));
+    assert!(!plain.status.success(), "plain kubectl patch is expected to fail");
+    assert!(text(&plain.stderr).contains("may not specify more than 1 handler type"), "{}", text(&plain.stderr));
+
+    let without_fix = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", http, "--yes"]);
+    assert_eq!(without_fix.status.code(), Some(1));
+    let stderr = text(&without_fix.stderr);
+    assert!(stderr.contains("setting httpGet keeps tcpSocket") && stderr.contains("--fix"), "{stderr}");
+
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", http, "--fix", "--yes"]));
+    let probe = containers(&deployment(&cluster, &ns))[0]["readinessProbe"].clone();
+    assert_eq!(probe["httpGet"]["path"], "/");
+    assert!(probe.get("tcpSocket").is_none(), "{probe}");
+}
+
+#[test]
+fn json_patch_index_into_containers_is_guarded_by_name() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-json");
+    let data = data_dir("json");
+    let patch = r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"busybox:1.36"}]"#;
+    let out = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "--type", "json", "-p", patch, "--yes"]);
+    ok(&out);
+    assert!(
+        text(&out.stderr).contains("list keyed by name: added a test that it is still name=\"busybox\""),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(containers(&deployment(&cluster, &ns))[0]["image"], "busybox:1.36");
+    // Someone puts another container first between preview and write: the guard stops the write.
+    let hook = format!(
+        "kubectl patch -n {ns} deploy/busybox-demo --type json -p '[{{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0\",\"value\":{{\"name\":\"first\",\"image\":\"busybox:1.28\"}}}}]'"
+    );
+    let patch = r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"busybox:1.37"}]"#;
+    let out = run(cluster
+        .plugin("kubectl-safe_patch")
+        .env("FIELDWISE_DATA_DIR", &data)
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+        .args(["-n", &ns, "deploy/busybox-demo", "--type", "json", "-p", patch, "--yes"]));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let c = containers(&deployment(&cluster, &ns));
+    assert_eq!((c[0]["name"].clone(), c[0]["image"].clone()), (json!("first"), json!("busybox:1.28")));
+    assert_eq!(c[1]["image"], "busybox:1.36", "busybox untouched");
+}
+
+/// The concurrent writer, 200 times: it changes another field, the patched
+/// field, or nothing but the resourceVersion, between preview and write.
+#[test]
+fn race_two_hundred_times_no_silent_overwrite() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-sp-race");
+    let data = data_dir("race");
+    cluster.kubectl_ok(&[
+        "create",
+        "configmap",
+        "race",
+        "-n",
+        &ns,
+        "--from-literal=target=t0",
+        "--from-literal=other=o0",
+    ]);
+    let (mut retried_ok, mut stopped, mut touched_ok) = (0, 0, 0);
+    for i in 1..=200 {
+        let mode = i % 3;
+        let writer_patch = match mode {
+            0 => format!(r#"{{"data":{{"other":"o{i}"}}}}"#),
+            1 => format!(r#"{{"data":{{"target":"w{i}"}}}}"#),
+            _ => format!(r#"{{"metadata":{{"labels":{{"touch":"x{i}"}}}}}}"#),
+        };
+        let hook = format!("kubectl patch -n {ns} cm/race --type merge -p '{writer_patch}' >/dev/null");
+        let before = cluster.get_json(&ns, "cm/race");
+        let out = run(cluster
+            .plugin("kubectl-safe_patch")
+            .env("FIELDWISE_DATA_DIR", &data)
+            .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+            .args([
+                "-n",
+                &ns,
+                "cm/race",
+                "--type",
+                "merge",
+                "-p",
+                &format!(r#"{{"data":{{"target":"p{i}"}}}}"#),
+                "--yes",
+            ]));
+        let after = cluster.get_json(&ns, "cm/race");
+        match mode {
+            0 => {
+                assert_eq!(out.status.code(), Some(0), "{i}: {}", text(&out.stderr));
+                assert_eq!(after["data"]["target"], format!("p{i}"));
+                assert_eq!(after["data"]["other"], format!("o{i}"), "{i}: the concurrent write survived");
+                retried_ok += 1;
+            }
+            1 => {
+                assert_eq!(out.status.code(), Some(3), "{i}: stops: {}", text(&out.stderr));
+                assert_eq!(after["data"]["target"], format!("w{i}"), "{i}: the concurrent write is not overwritten");
+                stopped += 1;
+            }
+            _ => {
+                assert_eq!(out.status.code(), Some(0), "{i}: {}", text(&out.stderr));
+                assert_eq!(after["data"]["target"], format!("p{i}"));
+                assert_eq!(after["metadata"]["labels"]["touch"], format!("x{i}"));
+                assert_eq!(after["data"]["other"], before["data"]["other"]);
+                touched_ok += 1;
+            }
+        }
+    }
+    assert_eq!((retried_ok, stopped, touched_ok), (66, 67, 67));
+}
+
+#[test]
+fn undo_restores_the_exact_pre_image_and_refuses_after_a_change() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-undo");
+    let data = data_dir("undo");
+    let original = deployment(&cluster, &ns);
+    let patch = r#"{"metadata":{"labels":{"tier":"web"}},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:1.36"}]}}}}"#;
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", patch, "--yes"]));
+    // Backups are private.
+    let files: Vec<PathBuf> = walk(&data);
+    assert_eq!(files.len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777, 0o600);
+    let history = ok(&safe_patch(&cluster, &data, &ns, &["history", "deploy/busybox-demo"]));
+    assert!(history.contains("safe-patch strategic"), "{history}");
+
+    let out = safe_patch(&cluster, &data, &ns, &["undo", "deploy/busybox-demo", "--yes"]);
+    assert!(ok(&out).contains("restored"), "{}", text(&out.stdout));
+    let restored = deployment(&cluster, &ns);
+    assert_eq!(restored["spec"], original["spec"], "spec restored exactly");
+    assert_eq!(restored["metadata"]["labels"], original["metadata"]["labels"], "labels restored exactly");
+
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", r#"{"spec":{"replicas":4}}"#, "--yes"]));
+    cluster.kubectl_ok(&["scale", "-n", &ns, "deploy/busybox-demo", "--replicas=5"]);
+    let out = safe_patch(&cluster, &data, &ns, &["undo", "deploy/busybox-demo", "--yes"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("changed since the write being undone"), "{}", text(&out.stderr));
+    assert_eq!(deployment(&cluster, &ns)["spec"]["replicas"], 5, "refused: nothing written");
+    ok(&safe_patch(&cluster, &data, &ns, &["undo", "deploy/busybox-demo", "--yes", "--force"]));
+    assert_eq!(deployment(&cluster, &ns)["spec"], original["spec"]);
+}
+
+fn walk(dir: &PathBuf) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn secret_values_never_printed_without_show_secrets() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-sp-secret");
+    let data = data_dir("secret");
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=password=hunter2"]);
+    let out = safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["secret/s", "--type", "merge", "-p", r#"{"data":{"password":"bmV3cGFzcw=="}}"#, "--yes", "-o", "yaml"],
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    ok(&out);
+    for secret in ["aHVudGVyMg==", "hunter2", "bmV3cGFzcw==", "newpass"] {
+        assert!(!all.contains(secret), "{secret} leaked:\n{all}");
+    }
+    assert!(all.contains("*** (changed)"), "{all}");
+    assert_eq!(cluster.get_json(&ns, "secret/s")["data"]["password"], "bmV3cGFzcw==");
+}
+
+/// Non-dry-run write requests the audit log saw in a namespace.
+fn writes_in(cluster: &Cluster, ns: &str) -> usize {
+    let log = std::fs::read_to_string(cluster.dir.join("audit.log")).unwrap_or_default();
+    log.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["stage"] == "ResponseComplete" && e["objectRef"]["namespace"] == ns)
+        .filter(|e| matches!(e["verb"].as_str(), Some("patch" | "update" | "create" | "delete")))
+        .filter(|e| !e["requestURI"].as_str().unwrap_or("").contains("dryRun=All"))
+        .count()
+}
+
+#[test]
+fn bad_input_is_a_clear_error_and_never_a_write() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-bad");
+    cluster.kubectl_ok(&["create", "configmap", "cm", "-n", &ns, "--from-literal=a=b"]);
+    let data = data_dir("bad");
+    std::thread::sleep(std::time::Duration::from_secs(2)); // let controllers settle
+    let writes_before = writes_in(&cluster, &ns);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["deploy/busybox-demo", "-p", r#"{"spec":{"replicas":2}"#], "is not valid JSON"),
+        (vec!["deploy/busybox-demo", "-p", "spec: [replicas: 2"], "neither JSON nor YAML"),
+        (vec!["deploy/busybox-demo", "--type", "frob", "-p", "{}"], "invalid value 'frob' for '--type <PATCH_TYPE>'"),
+        (
+            vec![
+                "deploy/busybox-demo",
+                "--type",
+                "json",
+                "-p",
+                r#"[{"op":"replace","path":"/spec/nope/x","value":1}]"#,
+            ],
+            "operation 1 (replace /spec/nope/x)",
+        ),
+        (vec!["cm/cm", "-p", r#"{"spec":{"replicas":2}}"#], "unknown field \"spec\""),
+        (vec!["deploy/does-not-exist", "-p", r#"{"spec":{"replicas":2}}"#], "Error from server (NotFound)"),
+        (
+            vec!["--context", "fieldwise-restricted", "deploy/busybox-demo", "-p", r#"{"spec":{"replicas":2}}"#],
+            "Error from server (Forbidden)",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = safe_patch(&cluster, &data, &ns, &args.iter().copied().chain(["--yes"]).collect::<Vec<_>>());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: expected {expected:?} in {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert_eq!(writes_in(&cluster, &ns), writes_before, "no write request reached the server");
+    assert_eq!(cluster.get_json(&ns, "deploy/busybox-demo")["spec"]["replicas"], 1);
+}
+
+#[test]
+fn local_mode_needs_no_cluster() {
+    let out = run(std::process::Command::new(fieldwise_e2e::bin_dir().join("kubectl-safe_patch"))
+        .env("KUBECONFIG", "/nonexistent")
+        .args([
+            "-f",
+            fixture("busybox-demo.yaml").to_str().unwrap(),
+            "--local",
+            "-p",
+            r#"{"spec":{"replicas":3}}"#,
+            "-o",
+            "json",
+        ]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(result["spec"]["replicas"], 3);
+    assert_eq!(result["spec"]["template"]["spec"]["containers"][0]["name"], "busybox");
+}
