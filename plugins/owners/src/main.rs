@@ -57,10 +57,19 @@ Examples:
 
 /// Show who owns each field of a Kubernetes object (managedFields), and who owns the object.
 #[derive(Debug, Parser)]
-#[command(name = "kubectl owners", bin_name = "kubectl owners", version = version::LONG_VERSION, after_help = EXAMPLES)]
+#[command(
+    name = "kubectl owners",
+    bin_name = "kubectl owners",
+    version = version::LONG_VERSION,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(flatten)]
     kube: KubeFlags,
+
+    #[command(subcommand)]
+    command: Option<OwnersCommand>,
 
     /// The objects: TYPE/NAME, TYPE NAME..., or TYPE with -l/-A (types as kubectl resolves them).
     #[arg(value_name = "TYPE/NAME")]
@@ -137,10 +146,23 @@ pub struct Cli {
     output: Option<OutputFormat>,
 }
 
+/// Commands beside the report itself.
+#[derive(Debug, clap::Subcommand)]
+enum OwnersCommand {
+    /// Print a shell completion script (bash, zsh or fish).
+    Completion(fieldwise_kube::completion::CompletionArgs),
+}
+
 fn main() -> ExitCode {
     if let Some(code) = fieldwise_kube::completion::serve_if_requested(Cli::command) {
         return code;
     }
-    let cli: Cli = cli::parse();
+    let cli: Cli = cli::parse_with_subcommands();
+    if let Some(OwnersCommand::Completion(args)) = &cli.command {
+        return match fieldwise_kube::completion::write_script(Cli::command(), args.shell, &mut std::io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => cli::fail(&fieldwise_kube::Error::Other(format!("cannot write the script: {e}"))),
+        };
+    }
     cli::run(report::run(cli))
 }

@@ -15,15 +15,18 @@ use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
 use fieldwise_kube::write::PatchType;
 use fieldwise_kube::{cli, completion, version};
 
-const EXAMPLES: &str = "Examples:
+const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, or
+declined), 3 stopped because the object changed since the preview.
+
+Examples:
   # Preview, lint, dry-run and write a strategic merge patch, guarded by resourceVersion
   kubectl safe-patch deploy/busybox-demo -p '{\"spec\":{\"replicas\":2}}'
 
   # The same without the confirmation prompt (for scripts)
   kubectl safe-patch deployment busybox-demo -p '{\"spec\":{\"replicas\":2}}' --yes
 
-  # A JSON Patch: an index into a keyed list gets a test of the entry's key first
-  kubectl safe-patch deploy/busybox-demo --type json -p '[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/image\",\"value\":\"busybox:1.36\"}]'
+  # A JSON Patch from a file: an index into a keyed list gets a test of the entry's key first
+  kubectl safe-patch deploy/busybox-demo --type json --patch-file image.json
 
   # Only show what would happen: local preview and lints, then a server-side dry-run
   kubectl safe-patch deploy/busybox-demo -p '{\"spec\":{\"replicas\":null}}' --dry-run=server
@@ -31,18 +34,15 @@ const EXAMPLES: &str = "Examples:
   # Patch a file offline and print the result, like kubectl patch --local
   kubectl safe-patch -f deploy.yaml --local -p '{\"spec\":{\"replicas\":3}}' -o yaml
 
-  # Apply the proposed fix for a one-of switch (probe from tcpSocket to httpGet)
-  kubectl safe-patch deploy/web --fix -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"web\",\"readinessProbe\":{\"httpGet\":{\"port\":80}}}]}}}}'
+  # Apply the proposed fix for a one-of switch (a probe from tcpSocket to httpGet)
+  kubectl safe-patch deploy/web --fix --patch-file probe-http.yaml
 
   # A safe kubectl edit: edit the live object, send only the two-way patch, guarded
   kubectl safe-patch deploy/busybox-demo --edit
 
   # List the backups of an object, and undo the last write
   kubectl safe-patch history deploy/busybox-demo
-  kubectl safe-patch undo deploy/busybox-demo
-
-Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, or declined),
-3 stopped because the object changed since the preview.";
+  kubectl safe-patch undo deploy/busybox-demo";
 
 /// Patch a Kubernetes object safely: preview, lint, dry-run, guarded write, backup and undo.
 #[derive(Debug, Parser)]
