@@ -1,0 +1,252 @@
+//! What a scan reports about an object's annotation.
+//!
+//! - [`missing`]: kubectl's client-side managers wrote the object, but it has no
+//!   annotation: the next `kubectl apply` cannot delete anything the file drops.
+//! - [`oversized`]: the annotations are near (80%) or over the apiserver's 256 KiB
+//!   total, or would be with the annotation kubectl would write.
+//! - [`leaking`]: a Secret's annotation holds its values in clear text.
+//! - [`stale`]: the annotation disagrees with the live object on a field, so the
+//!   next apply of the same file reverts someone's change, or it names a field
+//!   that a controller or another applier owns now. [`stale_candidate`] decides
+//!   from `managedFields` alone whether the values need to be compared at all.
+//!
+//! Details never quote values: an annotation may hold a Secret.
+
+use serde_json::Value;
+
+use super::{annotation_of, annotations_size, CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER};
+use super::{NEAR_LIMIT_PERCENT, TOTAL_ANNOTATIONS_LIMIT};
+use crate::fieldpath::{field_set_lossy, value_at, values_equal, Path, PathElement, Set};
+use crate::ownership::{managed_fields_of, ManagedFieldsEntry, ManagerKind, Operation};
+use crate::schema::{Gvk, Schema};
+
+/// The kinds of problems, in the order a table lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FindingKind {
+    /// Written by kubectl's client-side managers, without the annotation.
+    Missing,
+    /// The annotation disagrees with the live object.
+    Stale,
+    /// The annotations are near or over the size limit.
+    Oversized,
+    /// A Secret's values in clear text in the annotation.
+    Leaking,
+}
+
+impl FindingKind {
+    /// The name used in tables and JSON: `missing`, `stale`, `oversized`, `leaking`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Missing => "missing",
+            FindingKind::Stale => "stale",
+            FindingKind::Oversized => "oversized",
+            FindingKind::Leaking => "leaking",
+        }
+    }
+}
+
+/// One problem with one object's annotation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What kind of problem.
+    pub kind: FindingKind,
+    /// What exactly, for people (never a value).
+    pub detail: String,
+}
+
+/// Managers whose writes mean "this object came from a file, through kubectl".
+fn client_side(entry: &ManagedFieldsEntry) -> bool {
+    entry.operation == Operation::Update
+        && entry.subresource.is_empty()
+        && (entry.manager == CLIENT_SIDE_APPLY_MANAGER || entry.manager == CREATE_MANAGER)
+}
+
+/// The annotation is absent although kubectl's client-side managers wrote the object.
+pub fn missing(object: &Value) -> Option<Finding> {
+    if annotation_of(object).is_some() {
+        return None;
+    }
+    let entries = managed_fields_of(object).ok()?;
+    let mut names: Vec<&str> = entries.iter().filter(|e| client_side(e)).map(|e| e.manager.as_str()).collect();
+    names.dedup();
+    (!names.is_empty()).then(|| Finding {
+        kind: FindingKind::Missing,
+        detail: format!("written by {} without the annotation: apply cannot delete fields", names.join(", ")),
+    })
+}
+
+/// The annotations are near or over the limit; `would_write` is the annotation kubectl would
+/// write (when known), counted instead of the present one.
+pub fn oversized(object: &Value, would_write: Option<&str>) -> Option<Finding> {
+    let size = match would_write {
+        Some(text) => super::annotations_size_with(object, text),
+        None => annotations_size(object),
+    };
+    if size * 100 < TOTAL_ANNOTATIONS_LIMIT * NEAR_LIMIT_PERCENT {
+        return None;
+    }
+    let how = if size > TOTAL_ANNOTATIONS_LIMIT { "over" } else { "near" };
+    let subject = if would_write.is_some() && annotation_of(object).is_none() { "would be " } else { "" };
+    Some(Finding {
+        kind: FindingKind::Oversized,
+        detail: format!(
+            "annotations {subject}{size} bytes, {how} the {TOTAL_ANNOTATIONS_LIMIT}-byte limit ({}%): use server-side apply",
+            size * 100 / TOTAL_ANNOTATIONS_LIMIT
+        ),
+    })
+}
+
+/// A Secret whose annotation holds `data` or `stringData`.
+pub fn leaking(object: &Value) -> Option<Finding> {
+    let is_secret = object.get("kind").and_then(Value::as_str) == Some("Secret")
+        && object.get("apiVersion").and_then(Value::as_str) == Some("v1");
+    let applied: Value = serde_json::from_str(annotation_of(object).filter(|_| is_secret)?).ok()?;
+    let keys: usize =
+        ["data", "stringData"].iter().filter_map(|f| applied.get(f).and_then(Value::as_object)).map(|m| m.len()).sum();
+    (keys > 0).then(|| Finding {
+        kind: FindingKind::Leaking,
+        detail: format!(
+            "the annotation holds {keys} Secret value(s) in clear text, readable by anyone who can read metadata"
+        ),
+    })
+}
+
+/// The leaf fields the annotation sets, typed through `schema` when it knows the kind.
+fn annotation_leaves(applied: &Value, schema: &Schema) -> Vec<Path> {
+    let ty = Gvk::of_object(applied).and_then(|g| schema.root(&g));
+    let (set, _) = field_set_lossy(applied, schema, ty);
+    let mut skip = Set::new();
+    for field in ["name", "namespace", "annotations"] {
+        skip.insert(Path::fields(["metadata", field]).elements());
+    }
+    for field in ["apiVersion", "kind"] {
+        skip.insert(&[PathElement::Field(field.into())]);
+    }
+    set.leaves().recursive_difference(&skip).paths()
+}
+
+fn is_file_writer(entry: &ManagedFieldsEntry) -> bool {
+    client_side(entry) || (entry.manager == "kubectl-replace" && entry.operation == Operation::Update)
+}
+
+/// Whether the annotation may be stale, from `managedFields` alone: some field it sets is owned by
+/// nobody, or by someone other than the managers that write files (apply, create, replace).
+/// When false, the last writer of every field was the file itself, and the values agree.
+pub fn stale_candidate(object: &Value, schema: &Schema) -> bool {
+    let Some(applied) = annotation_of(object).and_then(|t| serde_json::from_str::<Value>(t).ok()) else {
+        return false;
+    };
+    let Ok(entries) = managed_fields_of(object) else { return true };
+    annotation_leaves(&applied, schema).iter().any(|path| {
+        let owners: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| e.fields.has(path.elements())).collect();
+        owners.is_empty() || owners.iter().any(|e| !is_file_writer(e))
+    })
+}
+
+/// Compares the annotation with the live object (see the module docs).
+pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
+    let text = annotation_of(live)?;
+    let Ok(applied) = serde_json::from_str::<Value>(text) else {
+        return Some(Finding { kind: FindingKind::Stale, detail: "the annotation is not valid JSON".into() });
+    };
+    let entries = managed_fields_of(live).unwrap_or_default();
+    let mut taken = Vec::new();
+    let mut differ = Vec::new();
+    for path in annotation_leaves(&applied, schema) {
+        let foreign: Vec<&str> = entries
+            .iter()
+            .filter(|e| e.fields.has(path.elements()))
+            .filter(|e| matches!(e.kind(), ManagerKind::Controller | ManagerKind::Tool))
+            .map(|e| e.manager.as_str())
+            .collect();
+        if let Some(first) = foreign.first() {
+            taken.push(format!("{path} (owned by {first})"));
+            continue;
+        }
+        let same = match (value_at(&applied, path.elements()), value_at(live, path.elements())) {
+            (Some(a), Some(b)) => values_equal(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            differ.push(path.to_string());
+        }
+    }
+    if taken.is_empty() && differ.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if !differ.is_empty() {
+        parts.push(format!("differs from the live object at {} (the next apply reverts it)", shorten(&differ)));
+    }
+    if !taken.is_empty() {
+        parts.push(format!("names fields another manager owns: {}", shorten(&taken)));
+    }
+    Some(Finding { kind: FindingKind::Stale, detail: parts.join("; ") })
+}
+
+fn shorten(items: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = items.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if items.len() > SHOWN {
+        text.push_str(&format!(" and {} more", items.len() - SHOWN));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::last_applied::LAST_APPLIED_ANNOTATION;
+    use crate::schema::builtin;
+    use serde_json::json;
+
+    fn entry(manager: &str, operation: &str, fields: Value) -> Value {
+        json!({"manager": manager, "operation": operation, "apiVersion": "apps/v1", "fieldsType": "FieldsV1", "fieldsV1": fields})
+    }
+
+    fn deployment(annotation: &str, replicas: i64, managers: Vec<Value>) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "ns", "annotations": {LAST_APPLIED_ANNOTATION: annotation},
+                "managedFields": managers},
+            "spec": {"replicas": replicas, "paused": false}})
+    }
+
+    #[test]
+    fn stale_when_someone_changed_a_field_or_owns_it() {
+        let annotation = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"web","namespace":"ns"},"spec":{"replicas":3}}"#;
+        let applied = entry("kubectl-client-side-apply", "Update", json!({"f:spec": {"f:replicas": {}}}));
+        let clean = deployment(annotation, 3, vec![applied.clone()]);
+        assert!(!stale_candidate(&clean, builtin()));
+        assert_eq!(stale(&clean, builtin()), None);
+
+        let edited =
+            deployment(annotation, 5, vec![entry("kubectl-edit", "Update", json!({"f:spec": {"f:replicas": {}}}))]);
+        assert!(stale_candidate(&edited, builtin()));
+        let finding = stale(&edited, builtin()).unwrap();
+        assert!(finding.detail.contains(".spec.replicas") && !finding.detail.contains('5'), "{}", finding.detail);
+
+        let scaled = deployment(annotation, 3, vec![entry("hpa-like", "Apply", json!({"f:spec": {"f:replicas": {}}}))]);
+        assert!(stale(&scaled, builtin()).unwrap().detail.contains("owned by hpa-like"));
+    }
+
+    #[test]
+    fn missing_oversized_and_leaking() {
+        let created = json!({"metadata": {"name": "a", "managedFields": [
+            entry("kubectl-create", "Update", json!({"f:data": {}}))]}});
+        assert_eq!(missing(&created).unwrap().kind, FindingKind::Missing);
+        let by_helm = json!({"metadata": {"managedFields": [entry("helm", "Update", json!({"f:data": {}}))]}});
+        assert_eq!(missing(&by_helm), None);
+
+        let big = "x".repeat(220_000);
+        assert!(oversized(&created, Some(&big)).unwrap().detail.contains("would be"));
+        assert_eq!(oversized(&created, Some("{}")), None);
+        let over = json!({"metadata": {"annotations": {LAST_APPLIED_ANNOTATION: "y".repeat(300_000)}}});
+        assert!(oversized(&over, None).unwrap().detail.contains("over the 262144-byte limit"));
+
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"annotations": {
+            LAST_APPLIED_ANNOTATION: r#"{"apiVersion":"v1","data":{"password":"c2VjcmV0"},"kind":"Secret"}"#}}});
+        let finding = leaking(&secret).unwrap();
+        assert!(!finding.detail.contains("c2VjcmV0"), "{}", finding.detail);
+    }
+}

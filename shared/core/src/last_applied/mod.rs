@@ -1,0 +1,88 @@
+//! The `kubectl.kubernetes.io/last-applied-configuration` annotation: what
+//! client-side `kubectl apply` remembers of the configuration it applied, and
+//! what goes wrong with it.
+//!
+//! The next client-side apply computes a three-way patch from this annotation
+//! (the previous intent), the file (the new intent) and the live object: a
+//! field in the annotation and not in the file is deleted. So the annotation
+//! must hold exactly the fields the user's configuration sets:
+//! - [`encode`]: the annotation text `kubectl apply -f FILE` stores, byte for byte;
+//! - [`rebuild`]: an annotation rebuilt from a live object's `managedFields`,
+//!   from the fields kubectl's own managers own and nobody else does;
+//! - [`check`]: the problems a scan reports (missing, stale, oversized, leaking);
+//! - [`upgrade`]: moving client-side ownership to a server-side apply manager,
+//!   as `kubectl apply --server-side` does (client-go's `csaupgrade`).
+//!
+//! ```
+//! use fieldwise_core::last_applied::{encode, LAST_APPLIED_ANNOTATION};
+//! use serde_json::json;
+//!
+//! let file = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "<v>"}});
+//! assert_eq!(
+//!     encode(&file, Some("default")),
+//!     "{\"apiVersion\":\"v1\",\"data\":{\"k\":\"\\u003cv\\u003e\"},\"kind\":\"ConfigMap\",\
+//!      \"metadata\":{\"annotations\":{},\"name\":\"a\",\"namespace\":\"default\"}}\n"
+//! );
+//! # let _ = LAST_APPLIED_ANNOTATION;
+//! ```
+
+pub mod check;
+mod encode;
+pub mod rebuild;
+pub mod upgrade;
+
+pub use check::{Finding, FindingKind};
+pub use encode::{encode, go_json};
+pub use rebuild::{rebuild, IntentError};
+pub use upgrade::upgrade_managed_fields;
+
+use serde_json::Value;
+
+/// The annotation client-side `kubectl apply` stores its intent in.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The apiserver's limit on the total size of an object's annotations (keys and values), in bytes.
+pub const TOTAL_ANNOTATIONS_LIMIT: usize = 256 * 1024;
+
+/// From this share of [`TOTAL_ANNOTATIONS_LIMIT`] on (in percent), an annotation is reported as near the limit.
+pub const NEAR_LIMIT_PERCENT: usize = 80;
+
+/// The manager client-side `kubectl apply` writes as.
+pub const CLIENT_SIDE_APPLY_MANAGER: &str = "kubectl-client-side-apply";
+
+/// The manager `kubectl create` writes as.
+pub const CREATE_MANAGER: &str = "kubectl-create";
+
+/// The annotation's text on `object`, if it has one.
+pub fn annotation_of(object: &Value) -> Option<&str> {
+    object.pointer("/metadata/annotations")?.get(LAST_APPLIED_ANNOTATION)?.as_str()
+}
+
+/// The size the apiserver counts against [`TOTAL_ANNOTATIONS_LIMIT`]: the bytes of every key and value.
+pub fn annotations_size(object: &Value) -> usize {
+    match object.pointer("/metadata/annotations") {
+        Some(Value::Object(map)) => map.iter().map(|(k, v)| k.len() + v.as_str().map_or(0, str::len)).sum(),
+        _ => 0,
+    }
+}
+
+/// The size of `object`'s annotations if the last-applied annotation were `text`.
+pub fn annotations_size_with(object: &Value, text: &str) -> usize {
+    let current = annotation_of(object).map_or(0, |t| LAST_APPLIED_ANNOTATION.len() + t.len());
+    annotations_size(object) - current + LAST_APPLIED_ANNOTATION.len() + text.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sizes_count_keys_and_values() {
+        let object = json!({"metadata": {"annotations": {"a": "xy", LAST_APPLIED_ANNOTATION: "{}\n"}}});
+        assert_eq!(annotations_size(&object), 3 + LAST_APPLIED_ANNOTATION.len() + 3);
+        assert_eq!(annotations_size_with(&object, "12345"), 3 + LAST_APPLIED_ANNOTATION.len() + 5);
+        assert_eq!(annotations_size_with(&json!({}), ""), LAST_APPLIED_ANNOTATION.len());
+        assert_eq!(annotation_of(&object), Some("{}\n"));
+    }
+}
