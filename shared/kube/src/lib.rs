@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod error;
 pub mod flags;
 pub mod manifests;
+pub mod metadata_list;
 pub mod objects;
 pub mod printer;
 pub mod redact;
