@@ -1,23 +1,124 @@
-//! `kubectl last-applied`: find and repair missing, stale or oversized last-applied annotations.
+//! `kubectl last-applied`: find and repair missing, stale, oversized or leaking
+//! `kubectl.kubernetes.io/last-applied-configuration` annotations, and move
+//! objects from client-side to server-side apply. Thin: flags here, semantics in
+//! `fieldwise_core::last_applied`, cluster I/O in `fieldwise-kube`.
+
+mod guarded;
+mod migrate;
+mod repair;
+mod report;
+mod scan;
+mod targets;
+mod view;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use fieldwise_kube::{cli, flags::KubeFlags, version};
+use clap::{Args, Parser, Subcommand};
+use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::{cli, completion, version};
 
 const EXAMPLES: &str = "Examples:
-  # Find objects whose last-applied annotation is missing, stale or oversized
-  kubectl last-applied scan -A";
+  # Find objects whose annotation is missing, stale, oversized or leaking, everywhere
+  kubectl last-applied scan -A
 
-/// Scan, view, diff, repair and migrate the kubectl.kubernetes.io/last-applied-configuration annotation.
+  # Only Deployments and ConfigMaps labelled app=web, as JSON
+  kubectl last-applied scan -n prod -l app=web --kinds deploy,cm -o json
+
+  # Show an object's annotation, and how the live object drifted from it
+  kubectl last-applied view deploy/web
+  kubectl last-applied view deploy/web --diff
+
+  # Store exactly what `kubectl apply -f web.yaml` would have stored
+  kubectl last-applied repair -f web.yaml
+
+  # Rebuild the annotation from the fields kubectl's managers own
+  kubectl last-applied repair deploy/web --dry-run=server
+
+  # Repair every missing or stale annotation the scan finds
+  kubectl last-applied repair --from-scan -n prod
+
+  # Move an object to server-side apply and drop its (oversized) annotation
+  kubectl last-applied migrate cm/big --drop-annotation
+
+Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan) or drift (view --diff).";
+
+/// Scan, view, repair and migrate the kubectl.kubernetes.io/last-applied-configuration annotation.
 #[derive(Debug, Parser)]
 #[command(name = "kubectl last-applied", bin_name = "kubectl last-applied", version = version::LONG_VERSION, after_help = EXAMPLES)]
 struct Cli {
     #[command(flatten)]
     kube: KubeFlags,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Report objects whose annotation is missing, stale, oversized or leaking (exit 2 when any).
+    Scan(scan::ScanArgs),
+    /// Print an object's annotation as YAML, or (--diff) its drift from the live object.
+    View(view::ViewArgs),
+    /// Rewrite the annotation: from a file (as kubectl apply would), or from kubectl's fields on the live object.
+    Repair(repair::RepairArgs),
+    /// Move ownership from client-side to server-side apply, as kubectl apply --server-side does.
+    Migrate(migrate::MigrateArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    Completion(completion::CompletionArgs),
+}
+
+/// What to scan: the scope flags `scan`, `repair --from-scan` and `migrate --from-scan` share.
+#[derive(Debug, Clone, Args)]
+pub struct ScopeArgs {
+    /// Every namespace (and cluster-scoped types).
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+
+    /// Only objects matching this label selector (e.g. app=web).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// Only these resource types, comma-separated (e.g. deploy,cm,secrets.v1.); default: every listable type.
+    #[arg(long, value_name = "TYPES", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+
+    /// How many requests run at once.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+}
+
+/// The write flags `repair` and `migrate` share.
+#[derive(Debug, Clone, Args)]
+pub struct WriteArgs {
+    /// none: write; client: only show; server: also a server-side dry-run, no write.
+    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
+    pub dry_run: DryRun,
+
+    /// Print the written objects as json or yaml instead of the usual messages.
+    #[arg(short = 'o', long, value_enum)]
+    pub output: Option<OutputFormat>,
+
+    /// Show Secret values in diffs and output (they are hidden by default).
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 fn main() -> ExitCode {
-    let _cli: Cli = cli::parse();
-    cli::fail(&fieldwise_kube::Error::usage("last-applied is not implemented yet; see `kubectl last-applied --help`"))
+    use clap::CommandFactory;
+    if let Some(code) = completion::serve_if_requested(Cli::command) {
+        return code;
+    }
+    let cli: Cli = cli::parse_with_subcommands();
+    fieldwise_kube::color::init();
+    match cli.command {
+        Command::Completion(args) => match completion::write_script(Cli::command(), args.shell, &mut std::io::stdout())
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => cli::fail(&fieldwise_kube::Error::Other(format!("cannot write the script: {e}"))),
+        },
+        Command::Scan(args) => cli::run(scan::run(cli.kube, args)),
+        Command::View(args) => cli::run(view::run(cli.kube, args)),
+        Command::Repair(args) => cli::run(repair::run(cli.kube, args)),
+        Command::Migrate(args) => cli::run(migrate::run(cli.kube, args)),
+    }
 }

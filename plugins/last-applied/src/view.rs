@@ -1,0 +1,94 @@
+//! `view`: an object's annotation as YAML (Secret values hidden unless
+//! `--show-secrets`), or with `--diff` how the live object drifted from it,
+//! restricted to the fields the annotation sets.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use fieldwise_core::fieldpath::{extract, field_set_lossy};
+use fieldwise_core::last_applied::annotation_of;
+use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_kube::client;
+use fieldwise_kube::diff::{redact_pair, unified};
+use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::flags::{KubeFlags, OutputFormat};
+use fieldwise_kube::{objects, printer, redact};
+use serde_json::Value;
+
+use crate::targets;
+
+/// Exit code of `view --diff` when the live object drifted.
+pub const EXIT_DRIFT: u8 = 2;
+
+/// `view`'s flags.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// The object: TYPE/NAME or TYPE NAME.
+    #[arg(value_name = "TYPE/NAME", required = true)]
+    pub targets: Vec<String>,
+
+    /// Show how the live object differs from the annotation (exit 2 when it does).
+    #[arg(long)]
+    pub diff: bool,
+
+    /// Print the annotation as json or yaml (default yaml).
+    #[arg(short = 'o', long, value_enum)]
+    pub output: Option<OutputFormat>,
+
+    /// Show Secret values (hidden by default).
+    #[arg(long)]
+    pub show_secrets: bool,
+}
+
+/// Runs `kubectl last-applied view`.
+pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
+    if args.output == Some(OutputFormat::Name) {
+        return Err(Error::usage("-o name is not supported by view; use -o json or -o yaml"));
+    }
+    let conn = client::connect(&kube).await?;
+    let catalog = ResourceCatalog::fetch(&conn).await?;
+    let mut code = ExitCode::SUCCESS;
+    for target in targets::from_args(&args.targets, &catalog, &conn)? {
+        let live = objects::get(&conn, &target, None).await?;
+        let Some(text) = annotation_of(&live) else {
+            return Err(Error::Other(format!(
+                "{} has no last-applied annotation (see `kubectl last-applied repair`)",
+                target.display()
+            )));
+        };
+        let applied: Value = serde_json::from_str(text)
+            .map_err(|e| Error::Other(format!("{}: the annotation is not valid JSON: {e}", target.display())))?;
+        if !args.diff {
+            let mut shown = applied;
+            if !args.show_secrets {
+                redact::redact(&mut shown);
+            }
+            print!("{}", printer::render(&shown, args.output.unwrap_or(OutputFormat::Yaml))?);
+            continue;
+        }
+        let schema = builtin();
+        let ty = Gvk::of_object(&applied).and_then(|g| schema.root(&g));
+        let (fields, _) = field_set_lossy(&applied, schema, ty);
+        let mut current = extract(&live, &fields);
+        if let (Value::Object(map), Some(meta)) = (&mut current, applied.get("metadata")) {
+            // The annotation's own (empty) annotations map is kubectl's encoding, not drift.
+            let mut meta_live = map.get("metadata").cloned().unwrap_or_else(|| Value::Object(Default::default()));
+            if let (Value::Object(m), Some(a)) = (&mut meta_live, meta.get("annotations")) {
+                m.insert("annotations".into(), a.clone());
+            }
+            map.insert("metadata".into(), meta_live);
+        }
+        let (old, new) = if args.show_secrets { (applied, current) } else { redact_pair(&applied, &current) };
+        let color = colored::control::SHOULD_COLORIZE.should_colorize();
+        let name = target.display();
+        match unified(&format!("{name} (last-applied)"), &format!("{name} (live)"), &old, &new, color) {
+            Some(d) => {
+                print!("{d}");
+                code = ExitCode::from(EXIT_DRIFT);
+            }
+            None => eprintln!("{name}: the live object matches the annotation"),
+        }
+    }
+    Ok(code)
+}
