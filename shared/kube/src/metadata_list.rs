@@ -53,11 +53,8 @@ pub async fn list_metadata(
                 items.push(item);
             }
         }
-        token = page
-            .pointer("/metadata/continue")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string);
+        token =
+            page.pointer("/metadata/continue").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
             return Ok(items);
         }
