@@ -1,0 +1,462 @@
+//! Turns the raw outputs of `scripts/bench` into `docs/BENCHMARKS.md` and
+//! `docs/bench-results.json`.
+//!
+//! `bench_report RESULTS_DIR RESULTS_JSON MARKDOWN` reads `meta.json` and whichever of
+//! `engine-rust.json`, `engine-go.json` (bench_engine and the Go oracle's bench mode),
+//! `owners.json`, `safe-patch.json` (hyperfine exports) and `scan.json` the run produced;
+//! sections the run skipped keep their previous numbers from `RESULTS_JSON`. Every table
+//! is computed from the raw numbers kept in `RESULTS_JSON`, so it can be checked.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+fn read_json(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Median, p99 (nearest rank) and count of nanosecond samples.
+fn stats(samples: &[u64]) -> Option<(f64, f64, usize)> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut s = samples.to_vec();
+    s.sort_unstable();
+    let n = s.len();
+    let median = if n % 2 == 1 { s[n / 2] as f64 } else { (s[n / 2 - 1] + s[n / 2]) as f64 / 2.0 };
+    let rank = ((0.99 * n as f64).ceil() as usize).clamp(1, n);
+    Some((median, s[rank - 1] as f64, n))
+}
+
+fn ms(ns: f64) -> String {
+    let v = ns / 1e6;
+    if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else if v >= 1.0 {
+        format!("{v:.2} ms")
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
+fn bytes(n: f64) -> String {
+    if n >= 1e6 {
+        format!("{:.2} MB", n / 1e6)
+    } else if n >= 1e3 {
+        format!("{:.1} KB", n / 1e3)
+    } else {
+        format!("{n:.0} B")
+    }
+}
+
+fn per_second(median_ns: f64) -> String {
+    let r = 1e9 / median_ns;
+    if r >= 100.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+/// The row for (case, op) of one engine's output.
+fn row<'a>(engine: &'a Value, case: &str, op: &str) -> Option<&'a Value> {
+    engine["results"].as_array()?.iter().find(|r| r["case"] == case && r["op"] == op)
+}
+
+fn samples(row: &Value) -> Vec<u64> {
+    row["samples_ns"].as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default()
+}
+
+fn run_line(run: &Value) -> String {
+    format!(
+        "measured {} at commit `{}`{}",
+        run["date"].as_str().unwrap_or("?"),
+        run["commit"].as_str().unwrap_or("?"),
+        match run["modified_tracked_files"].as_u64() {
+            Some(0) | None => String::new(),
+            Some(n) => format!(" (+{n} uncommitted tracked files in the working tree)"),
+        }
+    )
+}
+
+/// The comparisons of the engine table: (title, Rust op, Go op, what the pair means).
+const ENGINE_PAIRS: &[(&str, &str, &str, &str)] = &[
+    (
+        "Strategic merge patch, apply (decoded values)",
+        "strategic-apply",
+        "strategic-apply",
+        "Rust `strategic::apply(&live, &patch, ..)` (copies `live` inside, result is new) vs Go \
+         `StrategicMergeMapPatch(live, patch, &appsv1.Deployment{})`, which merges *into* its arguments: \
+         the deep copies Go needs for each run are made outside its timing.",
+    ),
+    (
+        "Strategic merge patch, apply (decoded values, Go's copies timed)",
+        "strategic-apply",
+        "strategic-apply-copying",
+        "The same, with Go's `runtime.DeepCopyJSON` of both inputs inside the timing, as a caller that keeps \
+         its inputs pays (Rust's copy is always inside).",
+    ),
+    (
+        "Strategic merge patch, apply (JSON bytes in and out)",
+        "strategic-apply-bytes",
+        "strategic-apply-bytes",
+        "Rust parse + `strategic::apply` + serialize vs Go `StrategicMergePatch(original, patch []byte, ..)`.",
+    ),
+    (
+        "Strategic merge patch, three-way creation (kubectl apply)",
+        "strategic-three-way-bytes",
+        "strategic-three-way-bytes",
+        "Rust parse x3 + `strategic::create_three_way(.., overwrite=true)` + serialize vs Go \
+         `CreateThreeWayMergePatch(original, modified, current []byte, meta, true)` (Go has no map API for it; \
+         `NewPatchMetaFromStruct` untimed).",
+    ),
+    (
+        "Merge patch, apply (JSON bytes in and out)",
+        "merge-apply-bytes",
+        "merge-apply-bytes",
+        "Rust parse + `merge_patch::apply` + serialize vs evanphx `jsonpatch.MergePatch(doc, patch []byte)` \
+         (the apiserver's merge patch; it has no map API).",
+    ),
+    (
+        "Merge patch, three-way creation (kubectl apply for custom resources)",
+        "merge-three-way-bytes",
+        "merge-three-way-bytes",
+        "Rust parse x3 + `merge_patch::create_three_way` + serialize vs \
+         `jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, current []byte)`.",
+    ),
+];
+
+/// Summary of one engine pair on one case, for the JSON summary and the table.
+fn engine_summary(rust: &Value, go: &Value, case: &str, rust_op: &str, go_op: &str) -> Option<Value> {
+    let r = row(rust, case, rust_op)?;
+    let (rm, rp, rn) = stats(&samples(r))?;
+    let g = row(go, case, go_op);
+    let gs = g.and_then(|g| stats(&samples(g)));
+    let input = r["input_bytes"].as_f64().unwrap_or(0.0);
+    let peak = r["alloc_peak_bytes"].as_f64().unwrap_or(0.0);
+    Some(json!({
+        "case": case, "rust_op": rust_op, "go_op": go_op, "input_bytes": input,
+        "rust": {"median_ns": rm, "p99_ns": rp, "samples": rn, "objects_per_s": 1e9 / rm,
+                 "alloc_total_bytes": r["alloc_total_bytes"], "alloc_peak_bytes": peak},
+        "go": gs.map(|(gm, gp, gn)| json!({"median_ns": gm, "p99_ns": gp, "samples": gn, "objects_per_s": 1e9 / gm,
+                 "alloc_total_bytes": g.map(|g| g["alloc_total_bytes"].clone()), "errors": g.map(|g| g["errors"].clone())})),
+        "speedup": gs.map(|(gm, _, _)| gm / rm),
+        "rust_peak_over_input": if input > 0.0 { Some(peak / input) } else { None },
+    }))
+}
+
+fn engine_section(rust: &Value, go: &Value, run: &Value, out: &mut String) -> Value {
+    let mut summary = Vec::new();
+    let cases: Vec<(String, String)> = rust["cases"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .map(|c| {
+                    (c["name"].as_str().unwrap_or("").to_string(), c["description"].as_str().unwrap_or("").to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = writeln!(out, "## 1. Patch engine: fieldwise-core vs apimachinery (issue 3)\n");
+    let _ = writeln!(
+        out,
+        "{}. Both sides read the same generated corpus files (`bench_engine gen`) in the same run: \
+         Rust `{}`, Go `{}`. Each operation is run until it has at least 20 samples and 2 s of samples \
+         (operations slower than 5 s get 3), after a warm-up; median and p99 are over those samples \
+         (with few samples, p99 is the maximum). objects/s = 1 / median. Speed-up = Go median / Rust median \
+         (above 1: Rust is faster). Target: at least 5x on apply and on three-way creation.\n",
+        run_line(run),
+        rust["engine"].as_str().unwrap_or("?"),
+        go["engine"].as_str().unwrap_or("?"),
+    );
+    let _ = writeln!(out, "Cases:\n");
+    for (name, description) in &cases {
+        let size = row(rust, name, "strategic-apply").and_then(|r| r["input_bytes"].as_f64()).unwrap_or(0.0);
+        let _ = writeln!(out, "- `{name}`: {description}; live object + strategic patch = {} of JSON", bytes(size));
+    }
+    let _ = writeln!(out);
+    for (title, rust_op, go_op, note) in ENGINE_PAIRS {
+        let _ = writeln!(out, "### {title}\n\n{note}\n");
+        let _ = writeln!(
+            out,
+            "| case | Rust median | Rust p99 | Rust obj/s | Go median | Go p99 | Go obj/s | speed-up |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for (name, _) in &cases {
+            let Some(s) = engine_summary(rust, go, name, rust_op, go_op) else { continue };
+            let r = &s["rust"];
+            let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+            let go_cells = match s["go"].as_object() {
+                Some(g) => {
+                    let g = Value::Object(g.clone());
+                    format!(
+                        "{} | {} | {} | **{:.2}x**",
+                        ms(f(&g, "median_ns")),
+                        ms(f(&g, "p99_ns")),
+                        per_second(f(&g, "median_ns")),
+                        s["speedup"].as_f64().unwrap_or(f64::NAN)
+                    )
+                }
+                None => "n/a | n/a | n/a | n/a".into(),
+            };
+            let _ = writeln!(
+                out,
+                "| `{name}` | {} | {} | {} | {go_cells} |",
+                ms(f(r, "median_ns")),
+                ms(f(r, "p99_ns")),
+                per_second(f(r, "median_ns")),
+            );
+            summary.push(s);
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "### Rust only: the same operations on decoded values\n");
+    let _ = writeln!(out, "| case | strategic three-way (values) | merge apply (values) |\n|---|---:|---:|");
+    for (name, _) in &cases {
+        let cell = |op: &str| {
+            row(rust, name, op)
+                .and_then(|r| stats(&samples(r)))
+                .map(|(m, p, _)| format!("{} (p99 {})", ms(m), ms(p)))
+                .unwrap_or_else(|| "n/a".into())
+        };
+        let _ = writeln!(out, "| `{name}` | {} | {} |", cell("strategic-three-way"), cell("merge-apply"));
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "### Memory per operation\n");
+    let _ = writeln!(
+        out,
+        "Rust: a counting global allocator in `bench_engine`; *peak* is the most bytes live at once during one \
+         operation above what was live before it (the result included), *total* every byte allocated. \
+         Go: `runtime.MemStats.TotalAlloc` across one operation after a full GC (total allocated; Go's peak \
+         is not observable this way). *Input* is the JSON size of the operation's inputs; *decoded* is what \
+         serde_json needs to hold those inputs as values (the same bytes a caller of the value API already \
+         holds). Target: peak no more than 3x the input size.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| case | operation | input (JSON) | decoded inputs | Rust peak | peak ÷ input | Rust total | Go total |\n|---|---|---:|---:|---:|---:|---:|---:|"
+    );
+    for (name, _) in &cases {
+        let decoded = row(rust, name, "decoded-size");
+        for (rust_op, go_op, decoded_key) in [
+            ("strategic-apply", "strategic-apply", "apply_bytes"),
+            ("strategic-apply-bytes", "strategic-apply-bytes", "apply_bytes"),
+            ("strategic-three-way", "", "three_way_bytes"),
+            ("strategic-three-way-bytes", "strategic-three-way-bytes", "three_way_bytes"),
+            ("merge-apply-bytes", "merge-apply-bytes", "merge_bytes"),
+        ] {
+            let Some(r) = row(rust, name, rust_op) else { continue };
+            let input = r["input_bytes"].as_f64().unwrap_or(0.0);
+            let peak = r["alloc_peak_bytes"].as_f64().unwrap_or(0.0);
+            let go_total = row(go, name, go_op)
+                .and_then(|g| g["alloc_total_bytes"].as_f64())
+                .map(bytes)
+                .unwrap_or_else(|| "n/a".into());
+            let _ = writeln!(
+                out,
+                "| `{name}` | {rust_op} | {} | {} | {} | {:.1}x | {} | {go_total} |",
+                bytes(input),
+                decoded.and_then(|d| d[decoded_key].as_f64()).map(bytes).unwrap_or_else(|| "n/a".into()),
+                bytes(peak),
+                peak / input,
+                bytes(r["alloc_total_bytes"].as_f64().unwrap_or(0.0)),
+            );
+        }
+    }
+    let _ = writeln!(out);
+    if let Some((m, p, n)) = row(rust, "owned-1m", "owners-annotate").and_then(|r| stats(&samples(r))) {
+        let size = row(rust, "owned-1m", "owners-annotate").and_then(|r| r["input_bytes"].as_f64()).unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "### Core annotation of a large object (issue 2: under 50 ms for 1 MB)\n\n\
+             What `kubectl owners` asks of the core before printing (`plugins/owners/src/annotate.rs`): \
+             `ownership::managed_fields_of` (FieldsV1 of every entry decoded into sets), then \
+             `fieldpath::locate` of every owned path in the object, owners indexed by value. Object: a \
+             Deployment of {} (180 containers x 40 env vars, managedFields of `kubectl-client-side-apply` \
+             owning the whole spec and `kube-controller-manager` owning status).\n\n\
+             | object | median | p99 | samples | target |\n|---|---:|---:|---:|---|\n\
+             | `owned-1m` ({}) | {} | {} | {n} | < 50 ms: **{}** |\n",
+            bytes(size),
+            bytes(size),
+            ms(m),
+            ms(p),
+            if m < 50e6 { "met" } else { "not met" },
+        );
+    }
+    json!({"run": run, "rust": rust, "go": go, "summary": summary})
+}
+
+/// A hyperfine export as a table (median, mean ± σ, min, max, runs) and a summary.
+fn hyperfine_section(title: &str, intro: &str, export: &Value, run: &Value, out: &mut String) -> Value {
+    let _ = writeln!(out, "## {title}\n\n{}. {intro}\n", run_line(run));
+    let _ = writeln!(out, "| command | median | mean ± σ | min | max | runs |\n|---|---:|---:|---:|---:|---:|");
+    let mut summary = Vec::new();
+    for r in export["results"].as_array().into_iter().flatten() {
+        let s = |k: &str| r[k].as_f64().unwrap_or(f64::NAN) * 1e9;
+        let runs = r["times"].as_array().map_or(0, Vec::len);
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} ± {} | {} | {} | {runs} |",
+            r["command"].as_str().unwrap_or("?"),
+            ms(s("median")),
+            ms(s("mean")),
+            ms(s("stddev")),
+            ms(s("min")),
+            ms(s("max")),
+        );
+        summary.push(json!({"name": r["command"], "median_s": r["median"], "mean_s": r["mean"], "runs": runs,
+            "exit_codes": r["exit_codes"]}));
+    }
+    let medians: Vec<f64> = summary.iter().filter_map(|s| s["median_s"].as_f64()).collect();
+    if medians.len() >= 2 {
+        let _ = writeln!(
+            out,
+            "\nRatio of medians (second / first): **{:.2}x** (above 1: the fieldwise command takes longer).",
+            medians[1] / medians[0]
+        );
+    }
+    let _ = writeln!(out);
+    json!({"run": run, "hyperfine": export, "summary": summary})
+}
+
+fn scan_section(scan: &Value, run: &Value, out: &mut String) -> Value {
+    let _ = writeln!(out, "## 4. `kubectl last-applied scan -A` vs a `kubectl get` loop (issue 4)\n");
+    let _ = writeln!(
+        out,
+        "{}. Objects: {} generated by `scripts/bench` ({} types: 21 namespaced in 20 `fw-scan-*` namespaces, \
+         7 cluster-scoped; created with `kubectl create --save-config`, so each has a last-applied \
+         annotation; loaded in {} s); {} objects in the cluster's storage in all (apiserver_storage_objects). \
+         The loop runs `kubectl get <type> -A -o json` for each of the {} listable resource types \
+         (`kubectl api-resources --verbs=list`), which is what a scan of everything needs. Wall time and peak \
+         memory (maximum resident set size of the largest process) from GNU `time -v`; runs alternate.\n",
+        run_line(run),
+        scan["generated_objects"],
+        scan["generated_types"],
+        scan["load_seconds"],
+        scan["objects_in_cluster"],
+        scan["loop_types"],
+    );
+    let _ = writeln!(out, "| command | run | wall | peak RSS | exit |\n|---|---:|---:|---:|---:|");
+    let mut by_name: Vec<(String, Vec<f64>, Vec<f64>)> = Vec::new();
+    for (i, r) in scan["runs"].as_array().into_iter().flatten().enumerate() {
+        let name = r["name"].as_str().unwrap_or("?").to_string();
+        let wall = r["wall_seconds"].as_f64().unwrap_or(f64::NAN);
+        let rss = r["max_rss_kb"].as_f64().unwrap_or(f64::NAN);
+        let _ = writeln!(out, "| `{name}` | {} | {:.2} s | {:.1} MB | {} |", i + 1, wall, rss / 1024.0, r["exit_code"]);
+        match by_name.iter_mut().find(|(n, _, _)| *n == name) {
+            Some((_, w, m)) => {
+                w.push(wall);
+                m.push(rss);
+            }
+            None => by_name.push((name, vec![wall], vec![rss])),
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let _ = writeln!(out, "\n| command | median wall | max peak RSS |\n|---|---:|---:|");
+    let mut summary = Vec::new();
+    for (name, walls, rss) in &by_name {
+        let peak = rss.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(out, "| `{name}` | {:.2} s | {:.1} MB |", median(walls), peak / 1024.0);
+        summary.push(json!({"name": name, "median_wall_s": median(walls), "max_rss_kb": peak}));
+    }
+    if let Some(reason) = scan["not_measured"].as_str() {
+        let _ = writeln!(out, "| `kubectl last-applied scan -A` | not measured: {reason} | |");
+    }
+    let _ = writeln!(out);
+    json!({"run": run, "raw": scan, "summary": summary})
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [results, json_path, markdown] = args.as_slice() else {
+        eprintln!("usage: bench_report RESULTS_DIR RESULTS_JSON MARKDOWN");
+        std::process::exit(2)
+    };
+    let results = Path::new(results);
+    let meta = read_json(&results.join("meta.json")).unwrap_or(Value::Null);
+    let ran = |s: &str| meta["sections"].as_array().is_some_and(|a| a.iter().any(|x| x == s));
+    let previous = read_json(Path::new(json_path)).unwrap_or_else(|| json!({}));
+    let mut record = Map::new();
+    let mut body = String::new();
+
+    let engine =
+        match (ran("engine"), read_json(&results.join("engine-rust.json")), read_json(&results.join("engine-go.json")))
+        {
+            (true, Some(rust), Some(go)) => Some((rust, go, meta.clone())),
+            _ => previous.get("engine").map(|e| (e["rust"].clone(), e["go"].clone(), e["run"].clone())),
+        };
+    if let Some((mut rust, go, run)) = engine {
+        if rust.get("cases").is_none() {
+            if let Some(m) = read_json(&results.join("../corpus/manifest.json")) {
+                rust["cases"] = m["cases"].clone();
+            }
+        }
+        record.insert("engine".into(), engine_section(&rust, &go, &run, &mut body));
+    }
+
+    let sections = [
+        (
+            "owners",
+            "owners.json",
+            "2. `kubectl owners` vs `kubectl get -o yaml --show-managed-fields` (issue 2)",
+            "Total wall time of each command against the local cluster (kube-apiserver v1.33.13 on the same \
+             machine), hyperfine, 3 warm-up runs; the object is the 5 KB Deployment of the engine corpus applied \
+             with `kubectl apply` (managedFields of kubectl-client-side-apply, kubectl-scale and \
+             kube-controller-manager). `kubectl owners` goes through kubectl's plugin lookup; the direct row runs \
+             the plugin binary itself.",
+        ),
+        (
+            "safe-patch",
+            "safe-patch.json",
+            "3. `kubectl safe-patch --yes` vs `kubectl patch` (issue 3)",
+            "The same strategic merge patch (`spec.replicas`, alternating 1 and 2 through a `--prepare` step so \
+             every run really writes) on the same Deployment of the local cluster, hyperfine, 3 warm-up runs. \
+             `kubectl safe-patch --yes` plans the patch in the core, lints it, asks the server for a dry run, saves a \
+             backup and writes with a resourceVersion guard; `kubectl patch` sends the patch once.",
+        ),
+    ];
+    for (key, file, title, intro) in sections {
+        let fresh = if ran(key) { read_json(&results.join(file)) } else { None };
+        let entry = match fresh {
+            Some(export) => Some(hyperfine_section(title, intro, &export, &meta, &mut body)),
+            None => previous.get(key).map(|p| hyperfine_section(title, intro, &p["hyperfine"], &p["run"], &mut body)),
+        };
+        if let Some(e) = entry {
+            record.insert(key.into(), e);
+        }
+    }
+    let scan = match ran("scan").then(|| read_json(&results.join("scan.json"))).flatten() {
+        Some(raw) => Some((raw, meta.clone())),
+        None => previous.get("scan").map(|p| (p["raw"].clone(), p["run"].clone())),
+    };
+    if let Some((raw, run)) = scan {
+        record.insert("scan".into(), scan_section(&raw, &run, &mut body));
+    }
+
+    let mut doc = String::new();
+    let _ = writeln!(
+        doc,
+        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|scan|all`); the raw \
+         numbers behind every table are in [`bench-results.json`](bench-results.json). Each section says when \
+         and at which commit it was measured. Machine of the latest run: {} cores, {}, {} RAM; {}, {}, \
+         kubectl {}. These are shared, noisy machines with 2 cores; the cluster (apiserver, \
+         controller-manager, etcd) runs on the same cores as the client being measured. Numbers are reported \
+         as measured, targets met or not.\n",
+        meta["nproc"],
+        meta["cpu_model"].as_str().unwrap_or("?"),
+        meta["memory"].as_str().unwrap_or("?"),
+        meta["rustc"].as_str().unwrap_or("?"),
+        meta["go"].as_str().unwrap_or("?"),
+        meta["kubectl"].as_str().unwrap_or("?"),
+    );
+    doc.push_str(&body);
+    record.insert("latest_run".into(), meta);
+    std::fs::write(markdown, doc).expect("write markdown");
+    let text = serde_json::to_string(&Value::Object(record)).expect("serialize");
+    std::fs::write(json_path, text + "\n").expect("write results");
+}
