@@ -1,0 +1,376 @@
+//! `kubectl last-applied` against the real cluster: the acceptance list of the issue.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use fieldwise_e2e::{require_cluster, run, text, Cluster};
+use serde_json::Value;
+
+const ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// A private directory per test (backups and manifests), so tests never see each other's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fw-la-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn plugin(cluster: &Cluster, dir: &Path, ns: &str) -> Command {
+    let mut cmd = cluster.plugin("kubectl-last_applied");
+    cmd.env("FIELDWISE_DATA_DIR", dir.join("data")).args(["-n", ns]);
+    cmd
+}
+
+fn la(cluster: &Cluster, dir: &Path, ns: &str, args: &[&str]) -> Output {
+    run(plugin(cluster, dir, ns).args(args))
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn write(dir: &Path, name: &str, content: &str) -> String {
+    let file = dir.join(name);
+    std::fs::write(&file, content).unwrap();
+    file.to_str().unwrap().to_string()
+}
+
+fn annotation(object: &Value) -> Option<String> {
+    object.pointer("/metadata/annotations").and_then(|a| a.get(ANNOTATION)).and_then(Value::as_str).map(String::from)
+}
+
+fn scan_json(cluster: &Cluster, dir: &Path, ns: &str, kinds: &str) -> (Option<i32>, Value) {
+    let out = la(cluster, dir, ns, &["scan", "--kinds", kinds, "-o", "json"]);
+    (out.status.code(), serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr))))
+}
+
+fn findings_of(report: &Value, name: &str) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["name"] == name)
+        .map(|f| f["finding"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn configmap(name: &str, data: &[(&str, &str)]) -> String {
+    let mut text =
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels:\n    app: la\ndata:\n");
+    for (k, v) in data {
+        text.push_str(&format!("  {k}: \"{v}\"\n"));
+    }
+    text
+}
+
+#[test]
+fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-missing");
+    let dir = scratch("missing");
+    let full = [("keep", "1"), ("drop", "<2>")];
+    for name in ["repaired", "untouched"] {
+        let file = write(&dir, &format!("{name}.yaml"), &configmap(name, &full));
+        cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
+    }
+    let (code, report) = scan_json(&cluster, &dir, &ns, "cm");
+    assert_eq!(code, Some(2));
+    assert_eq!(findings_of(&report, "repaired"), ["missing"]);
+    assert_eq!(findings_of(&report, "untouched"), ["missing"]);
+
+    let repaired_file = dir.join("repaired.yaml");
+    let out = la(&cluster, &dir, &ns, &["repair", "-f", repaired_file.to_str().unwrap()]);
+    assert_eq!(ok(&out).trim(), "configmap/repaired repaired");
+    // Byte for byte what the real kubectl apply stores for the same file.
+    let reference = write(&dir, "reference.yaml", &configmap("reference", &full));
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &reference]);
+    let ours = annotation(&cluster.get_json(&ns, "cm/repaired")).unwrap();
+    let theirs = annotation(&cluster.get_json(&ns, "cm/reference")).unwrap();
+    assert_eq!(ours, theirs.replace("\"reference\"", "\"repaired\""));
+    // Idempotent, and the scan agrees.
+    let out = la(&cluster, &dir, &ns, &["repair", "-f", repaired_file.to_str().unwrap()]);
+    assert_eq!(ok(&out).trim(), "configmap/repaired unchanged");
+    let (_, report) = scan_json(&cluster, &dir, &ns, "cm");
+    assert!(findings_of(&report, "repaired").is_empty(), "{report}");
+
+    // Dropping a key from the file: the real kubectl apply deletes it only where the annotation was repaired.
+    for name in ["repaired", "untouched"] {
+        let file = write(&dir, &format!("{name}-v2.yaml"), &configmap(name, &[("keep", "1")]));
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &file]);
+    }
+    assert!(cluster.get_json(&ns, "cm/repaired")["data"].get("drop").is_none());
+    assert_eq!(cluster.get_json(&ns, "cm/untouched")["data"]["drop"], "<2>");
+}
+
+#[test]
+fn repair_from_live_leaves_an_autoscalers_replicas_alone() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-hpa");
+    let dir = scratch("hpa");
+    let deployment = |replicas: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n{replicas}  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: registry.k8s.io/pause:3.10\n"
+        )
+    };
+    let with = write(&dir, "with.yaml", &deployment("  replicas: 2\n"));
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &with]);
+    let scaler = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n";
+    cluster.kubectl_stdin(
+        &["apply", "-n", &ns, "--server-side", "--field-manager", "hpa-like", "--force-conflicts", "-f", "-"],
+        scaler,
+    );
+    let out = la(&cluster, &dir, &ns, &["repair", "deploy/web"]);
+    assert_eq!(ok(&out).trim(), "deployment.apps/web repaired");
+    let live = cluster.get_json(&ns, "deploy/web");
+    let stored = annotation(&live).unwrap();
+    assert!(!stored.contains("replicas"), "{stored}");
+    assert!(stored.contains("registry.k8s.io/pause:3.10") && stored.ends_with("}\n"), "{stored}");
+    // A second run changes nothing.
+    let out = la(&cluster, &dir, &ns, &["repair", "deploy/web"]);
+    assert_eq!(ok(&out).trim(), "deployment.apps/web unchanged");
+    // The file without replicas, applied for real, leaves the autoscaler's 5 alone.
+    let without = write(&dir, "without.yaml", &deployment(""));
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &without]);
+    assert_eq!(cluster.get_json(&ns, "deploy/web")["spec"]["replicas"], 5);
+}
+
+#[test]
+fn oversized_configmap_migrates_to_server_side_apply() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-big");
+    let dir = scratch("big");
+    let values: Vec<(String, String)> = (0..3).map(|i| (format!("key{i}"), "x".repeat(100_000))).collect();
+    let data: Vec<(&str, &str)> = values.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let file = write(&dir, "big.yaml", &configmap("big", &data));
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
+    let out = run(cluster.kubectl().args(["apply", "-n", &ns, "-f", &file]));
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("Too long") && text(&out.stderr).contains("262144"), "{}", text(&out.stderr));
+
+    let (code, report) = scan_json(&cluster, &dir, &ns, "cm");
+    assert_eq!(code, Some(2));
+    assert_eq!(findings_of(&report, "big"), ["missing", "oversized"]);
+    // Repairing would not fit: a clear error pointing at migrate.
+    let out = la(&cluster, &dir, &ns, &["repair", "cm/big"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("migrate"), "{}", text(&out.stderr));
+
+    let out = la(&cluster, &dir, &ns, &["migrate", "cm/big", "--drop-annotation"]);
+    assert!(ok(&out).contains("configmap/big migrated to server-side apply (kubectl)"), "{}", text(&out.stdout));
+    cluster.kubectl_ok(&["apply", "-n", &ns, "--server-side", "-f", &file]);
+    let live = cluster.get_json(&ns, "cm/big");
+    assert!(annotation(&live).is_none());
+    let entries = live["metadata"]["managedFields"].as_array().unwrap();
+    for (key, _) in &values {
+        let owners: Vec<String> = entries
+            .iter()
+            .filter(|e| e.pointer("/fieldsV1/f:data").and_then(|d| d.get(format!("f:{key}"))).is_some())
+            .map(|e| format!("{} {}", e["manager"].as_str().unwrap(), e["operation"].as_str().unwrap()))
+            .collect();
+        assert_eq!(owners, ["kubectl Apply"], "{key}: {entries:?}");
+    }
+    // Migrating again finds nothing to do.
+    let out = la(&cluster, &dir, &ns, &["migrate", "cm/big"]);
+    assert_eq!(ok(&out).trim(), "configmap/big unchanged");
+}
+
+#[test]
+fn secret_values_are_never_printed() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-secret");
+    let dir = scratch("secret");
+    let secret =
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: hunter2-very-secret\n";
+    let file = write(&dir, "secret.yaml", secret);
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &file]);
+    let encoded = "aHVudGVyMi12ZXJ5LXNlY3JldA=="; // base64 of the value
+    let never = |out: &Output| {
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!all.contains("hunter2") && !all.contains(encoded), "{all}");
+        all
+    };
+    let out = la(&cluster, &dir, &ns, &["scan", "--kinds", "secrets"]);
+    assert!(never(&out).contains("leaking"));
+    never(&la(&cluster, &dir, &ns, &["scan", "--kinds", "secrets", "-o", "yaml"]));
+    assert!(never(&la(&cluster, &dir, &ns, &["view", "secret/creds"])).contains("password"));
+    never(&la(&cluster, &dir, &ns, &["view", "secret/creds", "--diff"]));
+    never(&la(&cluster, &dir, &ns, &["repair", "secret/creds", "--dry-run=server"]));
+    never(&la(&cluster, &dir, &ns, &["repair", "secret/creds", "-o", "json"]));
+    never(&la(&cluster, &dir, &ns, &["repair", "-f", &file, "-o", "yaml"]));
+    // Asked for, they are shown.
+    assert!(ok(&la(&cluster, &dir, &ns, &["view", "secret/creds", "--show-secrets"])).contains("hunter2-very-secret"));
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-bad");
+    let dir = scratch("bad");
+    cluster.kubectl_ok(&["create", "configmap", "-n", &ns, "plain", "--from-literal=a=b"]);
+    let missing_file = dir.join("nope.yaml");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["repair"],
+        vec!["migrate"],
+        vec!["view", "cm/does-not-exist"],
+        vec!["view", "cm/plain"],
+        vec!["view", "cm"],
+        vec!["scan", "--kinds", "frobnicators"],
+        vec!["scan", "-o", "name"],
+        vec!["repair", "-f", missing_file.to_str().unwrap()],
+        vec!["repair", "cm/plain", "--dry-run=bogus"],
+        vec!["frobnicate"],
+    ];
+    for args in cases {
+        let out = la(&cluster, &dir, &ns, &args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(first.starts_with("error:") || first.starts_with("Error from server"), "{args:?}: {stderr}");
+        if !matches!(args[0], "frobnicate") && !args.contains(&"--dry-run=bogus") {
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        }
+    }
+    // A user who may not list Secrets still gets a scan, with the type reported as skipped.
+    let out = run(plugin(&cluster, &dir, &ns).args(["--context", "fieldwise-restricted", "scan", "-o", "json"]));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+    let skipped: Vec<&str> =
+        report["skipped"].as_array().unwrap().iter().filter_map(|s| s["resource"].as_str()).collect();
+    assert!(skipped.contains(&"secrets"), "{report}");
+}
+
+/// The patches that reached the apiserver (not dry-runs), per object name, in `ns`, whatever the answer.
+/// A patch cut off by the freeze is audited as a 504 (`context canceled`) whether it was stored or
+/// not, so the audit log alone cannot say which were: the watch in the test does.
+fn audited_patches(cluster: &Cluster, ns: &str) -> BTreeMap<String, usize> {
+    let log = std::fs::read_to_string(cluster.dir.join("audit.log")).unwrap();
+    let mut counts = BTreeMap::new();
+    for line in log.lines().filter(|l| l.contains(ns) && l.contains("\"verb\":\"patch\"")) {
+        let Ok(event) = serde_json::from_str::<Value>(line) else { continue };
+        let uri = event["requestURI"].as_str().unwrap_or_default();
+        if event["stage"] != "ResponseComplete" || event["objectRef"]["namespace"] != ns || uri.contains("dryRun") {
+            continue;
+        }
+        *counts.entry(event["objectRef"]["name"].as_str().unwrap_or_default().to_string()).or_insert(0) += 1;
+    }
+    counts
+}
+
+fn apiserver_pid(cluster: &Cluster) -> String {
+    let out = run(Command::new("pgrep").args(["-f", &format!("kube-apiserver.*{}", cluster.dir.display())]));
+    let pids = text(&out.stdout);
+    let pid = pids.lines().next().unwrap_or_else(|| panic!("no kube-apiserver for {}", cluster.dir.display()));
+    pid.trim().to_string()
+}
+
+#[test]
+fn bulk_repair_survives_a_frozen_apiserver() {
+    const OBJECTS: usize = 1000;
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-fault");
+    let dir = scratch("fault");
+    let mut list = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for i in 0..OBJECTS {
+        list.push_str(&format!(
+            "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm-{i:04}\n  data:\n    num: \"{i}\"\n"
+        ));
+    }
+    let file = write(&dir, "many.yaml", &list);
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
+
+    // Every stored write shows up as one MODIFIED event: the ground truth for "repaired exactly once".
+    let mut watch = cluster
+        .kubectl()
+        .args(["get", "cm", "-n", &ns, "--watch-only", "--output-watch-events", "-o", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut watch_out = watch.stdout.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 65536];
+            while let Ok(n) = watch_out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    // The watch is running once it sees a probe object.
+    cluster.kubectl_ok(&["create", "configmap", "-n", &ns, "watch-probe"]);
+    let mut touch = 0;
+    fieldwise_e2e::eventually("the watch", Duration::from_secs(30), || {
+        touch += 1;
+        cluster.kubectl_ok(&["label", "configmap", "-n", &ns, "watch-probe", &format!("touch={touch}"), "--overwrite"]);
+        std::thread::sleep(Duration::from_millis(300));
+        seen.lock().unwrap().contains("watch-probe").then_some(())
+    });
+    let pid = apiserver_pid(&cluster);
+    let args = ["--request-timeout=2s", "repair", "--from-scan", "--kinds", "cm"];
+    let child = plugin(&cluster, &dir, &ns)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Freeze the apiserver once the repair is under way, for longer than the request timeout.
+    fieldwise_e2e::eventually("the first repairs", Duration::from_secs(60), || {
+        (audited_patches(&cluster, &ns).len() >= 50).then_some(())
+    });
+    run(Command::new("kill").args(["-STOP", &pid]));
+    std::thread::sleep(Duration::from_secs(4));
+    run(Command::new("kill").args(["-CONT", &pid]));
+    let first = child.wait_with_output().unwrap();
+    let progress = audited_patches(&cluster, &ns).len();
+    assert!(progress < OBJECTS, "the freeze came too late to interrupt anything ({progress} done)");
+    assert_eq!(first.status.code(), Some(1), "{}", text(&first.stderr));
+    assert!(text(&first.stderr).contains("failed"), "{}", text(&first.stderr));
+
+    // Rerun until done (a rerun only sees what is still missing).
+    let again = la(&cluster, &dir, &ns, &args[1..]);
+    ok(&again);
+    let last = la(&cluster, &dir, &ns, &["scan", "--kinds", "cm"]);
+    assert_eq!(last.status.code(), Some(0), "{}", text(&last.stdout));
+
+    let counts = audited_patches(&cluster, &ns);
+    std::thread::sleep(Duration::from_secs(1));
+    run(Command::new("kill").arg(watch.id().to_string()));
+    let _ = watch.wait();
+    reader.join().unwrap();
+    let events = seen.lock().unwrap().clone();
+    let mut stored: BTreeMap<String, usize> = BTreeMap::new();
+    for event in serde_json::Deserializer::from_str(&events).into_iter::<Value>() {
+        let event = event.unwrap();
+        if event["object"]["metadata"]["name"] == "watch-probe" {
+            continue;
+        }
+        assert_eq!(event["type"], "MODIFIED", "{event}");
+        *stored.entry(event["object"]["metadata"]["name"].as_str().unwrap().to_string()).or_insert(0) += 1;
+    }
+    let retried = counts.values().filter(|&&c| c > 1).count();
+    assert!(retried <= 64, "{retried} objects were sent more than one patch");
+    let items: Value = serde_json::from_str(&cluster.kubectl_ok(&["get", "cm", "-n", &ns, "-o", "json"])).unwrap();
+    let mut checked = 0;
+    for item in items["items"].as_array().unwrap() {
+        let name = item["metadata"]["name"].as_str().unwrap();
+        let Some(i) = name.strip_prefix("cm-") else { continue };
+        let n: usize = i.parse().unwrap();
+        let expected = format!(
+            "{{\"apiVersion\":\"v1\",\"data\":{{\"num\":\"{n}\"}},\"kind\":\"ConfigMap\",\"metadata\":{{\"annotations\":{{}},\"name\":\"{name}\",\"namespace\":\"{ns}\"}}}}\n"
+        );
+        assert_eq!(annotation(item).as_deref(), Some(expected.as_str()), "{name}");
+        assert_eq!(stored.get(name), Some(&1), "{name} was written {:?} times", stored.get(name));
+        // A second request only where the first was cut off by the freeze before it was stored.
+        assert!(matches!(counts.get(name), Some(1 | 2)), "{name}: {:?} patch requests", counts.get(name));
+        checked += 1;
+    }
+    assert_eq!(checked, OBJECTS);
+}
