@@ -79,6 +79,7 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
             }
             map.insert("metadata".into(), meta_live);
         }
+        let (applied, current) = (sorted(&applied), sorted(&current));
         let (old, new) = if args.show_secrets { (applied, current) } else { redact_pair(&applied, &current) };
         let color = colored::control::SHOULD_COLORIZE.should_colorize();
         let name = target.display();
@@ -91,4 +92,17 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
         }
     }
     Ok(code)
+}
+
+/// `value` with object keys in order, so the diff shows changes, not key order.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k.as_str()]))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
