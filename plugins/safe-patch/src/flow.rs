@@ -7,7 +7,7 @@ use std::time::Duration;
 use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
 use fieldwise_core::schema::{builtin, Gvk};
-use fieldwise_kube::backup::{self, BackupRecord, BackupStore};
+use fieldwise_kube::backup::{BackupRecord, BackupStore};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::{redact_pair, unified, without_server_noise};
 use fieldwise_kube::discovery::ResourceCatalog;
@@ -119,19 +119,7 @@ async fn patch_one(conn: &Connection, target: &ObjectRef, patch: Option<&Value>,
             }
         }
     };
-    let make_plan = |live: &Value| {
-        plan(&PlanInput {
-            live,
-            patch,
-            patch_type,
-            schema,
-            ty,
-            field_manager: &args.field_manager,
-            fix: args.fix,
-            force: args.force,
-            display: &display,
-        })
-    };
+    let make_plan = |live: &Value| plan(&plan_input(live, patch, patch_type, ty, args, &display));
     let mut current = make_plan(&live)?;
     let (preview, findings) = loop {
         if current.is_no_change(&live) {
@@ -208,9 +196,7 @@ async fn patch_one(conn: &Connection, target: &ObjectRef, patch: Option<&Value>,
         }
         match write::patch(conn, target, &request(&current, patch_type, args, false)).await {
             Ok(written) => {
-                record.after_resource_version =
-                    written.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from);
-                record.after = Some(written.clone());
+                record.written(&written);
                 store.update(&backup_file, &record)?;
                 print_outcome(args, &display, &written, "patched")?;
                 return Ok(ExitCode::SUCCESS);
@@ -243,6 +229,28 @@ async fn patch_one(conn: &Connection, target: &ObjectRef, patch: Option<&Value>,
     Err(Error::Other(format!("{display} kept changing; gave up after {MAX_ATTEMPTS} attempts, nothing written")))
 }
 
+/// The planner's input from the command line's choices.
+fn plan_input<'a>(
+    live: &'a Value,
+    patch: &'a Value,
+    patch_type: PatchType,
+    ty: Option<fieldwise_core::schema::TypeId>,
+    args: &'a PatchArgs,
+    display: &'a str,
+) -> PlanInput<'a> {
+    PlanInput {
+        live,
+        patch,
+        patch_type,
+        schema: builtin(),
+        ty,
+        field_manager: &args.field_manager,
+        fix: args.fix,
+        force: args.force,
+        display,
+    }
+}
+
 fn request<'a>(plan: &'a Plan, patch_type: PatchType, args: &'a PatchArgs, dry_run: bool) -> PatchRequest<'a> {
     PatchRequest {
         patch_type,
@@ -261,19 +269,7 @@ fn backup_record(
     plan: &Plan,
     patch_type: PatchType,
 ) -> BackupRecord {
-    BackupRecord {
-        time: backup::now(),
-        context: conn.context.clone(),
-        server: conn.server.clone(),
-        namespace: target.namespace.clone().unwrap_or_default(),
-        resource: target.resource.plural_group(),
-        name: target.name.clone(),
-        operation: format!("safe-patch {}", patch_type.name()),
-        patch: plan.patch.clone(),
-        before: live.clone(),
-        after_resource_version: None,
-        after: None,
-    }
+    BackupRecord::before_write(conn, target, format!("safe-patch {}", patch_type.name()), &plan.patch, live)
 }
 
 fn rv(object: &Value) -> Option<&str> {
@@ -358,17 +354,7 @@ fn run_local(args: &PatchArgs) -> Result<ExitCode> {
             meta.insert("resourceVersion".into(), Value::String("local".into()));
         }
     }
-    let planned = plan(&PlanInput {
-        live: &with_version,
-        patch: &patch,
-        patch_type,
-        schema,
-        ty,
-        field_manager: &args.field_manager,
-        fix: args.fix,
-        force: args.force,
-        display: &display,
-    })?;
+    let planned = plan(&plan_input(&with_version, &patch, patch_type, ty, args, &display))?;
     print_findings(&planned.findings);
     let mut result = planned.result;
     if rv(&object).is_none() {

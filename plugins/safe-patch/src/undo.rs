@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use fieldwise_core::schema::{Schema, TypeId};
 use fieldwise_core::{merge_patch, strategic};
-use fieldwise_kube::backup::{self, Backup, BackupRecord, BackupStore};
+use fieldwise_kube::backup::{Backup, BackupRecord, BackupStore};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::{redact_pair, unified, without_server_noise};
 use fieldwise_kube::discovery::ResourceCatalog;
@@ -199,19 +199,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     }
     // The restore is a write like any other: back up what it replaces.
     let store = BackupStore::open_default()?;
-    let mut record = BackupRecord {
-        time: backup::now(),
-        context: conn.context.clone(),
-        server: conn.server.clone(),
-        namespace: target.namespace.clone().unwrap_or_default(),
-        resource: target.resource.plural_group(),
-        name: target.name.clone(),
-        operation: "safe-patch undo".into(),
-        patch: patch.clone(),
-        before: live.clone(),
-        after_resource_version: None,
-        after: None,
-    };
+    let mut record = BackupRecord::before_write(&conn, &target, "safe-patch undo", &patch, &live);
     let file = store.save(&record)?;
     let request = PatchRequest {
         patch_type: PatchType::Merge,

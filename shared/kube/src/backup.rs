@@ -44,6 +44,38 @@ pub struct BackupRecord {
     pub after: Option<Value>,
 }
 
+impl BackupRecord {
+    /// The record of a write about to happen to `target`: `before` is the object as read.
+    pub fn before_write(
+        conn: &crate::client::Connection,
+        target: &crate::target::ObjectRef,
+        operation: impl Into<String>,
+        patch: &Value,
+        before: &Value,
+    ) -> Self {
+        BackupRecord {
+            time: now(),
+            context: conn.context.clone(),
+            server: conn.server.clone(),
+            namespace: target.namespace.clone().unwrap_or_default(),
+            resource: target.resource.plural_group(),
+            name: target.name.clone(),
+            operation: operation.into(),
+            patch: patch.clone(),
+            before: before.clone(),
+            after_resource_version: None,
+            after: None,
+        }
+    }
+
+    /// Records what the write produced, so undo can tell whether the object moved on since.
+    pub fn written(&mut self, object: &Value) {
+        self.after_resource_version =
+            object.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from);
+        self.after = Some(object.clone());
+    }
+}
+
 /// A saved backup and its file.
 #[derive(Debug, Clone)]
 pub struct Backup {

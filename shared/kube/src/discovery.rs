@@ -98,7 +98,7 @@ impl ResourceType {
         self.plural == word
             || self.singular == word
             || self.kind.to_lowercase() == word
-            || self.short_names.iter().any(|s| *s == word)
+            || self.short_names.contains(&word)
     }
 }
 
