@@ -1,7 +1,7 @@
 //! One write, the way every write of this plugin goes: dry-run when asked,
 //! else back up the pre-image (0600), send the guarded patch, record the result.
 
-use fieldwise_kube::backup::{self, BackupRecord, BackupStore};
+use fieldwise_kube::backup::{BackupRecord, BackupStore};
 use fieldwise_kube::client::Connection;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::DryRun;
@@ -41,25 +41,11 @@ pub async fn send(conn: &Connection, write: &Write<'_>, dry_run: DryRun, store: 
         DryRun::Server => return write::patch(conn, write.target, &request(true)).await,
         DryRun::None => {}
     }
-    let mut record = BackupRecord {
-        time: backup::now(),
-        context: conn.context.clone(),
-        server: conn.server.clone(),
-        namespace: write.target.namespace.clone().unwrap_or_default(),
-        resource: write.target.resource.plural_group(),
-        name: write.target.name.clone(),
-        operation: write.operation.to_string(),
-        patch: write.body.clone(),
-        before: write.before.clone(),
-        after_resource_version: None,
-        after: None,
-    };
+    let mut record = BackupRecord::before_write(conn, write.target, write.operation, write.body, write.before);
     let file = store.save(&record)?;
     match write::patch(conn, write.target, &request(false)).await {
         Ok(written) => {
-            record.after_resource_version =
-                written.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from);
-            record.after = Some(written.clone());
+            record.written(&written);
             store.update(&file, &record)?;
             Ok(written)
         }
