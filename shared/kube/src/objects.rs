@@ -33,6 +33,18 @@ pub async fn list(
     namespace: Option<&str>,
     options: &ListOptions,
 ) -> Result<Vec<Value>> {
+    list_as(conn, resource, namespace, options, None).await
+}
+
+/// [`list`] with an `Accept` header, e.g. for metadata-only lists
+/// (see [`crate::metadata_list`]); `None` asks for full objects.
+pub async fn list_as(
+    conn: &Connection,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    options: &ListOptions,
+    accept: Option<&str>,
+) -> Result<Vec<Value>> {
     let mut items = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -53,7 +65,11 @@ pub async fn list(
         if !query.is_empty() {
             url = format!("{url}?{}", query.join("&"));
         }
-        let mut page = send(conn, Request::get(url).body(Vec::new())).await?;
+        let mut request = Request::get(url);
+        if let Some(accept) = accept {
+            request = request.header(http::header::ACCEPT, accept);
+        }
+        let mut page = send(conn, request.body(Vec::new())).await?;
         if let Some(Value::Array(page_items)) = page.get_mut("items").map(Value::take) {
             for mut item in page_items {
                 // List items carry no apiVersion/kind; restore them so every
@@ -65,11 +81,8 @@ pub async fn list(
                 items.push(item);
             }
         }
-        token = page
-            .pointer("/metadata/continue")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string);
+        token =
+            page.pointer("/metadata/continue").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
             return Ok(items);
         }

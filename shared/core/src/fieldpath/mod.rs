@@ -53,6 +53,7 @@ pub use set::Set;
 
 pub(crate) use display::go_quote;
 pub(crate) use gojson::write_string as write_go_string;
+pub(crate) use gojson::write_value as write_go_value;
 
 /// Hand-built schemas shared by the unit tests of this crate.
 #[cfg(test)]

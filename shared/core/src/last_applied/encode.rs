@@ -8,12 +8,10 @@
 //! sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, floats in Go's shortest form,
 //! and a trailing newline.
 
-use std::fmt::Write as _;
-
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use super::LAST_APPLIED_ANNOTATION;
-use crate::fieldpath::write_go_string;
+use crate::fieldpath::write_go_value;
 
 /// The annotation `kubectl apply` stores for `config`, with `metadata.namespace` set to
 /// `namespace` when given (pass the namespace for namespaced types, `None` otherwise).
@@ -44,58 +42,8 @@ pub fn encode(config: &Value, namespace: Option<&str>) -> String {
 /// `value` as compact JSON the way Go's `encoding/json` writes it (see the module docs).
 pub fn go_json(value: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, value);
+    write_go_value(&mut out, value);
     out
-}
-
-fn write_value(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_go_string(out, s, true),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_string(out, key, true);
-                out.push(':');
-                write_value(out, &map[key.as_str()]);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// Integers as digits; floats as Go's `encoding/json`: `'f'` form, `'e'` below 1e-6 and from 1e21.
-fn write_number(out: &mut String, n: &Number) {
-    let Some(x) = n.as_f64().filter(|_| n.is_f64()) else {
-        let _ = write!(out, "{n}");
-        return;
-    };
-    let abs = x.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let sci = format!("{x:e}");
-        let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        let _ = if exp < 0 { write!(out, "{mantissa}e-{}", -exp) } else { write!(out, "{mantissa}e+{exp:02}") };
-    } else {
-        let _ = write!(out, "{x}");
-    }
 }
 
 #[cfg(test)]
