@@ -23,10 +23,10 @@ use fieldwise_kube::backup::BackupStore;
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::PatchType;
-use fieldwise_kube::{objects, printer, redact};
+use fieldwise_kube::{objects, printer};
 use serde_json::{json, Value};
 
 use crate::guarded::{self, resource_version, Write, MAX_ATTEMPTS};
@@ -172,16 +172,5 @@ fn is_failed_test(err: &Error) -> bool {
 }
 
 fn report(args: &MigrateArgs, target: &ObjectRef, object: &Value, verb: &str) -> Result<()> {
-    match args.write.output {
-        None => println!("{} {verb}", target.display()),
-        Some(OutputFormat::Name) => println!("{}", target.display()),
-        Some(format) => {
-            let mut shown = object.clone();
-            if !args.write.show_secrets {
-                redact::redact(&mut shown);
-            }
-            print!("{}", printer::render(&shown, format)?);
-        }
-    }
-    Ok(())
+    printer::print_outcome(&target.display(), object, verb, args.write.output, args.write.show_secrets)
 }

@@ -222,16 +222,5 @@ fn report(args: &RepairArgs, target: &ObjectRef, outcome: &Outcome) -> Result<()
             DryRun::Server => (o, "repaired (server dry run)".to_string()),
         },
     };
-    match args.write.output {
-        None => println!("{} {verb}", target.display()),
-        Some(OutputFormat::Name) => println!("{}", target.display()),
-        Some(format) => {
-            let mut shown = object.clone();
-            if !args.write.show_secrets {
-                redact::redact(&mut shown);
-            }
-            print!("{}", printer::render(&shown, format)?);
-        }
-    }
-    Ok(())
+    printer::print_outcome(&target.display(), object, &verb, args.write.output, args.write.show_secrets)
 }

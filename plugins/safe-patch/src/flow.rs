@@ -318,18 +318,7 @@ fn print_findings(findings: &[Finding]) {
 }
 
 fn print_outcome(args: &PatchArgs, display: &str, object: &Value, verb: &str) -> Result<()> {
-    match args.output {
-        None => println!("{display} {verb}"),
-        Some(OutputFormat::Name) => println!("{display}"),
-        Some(format) => {
-            let mut shown = object.clone();
-            if !args.show_secrets {
-                fieldwise_kube::redact::redact(&mut shown);
-            }
-            print!("{}", printer::render(&shown, format)?);
-        }
-    }
-    Ok(())
+    printer::print_outcome(display, object, verb, args.output, args.show_secrets)
 }
 
 /// `--local`: patch the object in the -f file offline and print the result.

@@ -37,3 +37,27 @@ mod tests {
         assert!(render(&v, OutputFormat::Name).is_err());
     }
 }
+
+/// Prints the outcome of a write the kubectl way: `deployment.apps/x patched` by
+/// default, the name with `-o name`, or the object (Secret and ConfigMap values
+/// redacted unless `show_secrets`) with `-o json|yaml`.
+pub fn print_outcome(
+    display: &str,
+    object: &Value,
+    verb: &str,
+    output: Option<OutputFormat>,
+    show_secrets: bool,
+) -> Result<()> {
+    match output {
+        None => println!("{display} {verb}"),
+        Some(OutputFormat::Name) => println!("{display}"),
+        Some(format) => {
+            let mut shown = object.clone();
+            if !show_secrets {
+                crate::redact::redact(&mut shown);
+            }
+            print!("{}", render(&shown, format)?);
+        }
+    }
+    Ok(())
+}
