@@ -176,7 +176,8 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         println!("{display} restored (no change)");
         return Ok(ExitCode::SUCCESS);
     }
-    let (old, new) = (without_server_noise(&live), without_server_noise(&chosen.record.before));
+    // Show exactly what is restored: no status, no server metadata, no controller-owned keys.
+    let (old, new) = (restorable(&live, &controller_keys), restorable(&chosen.record.before, &controller_keys));
     let (old, new) = if args.show_secrets { (old, new) } else { redact_pair(&old, &new) };
     if let Some(d) = unified(
         "live",
