@@ -364,6 +364,11 @@ fn scan_section(scan: &Value, run: &Value, out: &mut String) -> Value {
         let _ = writeln!(out, "| `{name}` | {:.2} s | {:.1} MB |", median(walls), peak / 1024.0);
         summary.push(json!({"name": name, "median_wall_s": median(walls), "max_rss_kb": peak}));
     }
+    let _ = writeln!(
+        out,
+        "\n`kubectl last-applied scan` exits 2 when it reports findings (its documented status), 0 when there are \
+         none; the loop exits 0 when every `kubectl get` succeeds."
+    );
     if let Some(reason) = scan["not_measured"].as_str() {
         let _ = writeln!(out, "| `kubectl last-applied scan -A` | not measured: {reason} | |");
     }

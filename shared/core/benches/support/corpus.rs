@@ -61,7 +61,7 @@ fn container(i: usize, env_count: usize) -> Value {
         "name": format!("c{i:03}"),
         "image": format!("registry.example.com/team/service-{i:03}:1.0.{i}"),
         "args": ["--port", format!("{}", 8080 + i), "--log-level=info"],
-        "ports": [{"name": "http", "containerPort": 8080 + i, "protocol": "TCP"}],
+        "ports": [{"name": format!("http-{i:03}"), "containerPort": 8080 + i, "protocol": "TCP"}],
         "env": env(i, env_count),
         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}},
         "volumeMounts": [{"name": "config", "mountPath": format!("/etc/service-{i:03}"), "readOnly": true}],
