@@ -31,7 +31,9 @@ fn kubectl_discovers_every_plugin_without_warnings() {
 #[test]
 fn kubectl_runs_each_plugin_help_with_kubectl_examples() {
     let cluster = require_cluster!();
-    for (command, exe) in [("safe-patch", "kubectl-safe_patch"), ("owners", "kubectl-owners"), ("last-applied", "kubectl-last_applied")] {
+    for (command, exe) in
+        [("safe-patch", "kubectl-safe_patch"), ("owners", "kubectl-owners"), ("last-applied", "kubectl-last_applied")]
+    {
         let out = run(cluster.kubectl().args([command, "--help"]));
         let stdout = text(&out.stdout);
         assert!(out.status.success(), "kubectl {command} --help: {}", text(&out.stderr));
@@ -72,21 +74,25 @@ fn glue_reads_back_controller_managed_fields_and_owner_references() {
     apply_busybox(&cluster, &ns);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let flags = cluster.flags(&ns);
-    let (deployment, replicasets) = eventually("the deployment controller to write status", Duration::from_secs(90), || {
-        rt.block_on(async {
-            let conn = client::connect(&flags).await.expect("connect");
-            let catalog = ResourceCatalog::fetch(&conn).await.expect("discovery");
-            let target = TargetArgs::parse(&["deploy/busybox-demo".to_string()]).unwrap().resolve(&catalog, &ns).unwrap();
-            let deployment = objects::get(&conn, &target[0], None).await.expect("get deployment");
-            let m = managers(&deployment);
-            if !(m.iter().any(|x| x == "kubectl-client-side-apply") && m.iter().any(|x| x == "kube-controller-manager")) {
-                return None;
-            }
-            let rs = catalog.resolve("rs").unwrap();
-            let list = objects::list(&conn, rs, Some(&ns), &Default::default()).await.expect("list rs");
-            (!list.is_empty()).then_some((deployment, list))
-        })
-    });
+    let (deployment, replicasets) =
+        eventually("the deployment controller to write status", Duration::from_secs(90), || {
+            rt.block_on(async {
+                let conn = client::connect(&flags).await.expect("connect");
+                let catalog = ResourceCatalog::fetch(&conn).await.expect("discovery");
+                let target =
+                    TargetArgs::parse(&["deploy/busybox-demo".to_string()]).unwrap().resolve(&catalog, &ns).unwrap();
+                let deployment = objects::get(&conn, &target[0], None).await.expect("get deployment");
+                let m = managers(&deployment);
+                if !(m.iter().any(|x| x == "kubectl-client-side-apply")
+                    && m.iter().any(|x| x == "kube-controller-manager"))
+                {
+                    return None;
+                }
+                let rs = catalog.resolve("rs").unwrap();
+                let list = objects::list(&conn, rs, Some(&ns), &Default::default()).await.expect("list rs");
+                (!list.is_empty()).then_some((deployment, list))
+            })
+        });
     assert_eq!(deployment["kind"], "Deployment");
     assert!(deployment.pointer("/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration").is_some());
     let uid = deployment.pointer("/metadata/uid").unwrap();
@@ -94,7 +100,12 @@ fn glue_reads_back_controller_managed_fields_and_owner_references() {
         .iter()
         .filter(|rs| {
             rs.pointer("/metadata/ownerReferences").and_then(Value::as_array).is_some_and(|refs| {
-                refs.iter().any(|r| r["kind"] == "Deployment" && r["name"] == "busybox-demo" && r["uid"] == *uid && r["controller"] == true)
+                refs.iter().any(|r| {
+                    r["kind"] == "Deployment"
+                        && r["name"] == "busybox-demo"
+                        && r["uid"] == *uid
+                        && r["controller"] == true
+                })
             })
         })
         .collect();
@@ -172,7 +183,8 @@ fn kubeconfig_problems_are_one_clear_line() {
     let out = run(owners().args(["--context", "no-such-context", "deploy/x"]));
     assert_one_line_error(&out, "context \"no-such-context\" does not exist in the kubeconfig");
 
-    let config: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(&cluster.kubeconfig).unwrap()).unwrap();
+    let config: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&cluster.kubeconfig).unwrap()).unwrap();
     let mut unreachable = config.clone();
     unreachable["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1".into();
     let path = tmp.join("unreachable");
