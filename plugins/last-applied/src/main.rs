@@ -17,7 +17,10 @@ use clap::{Args, Parser, Subcommand};
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
 use fieldwise_kube::{cli, completion, version};
 
-const EXAMPLES: &str = "Examples:
+const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan) or drift
+(view --diff).
+
+Examples:
   # Find objects whose annotation is missing, stale, oversized or leaking, everywhere
   kubectl last-applied scan -A
 
@@ -38,9 +41,7 @@ const EXAMPLES: &str = "Examples:
   kubectl last-applied repair --from-scan -n prod
 
   # Move an object to server-side apply and drop its (oversized) annotation
-  kubectl last-applied migrate cm/big --drop-annotation
-
-Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan) or drift (view --diff).";
+  kubectl last-applied migrate cm/big --drop-annotation";
 
 /// Scan, view, repair and migrate the kubectl.kubernetes.io/last-applied-configuration annotation.
 #[derive(Debug, Parser)]

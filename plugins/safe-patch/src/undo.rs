@@ -166,13 +166,14 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_CHANGED));
         }
     }
+    // What the restore changes, for the preview; the write below recomputes it against what it guards.
     let controller_keys = controller_owned_metadata(&live);
-    let mut patch = merge_patch::create_two_way(
+    let preview = merge_patch::create_two_way(
         &restorable(&live, &controller_keys),
         &restorable(&chosen.record.before, &controller_keys),
     )
     .map_err(|e| Error::Other(format!("cannot compute the restore patch: {e}")))?;
-    if patch.as_object().is_some_and(Map::is_empty) {
+    if preview.as_object().is_some_and(Map::is_empty) {
         println!("{display} restored (no change)");
         return Ok(ExitCode::SUCCESS);
     }
@@ -192,42 +193,65 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         eprintln!("Not restored.");
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
-    if let Value::Object(map) = &mut patch {
-        let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert("resourceVersion".into(), Value::String(live_rv.to_string()));
+    // The restore is a write like any other: guarded, and backed up. A conflict
+    // caused by a controller (status, revision annotations) is re-planned and
+    // retried; a change by anyone else stops the restore.
+    let store = BackupStore::open_default()?;
+    let mut live = live;
+    for attempt in 1..=MAX_RESTORE_ATTEMPTS {
+        let keys = controller_owned_metadata(&live);
+        let mut patch =
+            merge_patch::create_two_way(&restorable(&live, &keys), &restorable(&chosen.record.before, &keys))
+                .map_err(|e| Error::Other(format!("cannot compute the restore patch: {e}")))?;
+        if patch.as_object().is_some_and(Map::is_empty) {
+            println!("{display} restored (no change)");
+            return Ok(ExitCode::SUCCESS);
+        }
+        let resource_version = live.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut patch {
+            let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
+                meta.insert("resourceVersion".into(), resource_version);
+            }
+        }
+        let mut record = BackupRecord::before_write(&conn, &target, "safe-patch undo", &patch, &live);
+        let file = store.save(&record)?;
+        let request = PatchRequest {
+            patch_type: PatchType::Merge,
+            body: &patch,
+            field_manager: &args.field_manager,
+            dry_run: false,
+            force: false,
+            subresource: None,
+        };
+        match write::patch(&conn, &target, &request).await {
+            Ok(written) => {
+                record.written(&written);
+                store.update(&file, &record)?;
+                println!("{display} restored to the backup of {}", chosen.record.time);
+                return Ok(ExitCode::SUCCESS);
+            }
+            Err(e) => {
+                std::fs::remove_file(&file).ok();
+                if !e.is_conflict() {
+                    return Err(e);
+                }
+                live = objects::get(&conn, &target, None).await?;
+                let only_controllers =
+                    chosen.record.after.as_ref().is_some_and(|after| !changed_by_others(after, &live));
+                if !(only_controllers || args.force) {
+                    eprintln!("error: {display} changed while restoring; nothing was written. Run undo again.");
+                    return Ok(ExitCode::from(EXIT_CHANGED));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100 * u64::from(attempt))).await;
+            }
         }
     }
-    // The restore is a write like any other: back up what it replaces.
-    let store = BackupStore::open_default()?;
-    let mut record = BackupRecord::before_write(&conn, &target, "safe-patch undo", &patch, &live);
-    let file = store.save(&record)?;
-    let request = PatchRequest {
-        patch_type: PatchType::Merge,
-        body: &patch,
-        field_manager: &args.field_manager,
-        dry_run: false,
-        force: false,
-        subresource: None,
-    };
-    let written = match write::patch(&conn, &target, &request).await {
-        Ok(w) => w,
-        Err(e) if e.is_conflict() => {
-            std::fs::remove_file(&file).ok();
-            eprintln!("error: {display} changed while restoring; nothing was written. Run undo again.");
-            return Ok(ExitCode::from(EXIT_CHANGED));
-        }
-        Err(e) => {
-            std::fs::remove_file(&file).ok();
-            return Err(e);
-        }
-    };
-    record.after_resource_version =
-        written.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from);
-    store.update(&file, &record)?;
-    println!("{display} restored to the backup of {}", chosen.record.time);
-    Ok(ExitCode::SUCCESS)
+    Err(Error::Other(format!("{display} kept changing while restoring; gave up after {MAX_RESTORE_ATTEMPTS} attempts")))
 }
+
+/// How many times a restore is retried after a controller's write got in between.
+const MAX_RESTORE_ATTEMPTS: u32 = 5;
 
 /// `--edit`: opens `$KUBE_EDITOR`/`$EDITOR` (else `vi`) on the live object and
 /// returns the two-way patch of the edit; `None` when nothing was changed.
