@@ -112,11 +112,7 @@ fn main() -> ExitCode {
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
     match cli.command {
-        Command::Completion(args) => match completion::write_script(Cli::command(), args.shell, &mut std::io::stdout())
-        {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => cli::fail(&fieldwise_kube::Error::Other(format!("cannot write the script: {e}"))),
-        },
+        Command::Completion(args) => completion::print_script(Cli::command(), args.shell),
         Command::Scan(args) => cli::run(scan::run(cli.kube, args)),
         Command::View(args) => cli::run(view::run(cli.kube, args)),
         Command::Repair(args) => cli::run(repair::run(cli.kube, args)),

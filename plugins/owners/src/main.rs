@@ -159,10 +159,7 @@ fn main() -> ExitCode {
     }
     let cli: Cli = cli::parse_with_subcommands();
     if let Some(OwnersCommand::Completion(args)) = &cli.command {
-        return match fieldwise_kube::completion::write_script(Cli::command(), args.shell, &mut std::io::stdout()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => cli::fail(&fieldwise_kube::Error::Other(format!("cannot write the script: {e}"))),
-        };
+        return fieldwise_kube::completion::print_script(Cli::command(), args.shell);
     }
     cli::run(report::run(cli))
 }

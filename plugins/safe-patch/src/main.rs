@@ -146,12 +146,7 @@ fn main() -> ExitCode {
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
     match cli.command {
-        Some(Command::Completion(args)) => {
-            match completion::write_script(Cli::command(), args.shell, &mut std::io::stdout()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => cli::fail(&fieldwise_kube::Error::Other(format!("cannot write the script: {e}"))),
-            }
-        }
+        Some(Command::Completion(args)) => completion::print_script(Cli::command(), args.shell),
         Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),
         Some(Command::History(args)) => cli::run(undo::history(cli.kube, args)),
         None => cli::run(flow::run(cli.kube, cli.patch)),

@@ -787,3 +787,12 @@ mod tests {
         }
     }
 }
+
+/// The `completion` subcommand of every plugin: prints the script to stdout and
+/// turns a write failure (a closed pipe) into kubectl's one-line error.
+pub fn print_script(cmd: Command, shell: Shell) -> ExitCode {
+    match write_script(cmd, shell, &mut io::stdout()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => crate::cli::fail(&crate::Error::Other(format!("cannot write the completion script: {e}"))),
+    }
+}
