@@ -24,20 +24,6 @@ pub fn yaml(value: &Value) -> Result<String> {
     serde_yaml::to_string(value).map_err(|e| Error::Other(format!("cannot write YAML: {e}")))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn json_and_yaml() {
-        let v = json!({"b": 1, "a": ["x"]});
-        assert_eq!(render(&v, OutputFormat::Json).unwrap(), "{\n  \"b\": 1,\n  \"a\": [\n    \"x\"\n  ]\n}\n");
-        assert_eq!(render(&v, OutputFormat::Yaml).unwrap(), "b: 1\na:\n- x\n");
-        assert!(render(&v, OutputFormat::Name).is_err());
-    }
-}
-
 /// Prints the outcome of a write the kubectl way: `deployment.apps/x patched` by
 /// default, the name with `-o name`, or the object (Secret and ConfigMap values
 /// redacted unless `show_secrets`) with `-o json|yaml`.
@@ -60,4 +46,18 @@ pub fn print_outcome(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_and_yaml() {
+        let v = json!({"b": 1, "a": ["x"]});
+        assert_eq!(render(&v, OutputFormat::Json).unwrap(), "{\n  \"b\": 1,\n  \"a\": [\n    \"x\"\n  ]\n}\n");
+        assert_eq!(render(&v, OutputFormat::Yaml).unwrap(), "b: 1\na:\n- x\n");
+        assert!(render(&v, OutputFormat::Name).is_err());
+    }
 }
