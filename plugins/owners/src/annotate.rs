@@ -6,10 +6,7 @@
 //! value it prints, so the owners of that value go at the end of the line as a
 //! YAML comment: the output stays valid YAML.
 
-use std::collections::HashMap;
-
 use colored::Colorize;
-use fieldwise_core::fieldpath::locate;
 use fieldwise_core::ownership::ManagedFieldsEntry;
 use fieldwise_kube::color::palette;
 use serde_json::Value;
@@ -22,7 +19,7 @@ struct Line {
 
 /// Renders `shown` with the owners of each line; `labels[i]` names entry `i`.
 pub fn render(shown: &Value, entries: &[ManagedFieldsEntry], labels: &[String]) -> String {
-    let owners = owners_by_address(shown, entries);
+    let owners = fieldwise_core::ownership::owners_by_value(shown, entries);
     let mut lines = Vec::new();
     let at = |v: &Value| owners.get(&(v as *const Value)).cloned().unwrap_or_default();
     write_value(shown, 0, &at, &mut lines);
@@ -56,22 +53,6 @@ fn manager_colors(entries: &[ManagedFieldsEntry]) -> Vec<colored::Color> {
             palette(index)
         })
         .collect()
-}
-
-/// The owners of each value of `shown`, keyed by the value's address.
-fn owners_by_address(shown: &Value, entries: &[ManagedFieldsEntry]) -> HashMap<*const Value, Vec<usize>> {
-    let mut owners: HashMap<*const Value, Vec<usize>> = HashMap::new();
-    for (index, entry) in entries.iter().enumerate() {
-        for (_, found) in locate(shown, &entry.fields) {
-            if let Some(value) = found {
-                let list = owners.entry(value as *const Value).or_default();
-                if !list.contains(&index) {
-                    list.push(index);
-                }
-            }
-        }
-    }
-    owners
 }
 
 fn write_value(value: &Value, indent: usize, at: &dyn Fn(&Value) -> Vec<usize>, out: &mut Vec<Line>) {

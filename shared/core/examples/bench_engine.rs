@@ -12,13 +12,12 @@
 //! operate, serialize), as apimachinery's byte APIs do; the others take decoded values.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use fieldwise_core::fieldpath::{field_set_lossy, locate, Set};
+use fieldwise_core::fieldpath::{field_set_lossy, Set};
 use fieldwise_core::ownership::managed_fields_of;
 use fieldwise_core::schema::{builtin, Schema, TypeId};
 use fieldwise_core::{merge_patch, strategic};
@@ -224,18 +223,7 @@ fn run_case(rows: &mut Vec<Value>, budget: &Budget, schema: &Schema, name: &str,
 /// locate every owned path in the shown object and index the owners by value.
 fn annotate(object: &Value, shown: &Value) -> usize {
     let entries = managed_fields_of(object).expect("managedFields");
-    let mut owners: HashMap<*const Value, Vec<usize>> = HashMap::new();
-    for (index, entry) in entries.iter().enumerate() {
-        for (_, found) in locate(shown, &entry.fields) {
-            if let Some(value) = found {
-                let list = owners.entry(value as *const Value).or_default();
-                if !list.contains(&index) {
-                    list.push(index);
-                }
-            }
-        }
-    }
-    owners.len()
+    fieldwise_core::ownership::owners_by_value(shown, &entries).len()
 }
 
 fn run(dir: &Path, budget: &Budget) {

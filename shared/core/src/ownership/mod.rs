@@ -26,6 +26,7 @@
 pub mod conflicts;
 pub mod managers;
 pub mod merge;
+pub mod values;
 
 pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyOptions, ApplyPrediction, Conflict, SharedField};
 pub use managers::{
@@ -33,3 +34,4 @@ pub use managers::{
     Operation,
 };
 pub use merge::merge;
+pub use values::owners_by_value;
