@@ -352,17 +352,18 @@ fn validate_against_order(patch_list: &[Value], set_order: &[Value], merge_key: 
 }
 
 /// `mergeKeyValueEqual`.
+/// The merge key's value in a list entry, with upstream's errors for an entry that
+/// is not an object or lacks the key.
+pub(crate) fn merge_key_value(item: &Value, merge_key: &str) -> Result<Value, ErrorKind> {
+    let Some(map) = item.as_object() else {
+        return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
+    };
+    map.get(merge_key).cloned().ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() })
+}
+
 fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, ErrorKind> {
     if merge_key.is_empty() {
         return gofmt::eq(left, right);
     }
-    let key_of = |v: &Value| -> Result<Value, ErrorKind> {
-        let Some(map) = v.as_object() else {
-            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(v) });
-        };
-        map.get(merge_key)
-            .cloned()
-            .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })
-    };
-    gofmt::eq(&key_of(left)?, &key_of(right)?)
+    gofmt::eq(&merge_key_value(left, merge_key)?, &merge_key_value(right, merge_key)?)
 }

@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value};
 
+use super::apply::merge_key_value;
 use super::directives::{
     delete_directive, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE_MARKER, RETAIN_KEYS, SET_ELEMENT_ORDER,
 };
@@ -217,15 +218,7 @@ fn is_order_same(original: &[Value], modified: &[Value], merge_key: &str) -> Res
         return Ok(false);
     }
     for (before, after) in original.iter().zip(modified) {
-        let key_of = |v: &Value| -> Result<Value, ErrorKind> {
-            let Some(map) = v.as_object() else {
-                return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(v) });
-            };
-            map.get(merge_key)
-                .cloned()
-                .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })
-        };
-        if !gofmt::eq(&key_of(before)?, &key_of(after)?)? {
+        if !gofmt::eq(&merge_key_value(before, merge_key)?, &merge_key_value(after, merge_key)?)? {
             return Ok(false);
         }
     }
