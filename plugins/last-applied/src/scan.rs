@@ -145,7 +145,7 @@ pub async fn scan(conn: &Connection, catalog: &ResourceCatalog, scope: &ScopeArg
                 result.flagged.extend(flagged);
             }
             // Not allowed, or not really listable: report it and go on with the rest.
-            Err(Error::Api { code: 403..=406, reason, message }) => {
+            Err(Error::Api { code: 403..=406, reason, message, .. }) => {
                 result.skipped.push(Skipped { resource, reason: format!("{reason}: {message}") })
             }
             Err(e) => return Err(e),

@@ -6,8 +6,9 @@ use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts, Appl
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::ResourceType;
+use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::write::{self, PatchRequest, PatchType};
 use fieldwise_kube::{objects, redact, Error, Result};
-use http::Request;
 use serde_json::{json, Value};
 
 use crate::summary::table;
@@ -73,8 +74,8 @@ pub async fn check(
     let namespace = resource
         .namespaced
         .then(|| config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or(&conn.namespace).to_string());
-    let url = resource.object_path(namespace.as_deref(), name, None);
-    let display = format!("{}/{name}", resource.display_name());
+    let target = ObjectRef { resource: resource.clone(), namespace, name: name.to_string() };
+    let display = target.display();
     let gvk =
         Gvk::of_object(config).ok_or_else(|| Error::usage(format!("{display}: the file has no apiVersion/kind")))?;
     let schema = builtin();
@@ -85,7 +86,7 @@ pub async fn check(
             resource.api_version()
         ))
     })?;
-    let live = match objects::send(conn, Request::get(url.clone()).body(Vec::new())).await {
+    let live = match objects::get(conn, &target, None).await {
         Ok(v) => Some(v),
         Err(e) if e.is_not_found() => None,
         Err(e) => return Err(e),
@@ -106,7 +107,7 @@ pub async fn check(
         show_values: show_values || !redact::is_sensitive(config),
     };
     if verify {
-        let (status, causes) = dry_run(conn, &url, config, field_manager).await?;
+        let (status, causes) = dry_run(conn, &target, config, field_manager).await?;
         let matches = causes == report.predicted_causes();
         report.verification = Some(Verification { status, causes, matches });
     }
@@ -114,25 +115,28 @@ pub async fn check(
 }
 
 /// A real server-side apply with `dryRun=All` and `force=false`: the status and the 409 causes.
-pub async fn dry_run(conn: &Connection, url: &str, config: &Value, field_manager: &str) -> Result<(u16, Vec<Cause>)> {
-    let url = format!("{url}?dryRun=All&force=false&fieldManager={}", objects::encode(field_manager));
-    let request = Request::patch(url)
-        .header(http::header::CONTENT_TYPE, "application/apply-patch+yaml")
-        .body(serde_json::to_vec(config)?)
-        .map_err(|e| Error::Other(format!("cannot build request: {e}")))?;
-    match conn.client.request::<Value>(request).await {
+pub async fn dry_run(
+    conn: &Connection,
+    target: &ObjectRef,
+    config: &Value,
+    field_manager: &str,
+) -> Result<(u16, Vec<Cause>)> {
+    let request = PatchRequest {
+        patch_type: PatchType::Apply,
+        body: config,
+        field_manager,
+        dry_run: true,
+        force: false,
+        subresource: None,
+    };
+    match write::patch(conn, target, &request).await {
         Ok(_) => Ok((200, Vec::new())),
-        Err(kube::Error::Api(status)) if status.code == 409 => {
-            let mut causes: Vec<Cause> = status
-                .details
-                .iter()
-                .flat_map(|d| d.causes.iter())
-                .map(|c| (c.field.clone(), c.message.clone()))
-                .collect();
+        Err(e) if e.is_conflict() => {
+            let mut causes: Vec<Cause> = e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
             causes.sort();
             Ok((409, causes))
         }
-        Err(e) => Err(conn.error(e)),
+        Err(e) => Err(e),
     }
 }
 

@@ -279,12 +279,13 @@ fn rv(object: &Value) -> Option<&str> {
 /// A server refusal with what to do about it.
 fn explain_rejection(err: Error, display: &str) -> Error {
     match err {
-        Error::Api { code: 422, reason, message } => Error::Api {
+        Error::Api { code: 422, reason, message, causes } => Error::Api {
             code: 422,
             reason,
             message: format!(
                 "{message} (the server validated the patched {display} and refused it; nothing was written)"
             ),
+            causes,
         },
         other => other,
     }

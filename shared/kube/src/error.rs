@@ -25,11 +25,35 @@ pub enum Error {
         reason: String,
         /// The server's message, passed through as kubectl does.
         message: String,
+        /// The Status `details.causes`: for a server-side apply refused with
+        /// 409, one per conflicting field; for a 422, one per invalid field.
+        causes: Vec<StatusCause>,
     },
     /// The resource type is not served by this cluster.
     UnknownResourceType(String),
     /// Anything else, already phrased for the user.
     Other(String),
+}
+
+/// One cause of a refusal, from the server's Status `details.causes`.
+///
+/// A server-side apply refused with 409 Conflict carries one per field another
+/// manager owns: reason `FieldManagerConflict`, message
+/// `conflict with "kubectl" using apps/v1`, field `.spec.replicas`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusCause {
+    /// Machine-readable, e.g. `FieldManagerConflict`, `FieldValueInvalid`; may be empty.
+    pub reason: String,
+    /// Human-readable, meant to be shown as is.
+    pub message: String,
+    /// The field, as the server names it (`.spec.replicas`); may be empty.
+    pub field: String,
+}
+
+impl From<&kube::core::response::StatusCause> for StatusCause {
+    fn from(cause: &kube::core::response::StatusCause) -> Self {
+        StatusCause { reason: cause.reason.clone(), message: cause.message.clone(), field: cause.field.clone() }
+    }
 }
 
 /// Result with [`Error`].
@@ -48,6 +72,7 @@ impl Error {
                 code: status.code,
                 reason: if status.reason.is_empty() { format!("{}", status.code) } else { status.reason.clone() },
                 message: status.message.clone(),
+                causes: status.details.iter().flat_map(|d| &d.causes).map(StatusCause::from).collect(),
             },
             kube::Error::HyperError(e) => Error::Unreachable { server: server.into(), reason: root_cause(&e) },
             kube::Error::Service(e) => Error::Unreachable { server: server.into(), reason: root_cause(e.as_ref()) },
@@ -66,6 +91,14 @@ impl Error {
     /// Whether the server refused an optimistic-concurrency precondition.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::Api { code: 409, .. })
+    }
+
+    /// The causes the server gave for an [`Error::Api`] refusal (empty for other errors).
+    pub fn causes(&self) -> &[StatusCause] {
+        match self {
+            Error::Api { causes, .. } => causes,
+            _ => &[],
+        }
     }
 
     /// Whether the server said the user may not do this.
@@ -118,5 +151,47 @@ impl std::error::Error for Error {}
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::Other(format!("invalid JSON from the server: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_error(body: serde_json::Value) -> Error {
+        let status: kube::core::Status = serde_json::from_value(body).expect("a Status");
+        Error::from_kube(kube::Error::Api(status.boxed()), "https://127.0.0.1:6443")
+    }
+
+    #[test]
+    fn an_apply_conflict_keeps_its_causes_and_its_one_line_message() {
+        let err = api_error(serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 409, "reason": "Conflict",
+            "message": "Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1: .spec.replicas",
+            "details": {"causes": [{"reason": "FieldManagerConflict",
+                "message": "conflict with \"kubectl\" using apps/v1", "field": ".spec.replicas"}]}
+        }));
+        assert!(err.is_conflict());
+        assert_eq!(
+            err.causes(),
+            [StatusCause {
+                reason: "FieldManagerConflict".into(),
+                message: "conflict with \"kubectl\" using apps/v1".into(),
+                field: ".spec.replicas".into(),
+            }]
+        );
+        assert_eq!(
+            err.to_string(),
+            "Error from server (Conflict): Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1: .spec.replicas"
+        );
+    }
+
+    #[test]
+    fn a_status_without_details_has_no_causes() {
+        let err = api_error(serde_json::json!({"status": "Failure", "code": 404, "reason": "NotFound",
+            "message": "deployments.apps \"gone\" not found"}));
+        assert!(err.is_not_found());
+        assert!(err.causes().is_empty());
+        assert!(Error::Other("x".into()).causes().is_empty());
     }
 }

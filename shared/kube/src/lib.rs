@@ -27,4 +27,4 @@ pub mod target;
 pub mod version;
 pub mod write;
 
-pub use error::{Error, Result};
+pub use error::{Error, Result, StatusCause};

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use fieldwise_e2e::{eventually, fixture, require_cluster, run, text, Cluster};
 use fieldwise_kube::client;
+use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::write;
 use serde_json::Value;
 
 fn owners(cluster: &Cluster) -> Command {
@@ -76,11 +78,12 @@ fn attributes_every_field_to_the_manager_that_wrote_it() {
     let team_b = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "busybox-demo", "annotations": {"team": "b"}},
         "spec": {"template": {"spec": {"containers": [{"name": "busybox", "env": [{"name": "MODE", "value": "demo"}]}]}}}});
-    let url = format!("/apis/apps/v1/namespaces/{ns}/deployments/busybox-demo?fieldManager=team-b");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
-        scenarios::send(&conn, "PATCH", &url, "application/apply-patch+yaml", &team_b).await.expect("apply by team-b");
+        let resource = scenarios::deployments(&conn).await;
+        let target = ObjectRef { resource, namespace: Some(ns.clone()), name: "busybox-demo".into() };
+        write::patch(&conn, &target, &scenarios::apply(&team_b, "team-b")).await.expect("apply by team-b");
     });
     let report = json_of(run(owners(&cluster).args(["-n", &ns, "deploy/busybox-demo", "-o", "json"])));
     assert_eq!(report["kind"], "OwnersReport");
@@ -165,13 +168,14 @@ fn predicted_conflicts_equal_the_apiservers_409_causes() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let outcomes = runtime.block_on(async {
         let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let deployments = scenarios::deployments(&conn).await;
         let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(12));
         let mut tasks = tokio::task::JoinSet::new();
         for seed in 0..total {
-            let (conn, ns, limit) = (conn.clone(), ns.clone(), limit.clone());
+            let (conn, deployments, ns, limit) = (conn.clone(), deployments.clone(), ns.clone(), limit.clone());
             tasks.spawn(async move {
                 let _permit = limit.acquire().await.unwrap();
-                scenarios::run(&conn, &ns, seed).await
+                scenarios::run(&conn, &deployments, &ns, seed).await
             });
         }
         let mut outcomes = Vec::new();

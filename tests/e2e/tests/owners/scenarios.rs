@@ -7,6 +7,10 @@
 use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts};
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::Connection;
+use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::write::{self, PatchRequest, PatchType};
+use fieldwise_kube::{objects, Result};
 use serde_json::{json, Value};
 
 /// A small deterministic generator (SplitMix64), so a failing seed can be rerun.
@@ -37,31 +41,21 @@ impl Rng {
     }
 }
 
-/// What a sent request answered: the object, or the status code and the 409 causes.
-pub type Answer = Result<Value, (u16, Vec<(String, String)>, String)>;
+/// `deployments.apps` at the cluster's preferred version, from discovery.
+pub async fn deployments(conn: &Connection) -> ResourceType {
+    let catalog = ResourceCatalog::fetch(conn).await.expect("discovery");
+    catalog.resolve("deployments.apps").expect("deployments.apps is served").clone()
+}
 
-/// Sends one request and keeps the Status details a 409 carries.
-pub async fn send(conn: &Connection, method: &str, url: &str, content_type: &str, body: &Value) -> Answer {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(url)
-        .header("Content-Type", content_type)
-        .body(if body.is_null() { Vec::new() } else { serde_json::to_vec(body).unwrap() })
-        .unwrap();
-    match conn.client.request::<Value>(request).await {
-        Ok(v) => Ok(v),
-        Err(kube::Error::Api(status)) => {
-            let mut causes: Vec<(String, String)> = status
-                .details
-                .iter()
-                .flat_map(|d| d.causes.iter())
-                .map(|c| (c.field.clone(), c.message.clone()))
-                .collect();
-            causes.sort();
-            Err((status.code, causes, status.message.clone()))
-        }
-        Err(e) => Err((0, Vec::new(), e.to_string())),
-    }
+/// A PATCH of `body` as `field_manager`, through the glue crate's `write::patch` as the
+/// plugins send it; set `force`, `dry_run` or `subresource` with struct update syntax.
+pub fn request<'a>(patch_type: PatchType, body: &'a Value, field_manager: &'a str) -> PatchRequest<'a> {
+    PatchRequest { patch_type, body, field_manager, dry_run: false, force: false, subresource: None }
+}
+
+/// A server-side apply of `config` as `field_manager` (no force, no dry run).
+pub fn apply<'a>(config: &'a Value, field_manager: &'a str) -> PatchRequest<'a> {
+    request(PatchType::Apply, config, field_manager)
 }
 
 fn container(image: &str) -> Value {
@@ -150,18 +144,16 @@ impl Outcome {
     }
 }
 
-/// Runs scenario `seed` in `namespace`.
-pub async fn run(conn: &Connection, namespace: &str, seed: u64) -> Outcome {
+/// Runs scenario `seed` on a Deployment (of type `deployments`) in `namespace`.
+pub async fn run(conn: &Connection, deployments: &ResourceType, namespace: &str, seed: u64) -> Outcome {
     let mut rng = Rng::new(seed);
     let name = format!("sc-{seed}");
-    let coll = format!("/apis/apps/v1/namespaces/{namespace}/deployments");
-    let url = format!("{coll}/{name}");
-    let apply = "application/apply-patch+yaml";
+    let target = ObjectRef { resource: deployments.clone(), namespace: Some(namespace.into()), name: name.clone() };
     let mut history = Vec::new();
     let base = base(&name);
-    let step = |r: Answer, what: &str| {
-        if let Err((code, _, message)) = r {
-            panic!("scenario {seed}: {what} failed ({code}): {message}");
+    let step = |r: Result<Value>, what: &str| {
+        if let Err(e) = r {
+            panic!("scenario {seed}: {what} failed: {e}");
         }
     };
     let creator = rng.below(3);
@@ -170,24 +162,23 @@ pub async fn run(conn: &Connection, namespace: &str, seed: u64) -> Outcome {
             let mut object = base.clone();
             object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
                 base.to_string().into();
-            let r = send(
-                conn,
-                "POST",
-                &format!("{coll}?fieldManager=kubectl-client-side-apply"),
-                "application/json",
-                &object,
-            )
-            .await;
+            // A create, as kubectl apply sends it for a new object: not a patch.
+            let url =
+                format!("{}?fieldManager=kubectl-client-side-apply", deployments.collection_path(Some(namespace)));
+            let post = http::Request::post(url)
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(serde_json::to_vec(&object).unwrap());
+            let r = objects::send(conn, post).await;
             step(r, "client-side apply");
             history.push("kubectl apply (client-side)".into());
         }
         1 => {
-            let r = send(conn, "PATCH", &format!("{url}?fieldManager=team-a"), apply, &base).await;
+            let r = write::patch(conn, &target, &apply(&base, "team-a")).await;
             step(r, "server-side apply by team-a");
             history.push("server-side apply by team-a".into());
         }
         _ => {
-            let r = send(conn, "PATCH", &format!("{url}?fieldManager=kubectl"), apply, &base).await;
+            let r = write::patch(conn, &target, &apply(&base, "kubectl")).await;
             step(r, "kubectl apply --server-side");
             history.push("kubectl apply --server-side".into());
         }
@@ -196,12 +187,11 @@ pub async fn run(conn: &Connection, namespace: &str, seed: u64) -> Outcome {
         match rng.below(4) {
             0 => {
                 let n = 1 + rng.below(4);
-                let r = send(
+                let scale = json!({"spec": {"replicas": n}});
+                let r = write::patch(
                     conn,
-                    "PATCH",
-                    &format!("{url}/scale?fieldManager=kubectl"),
-                    "application/merge-patch+json",
-                    &json!({"spec": {"replicas": n}}),
+                    &target,
+                    &PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") },
                 )
                 .await;
                 step(r, "kubectl scale");
@@ -215,34 +205,20 @@ pub async fn run(conn: &Connection, namespace: &str, seed: u64) -> Outcome {
                     1 => json!({"metadata": {"labels": {"tier": "patched"}}}),
                     _ => json!({"spec": {"replicas": 3}}),
                 };
-                let r = send(
-                    conn,
-                    "PATCH",
-                    &format!("{url}?fieldManager=kubectl-patch"),
-                    "application/strategic-merge-patch+json",
-                    &patch,
-                )
-                .await;
+                let r = write::patch(conn, &target, &request(PatchType::Strategic, &patch, "kubectl-patch")).await;
                 step(r, "kubectl patch");
                 history.push(format!("kubectl patch {patch}"));
             }
             2 => {
                 let partial = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "annotations": {"owner": "team-c"}},
                     "spec": {"template": {"spec": {"containers": [{"name": "main", "env": [{"name": "C", "value": "c"}]}]}}}});
-                let r = send(conn, "PATCH", &format!("{url}?fieldManager=team-c&force=true"), apply, &partial).await;
+                let r = write::patch(conn, &target, &PatchRequest { force: true, ..apply(&partial, "team-c") }).await;
                 step(r, "server-side apply by team-c");
                 history.push("server-side apply by team-c (annotation owner, env C)".into());
             }
             _ => {
                 let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "args": ["sleep", "3000"]}]}}}});
-                let r = send(
-                    conn,
-                    "PATCH",
-                    &format!("{url}?fieldManager=kubectl-edit"),
-                    "application/strategic-merge-patch+json",
-                    &patch,
-                )
-                .await;
+                let r = write::patch(conn, &target, &request(PatchType::Strategic, &patch, "kubectl-edit")).await;
                 step(r, "kubectl edit");
                 history.push("kubectl edit (args)".into());
             }
@@ -257,19 +233,23 @@ pub async fn run(conn: &Connection, namespace: &str, seed: u64) -> Outcome {
     };
     let applier = appliers[rng.below(appliers.len() as u64) as usize].to_string();
     let config = config_b(&name, &mut rng);
-    let live = send(conn, "GET", &url, "application/json", &Value::Null).await.expect("read the live object");
+    let live = objects::get(conn, &target, None).await.expect("read the live object");
     let managed = managed_fields_of(&live).expect("managedFields");
     let schema = builtin();
     let ty = schema.root(&Gvk::new("apps", "v1", "Deployment")).expect("Deployment schema");
     let prediction = predict_apply_conflicts(&live, &managed, &config, &applier, schema, ty, false);
     let mut predicted: Vec<(String, String)> = prediction.conflicts.iter().map(|c| (c.field(), c.message())).collect();
     predicted.sort();
-    let dry =
-        send(conn, "PATCH", &format!("{url}?fieldManager={applier}&dryRun=All&force=false"), apply, &config).await;
+    let dry = write::patch(conn, &target, &PatchRequest { dry_run: true, ..apply(&config, &applier) }).await;
     let server = match dry {
         Ok(_) => Ok(Vec::new()),
-        Err((409, causes, _)) => Ok(causes),
-        Err((code, _, message)) => Err(format!("{code}: {message}")),
+        Err(e) if e.is_conflict() => {
+            let mut causes: Vec<(String, String)> =
+                e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
+            causes.sort();
+            Ok(causes)
+        }
+        Err(e) => Err(e.to_string()),
     };
     Outcome { seed, history, applier, config, predicted, server }
 }
