@@ -5,6 +5,7 @@
 //! decides the order of keys in the FieldsV1 encoding, so it is exactly upstream's.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -12,15 +13,23 @@ use super::order::compare_values;
 
 /// The key of an entry of a list map (`x-kubernetes-list-type: map`): each key
 /// field's name and value, sorted by field name.
+///
+/// Keys are shared, not copied, when cloned: a set holds the key of every list-map
+/// entry it names twice (the entry itself and the fields under it), and paths repeat it.
 #[derive(Debug, Clone)]
-pub struct KeyFields(Vec<(String, Value)>);
+pub struct KeyFields(Arc<[(String, Value)]>);
 
 impl KeyFields {
     /// Builds a key from name/value pairs, sorting them by name (stable, like upstream's `FieldList.Sort`).
     pub fn new(fields: impl IntoIterator<Item = (String, Value)>) -> Self {
         let mut fields: Vec<(String, Value)> = fields.into_iter().collect();
         fields.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        KeyFields(fields)
+        KeyFields(fields.into())
+    }
+
+    /// A key of one field, the usual case (`name`), built with one allocation.
+    pub(crate) fn single(name: String, value: Value) -> Self {
+        KeyFields(Arc::new([(name, value)]))
     }
 
     /// The key fields, sorted by name.
@@ -40,7 +49,7 @@ impl KeyFields {
 
     /// Upstream's `FieldList.Compare`: field by field (name, then value); a prefix sorts first.
     fn compare(&self, other: &KeyFields) -> Ordering {
-        for ((an, av), (bn, bv)) in self.0.iter().zip(&other.0) {
+        for ((an, av), (bn, bv)) in self.0.iter().zip(other.0.iter()) {
             let c = an.as_bytes().cmp(bn.as_bytes()).then_with(|| compare_values(av, bv));
             if c != Ordering::Equal {
                 return c;

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::element::PathElement;
-use super::from_value::value_at;
+use super::locate::value_at;
 use super::set::Set;
 
 /// The subtree of `object` that `set` covers: members are copied whole, children are

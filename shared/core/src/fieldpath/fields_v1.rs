@@ -149,7 +149,9 @@ fn read_top(doc: &Value, lenient: bool) -> Result<Set, FieldsV1Error> {
 }
 
 /// Reads one node: the subset under it, and whether the node itself is a member.
-fn read_node(doc: &Value, at: &mut Vec<String>, lenient: bool) -> Result<(Set, bool), FieldsV1Error> {
+///
+/// `at` holds the keys leading here, borrowed: they are only joined when there is an error.
+fn read_node<'d>(doc: &'d Value, at: &mut Vec<&'d str>, lenient: bool) -> Result<(Set, bool), FieldsV1Error> {
     let map = match doc {
         Value::Object(map) => map,
         Value::Null => return Ok((Set::new(), true)),
@@ -182,15 +184,18 @@ fn read_node(doc: &Value, at: &mut Vec<String>, lenient: bool) -> Result<(Set, b
                 return Err(FieldsV1Error { at: at.join("."), reason });
             }
         };
-        at.push(key.clone());
+        at.push(key);
         let (grandchildren, child_member) = read_node(child, at, lenient)?;
         at.pop();
         any = true;
-        if child_member {
-            children.insert_member(pe.clone());
-        }
-        if !grandchildren.is_empty() {
-            children.set_child(pe, grandchildren);
+        match (child_member, grandchildren.is_empty()) {
+            (true, false) => {
+                children.insert_member(pe.clone());
+                children.set_child(pe, grandchildren);
+            }
+            (true, true) => children.insert_member(pe),
+            (false, false) => children.set_child(pe, grandchildren),
+            (false, true) => {}
         }
     }
     Ok((children, member || !any))

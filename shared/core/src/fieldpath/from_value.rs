@@ -1,4 +1,4 @@
-//! The set of fields a value sets, and the values a set of paths points at.
+//! The set of fields a value sets.
 //!
 //! [`field_set`] is upstream's `AsTyped` (validation, with duplicates allowed as
 //! the apiserver's field manager allows them) followed by
@@ -9,16 +9,13 @@
 //! map keys and list items always are. A value that does not fit its schema (a
 //! field the schema does not declare, a string where a map is expected, a
 //! list-map entry without its key) is an error, as upstream rejects it.
-//! [`value_at`] goes the other way: from a path to the value it names, matching
-//! list-map entries by key values compared as JSON values (`80` matches
-//! `80.0`), so a printer can mark the lines a manager owns.
+//! The other way, from paths to the values they name, is [`locate`](super::locate).
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use super::element::PathElement;
-use super::order::values_equal;
 use super::path::Path;
 use super::set::Set;
 use super::shape::{item_element, resolve};
@@ -328,43 +325,6 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-/// The value a path names inside `value`, if it is there.
-///
-/// A list-map key matches the entry whose key fields equal it; when none does, an
-/// entry that omits some key fields (defaulted by the server, like `protocol: TCP`)
-/// and agrees on the others.
-pub fn value_at<'v>(value: &'v Value, path: &[PathElement]) -> Option<&'v Value> {
-    let mut here = value;
-    for pe in path {
-        here = match pe {
-            PathElement::Field(name) => here.as_object()?.get(name)?,
-            PathElement::Key(key) => {
-                let items = here.as_array()?;
-                items.iter().find(|item| key.matches(item)).or_else(|| {
-                    items.iter().find(|item| {
-                        item.is_object()
-                            && key.fields().iter().all(|(n, v)| item.get(n).is_none_or(|got| values_equal(got, v)))
-                    })
-                })?
-            }
-            PathElement::Value(want) => here.as_array()?.iter().find(|item| values_equal(item, want))?,
-            PathElement::Index(i) => here.as_array()?.get(usize::try_from(*i).ok()?)?,
-        };
-    }
-    Some(here)
-}
-
-/// Every path of `set` with the value it names in `value` (`None` where the object lacks it), in set order.
-pub fn locate<'v>(value: &'v Value, set: &Set) -> Vec<(Path, Option<&'v Value>)> {
-    set.paths()
-        .into_iter()
-        .map(|p| {
-            let found = value_at(value, p.elements());
-            (p, found)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -504,20 +464,5 @@ pub(crate) mod tests {
         assert!(errs[0].to_string().starts_with(
             ".spec.containers: element 0: associative list with keys has an element that omits key field \"name\""
         ));
-    }
-
-    #[test]
-    fn locates_values_by_key_values() {
-        let obj = json!({"spec": {"ports": [{"port": 80, "protocol": "TCP", "targetPort": 8080}, {"port": 443}]}});
-        let k = PathElement::key([("port", Value::from(80.0)), ("protocol", json!("TCP"))]);
-        let p = Path::fields(["spec", "ports"]).child(k).child(PathElement::field("targetPort"));
-        assert_eq!(value_at(&obj, p.elements()), Some(&json!(8080)));
-        let k443 = PathElement::key([("port", json!(443)), ("protocol", json!("TCP"))]);
-        assert_eq!(value_at(&obj, Path::fields(["spec", "ports"]).child(k443).elements()), Some(&json!({"port": 443})));
-        let set: Set = [p.clone(), Path::fields(["nope"])].into_iter().collect();
-        let found = locate(&obj, &set);
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[0].1, None);
-        assert_eq!(found[1].1, Some(&json!(8080)));
     }
 }

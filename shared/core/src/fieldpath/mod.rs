@@ -7,8 +7,8 @@
 //! - [`Set`]: a set of paths with union, intersection, difference, prefixes and leaves;
 //! - FieldsV1 ([`Set::from_fields_v1`], [`Set::to_fields_v1`]): the JSON form the
 //!   apiserver stores, read and written byte for byte as upstream;
-//! - [`field_set`]: the fields a value sets, given its schema, and [`value_at`]
-//!   to find the value a path names;
+//! - [`field_set`]: the fields a value sets, given its schema; [`value_at`] and
+//!   [`locate`] to find the values paths name;
 //! - [`compare`]: which fields were added, modified and removed between two values.
 //!
 //! ```
@@ -35,6 +35,8 @@ mod extract;
 mod fields_v1;
 mod from_value;
 mod gojson;
+mod items;
+mod locate;
 mod order;
 mod parse;
 mod path;
@@ -45,7 +47,8 @@ pub use compare::{compare, Comparison};
 pub use element::{KeyFields, PathElement};
 pub use extract::extract;
 pub use fields_v1::{parse_path_element, path_element_key, FieldsV1Error, PathElementError};
-pub use from_value::{field_set, field_set_lossy, locate, value_at, TypedError};
+pub use from_value::{field_set, field_set_lossy, TypedError};
+pub use locate::{for_each_located, locate, value_at};
 pub use order::{compare_values, values_equal};
 pub use parse::{parse_field_path, FieldPathError};
 pub use path::Path;

@@ -6,6 +6,7 @@
 //! strings, booleans, lists, maps, and `null` last.
 
 use std::cmp::Ordering;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{Map, Number, Value};
 
@@ -93,6 +94,49 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Feeds `value` to `state` so that values equal by [`values_equal`] hash alike: numbers by
+/// their float value (`80` and `80.0`, and `0.0` and `-0.0`, are equal), maps whatever their key order.
+pub(crate) fn hash_value<H: Hasher>(value: &Value, state: &mut H) {
+    match value {
+        Value::Null => state.write_u8(0),
+        Value::Bool(b) => {
+            state.write_u8(1);
+            b.hash(state);
+        }
+        Value::Number(n) => {
+            state.write_u8(2);
+            // Integers compare exactly and floats numerically, so equal numbers have equal floats;
+            // distinct integers sharing a float only collide.
+            let x = n.as_f64().unwrap_or(0.0);
+            state.write_u64(if x == 0.0 { 0 } else { x.to_bits() });
+        }
+        Value::String(s) => {
+            state.write_u8(3);
+            s.hash(state);
+        }
+        Value::Array(items) => {
+            state.write_u8(4);
+            state.write_usize(items.len());
+            for item in items {
+                hash_value(item, state);
+            }
+        }
+        Value::Object(map) => {
+            state.write_u8(5);
+            state.write_usize(map.len());
+            // Summing the entries' hashes ignores their order, as equality does.
+            let mut sum = 0u64;
+            for (key, item) in map {
+                let mut entry = DefaultHasher::new();
+                key.hash(&mut entry);
+                hash_value(item, &mut entry);
+                sum = sum.wrapping_add(entry.finish());
+            }
+            state.write_u64(sum);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +167,26 @@ mod tests {
         assert_eq!(compare_values(&json!({"a": 1}), &json!({"a": 1, "b": 1})), Ordering::Less);
         assert_eq!(compare_values(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1})), Ordering::Equal);
         assert_eq!(compare_values(&json!({"a": 2}), &json!({"b": 1})), Ordering::Less);
+    }
+
+    fn hash(value: &Value) -> u64 {
+        let mut state = DefaultHasher::new();
+        hash_value(value, &mut state);
+        state.finish()
+    }
+
+    #[test]
+    fn equal_values_hash_alike() {
+        for (a, b) in [
+            (json!(80), json!(80.0)),
+            (json!(0.0), json!(-0.0)),
+            (json!(u64::MAX), json!(u64::MAX)),
+            (json!({"a": 1, "b": [2, "x"]}), json!({"b": [2.0, "x"], "a": 1.0})),
+        ] {
+            assert!(values_equal(&a, &b), "{a} == {b}");
+            assert_eq!(hash(&a), hash(&b), "{a} and {b}");
+        }
+        assert_ne!(hash(&json!("80")), hash(&json!(80)));
+        assert_ne!(hash(&json!([1, 2])), hash(&json!([2, 1])));
     }
 }

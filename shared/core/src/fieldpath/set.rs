@@ -57,7 +57,10 @@ impl Set {
 
     /// Adds `pe` as a member of this node (the path of length one).
     pub fn insert_member(&mut self, pe: PathElement) {
-        if let Err(at) = self.members.binary_search(&pe) {
+        // Elements usually come in order (FieldsV1 documents are written sorted): append.
+        if self.members.last().is_none_or(|last| *last < pe) {
+            self.members.push(pe);
+        } else if let Err(at) = self.members.binary_search(&pe) {
             self.members.insert(at, pe);
         }
     }
@@ -76,6 +79,12 @@ impl Set {
 
     /// Sets the subtree under `pe`, replacing any; an empty subtree removes the child.
     pub(crate) fn set_child(&mut self, pe: PathElement, subset: Set) {
+        if self.children.last().is_none_or(|(last, _)| *last < pe) {
+            if !subset.is_empty() {
+                self.children.push((pe, subset));
+            }
+            return;
+        }
         match self.children.binary_search_by(|(c, _)| c.cmp(&pe)) {
             Ok(at) if subset.is_empty() => {
                 self.children.remove(at);

@@ -5,22 +5,24 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::ManagedFieldsEntry;
-use crate::fieldpath::locate;
+use crate::fieldpath::for_each_located;
 
 /// For every value of `shown` that some entry owns, the indices (into `entries`) of its
-/// owners, keyed by the value's address in `shown`. Addresses identify values without
-/// copying them; they are only meaningful while `shown` is alive and unchanged.
+/// owners, in ascending order, keyed by the value's address in `shown`. Addresses identify
+/// values without copying them; they are only meaningful while `shown` is alive and unchanged.
 pub fn owners_by_value(shown: &Value, entries: &[ManagedFieldsEntry]) -> HashMap<*const Value, Vec<usize>> {
-    let mut owners: HashMap<*const Value, Vec<usize>> = HashMap::new();
+    // The largest set bounds the number of values well enough: managers mostly own disjoint fields.
+    let largest = entries.iter().map(|e| e.fields.len()).max().unwrap_or(0);
+    let mut owners: HashMap<*const Value, Vec<usize>> = HashMap::with_capacity(largest);
     for (index, entry) in entries.iter().enumerate() {
-        for (_, found) in locate(shown, &entry.fields) {
-            if let Some(value) = found {
-                let list = owners.entry(value as *const Value).or_default();
-                if !list.contains(&index) {
-                    list.push(index);
-                }
+        // The paths themselves are not needed: walk the object and the set together.
+        for_each_located(shown, &entry.fields, |value| {
+            let list = owners.entry(value as *const Value).or_default();
+            // Two paths of one set can name one value (a defaulted key and an exact one).
+            if list.last() != Some(&index) {
+                list.push(index);
             }
-        }
+        });
     }
     owners
 }

@@ -120,11 +120,14 @@ impl Node {
 
     /// Records a child: upstream merges members and replaces subtrees.
     fn record(&mut self, pe: PathElement, subset: Set, member: bool) {
-        if member {
-            self.set.insert_member(pe.clone());
-        }
-        if !subset.is_empty() {
-            self.set.set_child(pe, subset);
+        match (member, subset.is_empty()) {
+            (true, false) => {
+                self.set.insert_member(pe.clone());
+                self.set.set_child(pe, subset);
+            }
+            (true, true) => self.set.insert_member(pe),
+            (false, false) => self.set.set_child(pe, subset),
+            (false, true) => {}
         }
     }
 }
@@ -185,6 +188,15 @@ impl<'t> Cursor<'t> {
     /// A string whose opening quote was just consumed, decoded as json-iterator
     /// decodes it (a lone surrogate escape becomes U+FFFD).
     pub(super) fn string(&mut self) -> Result<String, String> {
+        // Most strings have no escape: copy them in one piece.
+        let rest = &self.bytes[self.pos..];
+        if let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < b' ') {
+            if rest[end] == b'"' {
+                let text = std::str::from_utf8(&rest[..end]).map_err(|_| "invalid UTF-8 in string".to_string())?;
+                self.pos += end + 1;
+                return Ok(text.to_string());
+            }
+        }
         let mut out: Vec<u8> = Vec::new();
         let mut escaped = false;
         loop {
@@ -418,11 +430,21 @@ fn is_json_number(text: &str) -> bool {
 /// duplicate keys of objects win, and anything after the value is ignored.
 pub(super) fn embedded_value(cursor: &mut Cursor<'_>) -> Result<Value, String> {
     let text = cursor.value_text()?;
+    if let Some(plain) = plain_string(text) {
+        return Ok(Value::String(plain.to_string()));
+    }
     let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     if has_infinite(&value) {
         return Err("number out of range".into());
     }
     Ok(floats(value))
+}
+
+/// The contents of a JSON string without escapes or control characters (the usual key
+/// value, read as the JSON parser would read it, only faster).
+fn plain_string(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    inner.bytes().all(|b| b != b'"' && b != b'\\' && b >= b' ').then_some(inner)
 }
 
 fn has_infinite(value: &Value) -> bool {
@@ -456,10 +478,14 @@ pub(super) fn key_fields(body: &str) -> Result<KeyFields, String> {
         if cursor.next_token() != Some(b':') {
             return Err("expected : in k:{…}".into());
         }
-        fields.push((name, embedded_value(&mut cursor)?));
+        let value = embedded_value(&mut cursor)?;
         match cursor.next_token() {
-            Some(b'}') => return Ok(KeyFields::new(fields)),
-            Some(b',') if cursor.next_token() == Some(b'"') => {}
+            Some(b'}') if fields.is_empty() => return Ok(KeyFields::single(name, value)),
+            Some(b'}') => {
+                fields.push((name, value));
+                return Ok(KeyFields::new(fields));
+            }
+            Some(b',') if cursor.next_token() == Some(b'"') => fields.push((name, value)),
             _ => return Err("expected , or } in k:{…}".into()),
         }
     }
