@@ -34,6 +34,7 @@ mod diff;
 mod directives;
 mod errors;
 mod gofmt;
+mod key_index;
 mod meta;
 mod order;
 mod slices;

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::errors::ErrorKind;
 use super::gofmt;
+use super::key_index::Positions;
 
 /// The key an element is ordered and matched by: its merge key value, or itself.
 pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) -> Option<&'v Value> {
@@ -26,16 +27,15 @@ pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) ->
     }
 }
 
-/// `index`: the position of the first element of `order` whose key equals the
-/// key of `item`, by Go's `==` (a missing key is `nil`); -1 when none does.
-fn index_of(order: &[&Value], item: &Value, merge_key: &str, is_map: bool) -> Result<isize, ErrorKind> {
-    let key = element_key(item, merge_key, is_map).unwrap_or(&Value::Null);
-    for (i, candidate) in order.iter().enumerate() {
-        if gofmt::eq(key, element_key(candidate, merge_key, is_map).unwrap_or(&Value::Null))? {
-            return Ok(i as isize);
-        }
-    }
-    Ok(-1)
+/// `index` of `normalizeElementOrder` for every item: the position of the first
+/// element of `order` whose key equals an item's key by Go's `==` (a missing key
+/// is `nil`); -1 when none does.
+fn positions<'v>(order: &[&'v Value], merge_key: &str, is_map: bool) -> Positions<'v> {
+    Positions::new(order, |candidate| element_key(candidate, merge_key, is_map))
+}
+
+fn position_of(positions: &Positions<'_>, item: &Value, merge_key: &str, is_map: bool) -> Result<isize, ErrorKind> {
+    positions.of(element_key(item, merge_key, is_map).unwrap_or(&Value::Null))
 }
 
 /// `validateMergeKeyInLists` for one list.
@@ -89,8 +89,9 @@ pub(crate) fn normalize_slice_order(
     }
     // Positions are looked up lazily, as upstream's comparator does: a lookup
     // that would panic in Go fails the sort only if the sort asks for it.
+    let order = positions(order, merge_key, is_map);
     let mut pairs: Vec<(Result<isize, ErrorKind>, Value)> =
-        to_sort.into_iter().map(|v| (index_of(order, &v, merge_key, is_map), v)).collect();
+        to_sort.into_iter().map(|v| (position_of(&order, &v, merge_key, is_map), v)).collect();
     let failure = RefCell::new(None);
     let position = |p: &Result<isize, ErrorKind>| match p {
         Ok(i) => Some(*i),
@@ -125,7 +126,8 @@ fn merge_sorted(
     merge_key: &str,
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {
-    let position = |v: &Value| index_of(server_order, v, merge_key, is_map);
+    let server_order = positions(server_order, merge_key, is_map);
+    let position = |v: &Value| position_of(&server_order, v, merge_key, is_map);
     let left_pos: Vec<Result<isize, ErrorKind>> = left.iter().map(position).collect();
     let right_pos: Vec<Result<isize, ErrorKind>> = right.iter().map(position).collect();
     let mut out = Vec::with_capacity(left.len() + right.len());

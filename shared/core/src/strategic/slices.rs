@@ -16,6 +16,7 @@ use super::apply::{merge_map, MergeOptions};
 use super::directives::{has_directive_marker, DELETE, DIRECTIVE_MARKER, MERGE, REPLACE};
 use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
+use super::key_index::EntryIndex;
 use super::meta::{Lookup, Ty};
 use super::order;
 
@@ -210,15 +211,7 @@ fn merge_special_elements<'p>(
 
 /// `findMapInSliceBasedOnKeyValue`: the index of the first object whose `key` equals `value` (Go's `==`).
 pub(crate) fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
-    find_by_key_in(list.iter(), key, value)
-}
-
-fn find_by_key_in<'v>(
-    list: impl Iterator<Item = &'v Value>,
-    key: &str,
-    value: &Value,
-) -> Result<Option<usize>, ErrorKind> {
-    for (i, item) in list.enumerate() {
+    for (i, item) in list.iter().enumerate() {
         let Some(map) = item.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
         if let Some(candidate) = map.get(key) {
             if gofmt::eq(candidate, value)? {
@@ -240,22 +233,25 @@ fn merge_plain_elements(
     opts: MergeOptions,
     mut view: Option<&mut AliasView>,
 ) -> Result<Vec<Value>, StrategicError> {
+    let mut index = EntryIndex::new(&original, merge_key);
     for item in patch {
         let (Some(patch_map), Some(value)) = (item.as_object(), item.get(merge_key)) else {
             return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
         };
-        match find_by_key(&original, merge_key, value)? {
+        match index.find(&original, value)? {
             Some(i) => {
                 let target = std::mem::take(&mut original[i]);
                 let Value::Object(target) = target else { return Err(ErrorKind::NotAMapInList(i).into()) };
                 let merged = merge_map(cx, target, patch_map, elem, opts).map_err(|e| e.at_element(merge_key, item))?;
                 original[i] = Value::Object(merged);
+                index.changed(&original, i, value);
             }
             None => {
                 if let Some(view) = view.as_deref_mut() {
                     view.append(item);
                 }
                 original.push((*item).clone());
+                index.appended(&original);
             }
         }
     }
@@ -276,6 +272,7 @@ pub(crate) fn partition_maps(
     by: &[&Value],
     merge_key: &str,
 ) -> Result<(Vec<Value>, Vec<Value>), ErrorKind> {
+    let index = EntryIndex::new(by, merge_key);
     let mut present = Vec::with_capacity(list.len());
     let mut absent = Vec::with_capacity(list.len());
     for item in list {
@@ -285,7 +282,7 @@ pub(crate) fn partition_maps(
         let Some(value) = map.get(merge_key) else {
             return Err(ErrorKind::NoMergeKey { map: gofmt::v(&item), key: merge_key.to_string() });
         };
-        let found = find_by_key_in(by.iter().copied(), merge_key, value)?.is_some();
+        let found = index.find(by, value)?.is_some();
         if found {
             present.push(item);
         } else {

@@ -1,0 +1,349 @@
+//! Hashed look-ups of list entries, with exactly the results of upstream's linear scans.
+//!
+//! Upstream finds list entries by scanning (`findMapInSliceBasedOnKeyValue`, `index`,
+//! `partitionMapsByPresentInList`), which makes merging a patch of m entries into a
+//! list of n entries cost m x n comparisons: seconds for a 10,000-entry env list. The
+//! indexes here answer the same questions in constant time, including the answers
+//! that are errors in upstream (a scan that meets a non-object entry, or compares two
+//! maps or two slices, which panics in Go), so callers can swap a scan for a look-up
+//! without changing a single result.
+
+use std::borrow::Borrow;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use serde_json::Value;
+
+use super::errors::ErrorKind;
+use super::gofmt::GoType;
+
+/// A scalar as Go's `==` on `interface{}` values tells it apart: by dynamic type and
+/// value (`1` as int64 differs from `1.0` as float64; `0.0` equals `-0.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ScalarKey<'v> {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    /// The bits of the float64, with `-0.0` written as `0.0`.
+    Float(u64),
+    String(&'v str),
+}
+
+/// What Go's `==` sees of a value: a comparable scalar, or a map or slice (which
+/// Go cannot compare, and panics on when both sides are of that type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GoKey<'v> {
+    Scalar(ScalarKey<'v>),
+    Uncomparable(GoType),
+}
+
+impl<'v> GoKey<'v> {
+    /// The key of a value; two values are `==` in Go exactly when their keys are
+    /// equal scalars (see `gofmt::eq`).
+    pub(crate) fn of(value: &'v Value) -> GoKey<'v> {
+        GoKey::Scalar(match value {
+            Value::Null => ScalarKey::Nil,
+            Value::Bool(b) => ScalarKey::Bool(*b),
+            Value::String(s) => ScalarKey::String(s),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => ScalarKey::Int(i),
+                None => {
+                    let f = n.as_f64().unwrap_or(f64::NAN);
+                    ScalarKey::Float(if f == 0.0 { 0 } else { f.to_bits() })
+                }
+            },
+            Value::Array(_) => return GoKey::Uncomparable(GoType::Slice),
+            Value::Object(_) => return GoKey::Uncomparable(GoType::Map),
+        })
+    }
+}
+
+/// The earliest of two optional positions, with what happened there.
+fn earliest<T>(a: Option<(usize, T)>, b: Option<(usize, T)>) -> Option<(usize, T)> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.0 < x.0 { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// First positions of uncomparable keys, by type.
+#[derive(Debug, Default, Clone, Copy)]
+struct Uncomparables {
+    slice: Option<usize>,
+    map: Option<usize>,
+}
+
+impl Uncomparables {
+    fn note(&mut self, ty: GoType, at: usize) {
+        let slot = if ty == GoType::Slice { &mut self.slice } else { &mut self.map };
+        *slot = Some(slot.map_or(at, |first| first.min(at)));
+    }
+
+    fn first(&self, ty: GoType) -> Option<usize> {
+        if ty == GoType::Slice {
+            self.slice
+        } else {
+            self.map
+        }
+    }
+}
+
+/// `index(order, item)` of `normalizeElementOrder` for many items: the position of
+/// the first order entry whose key is `==` to a given key, or -1.
+pub(crate) struct Positions<'v> {
+    first: HashMap<ScalarKey<'v>, usize>,
+    uncomparable: Uncomparables,
+}
+
+impl<'v> Positions<'v> {
+    /// Indexes `order` by each entry's key (`key_of`; `None` counts as `nil`).
+    pub(crate) fn new(order: &[&'v Value], key_of: impl Fn(&'v Value) -> Option<&'v Value>) -> Self {
+        let mut first = HashMap::with_capacity(order.len());
+        let mut uncomparable = Uncomparables::default();
+        for (i, entry) in order.iter().enumerate() {
+            match GoKey::of(key_of(entry).unwrap_or(&Value::Null)) {
+                GoKey::Scalar(key) => {
+                    first.entry(key).or_insert(i);
+                }
+                GoKey::Uncomparable(ty) => uncomparable.note(ty, i),
+            }
+        }
+        Positions { first, uncomparable }
+    }
+
+    /// The position of `key`, or -1; comparing a map (slice) key with an order
+    /// that holds a map (slice) key is Go's panic, an error.
+    pub(crate) fn of(&self, key: &Value) -> Result<isize, ErrorKind> {
+        match GoKey::of(key) {
+            GoKey::Scalar(key) => Ok(self.first.get(&key).map_or(-1, |&i| i as isize)),
+            GoKey::Uncomparable(ty) => match self.uncomparable.first(ty) {
+                Some(_) => Err(ErrorKind::Uncomparable(ty.name())),
+                None => Ok(-1),
+            },
+        }
+    }
+}
+
+/// Why a scan of list entries by merge key stops before a match.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    NotAMap,
+    Uncomparable(GoType),
+}
+
+/// `findMapInSliceBasedOnKeyValue` for many values over a list that grows and
+/// changes as a patch is merged into it: the first entry whose `merge_key` is `==`
+/// to a value, with the scan's errors. Entries are bucketed by the hash of their
+/// key and confirmed against the list, so the index borrows nothing.
+pub(crate) struct EntryIndex {
+    hasher: RandomState,
+    merge_key: String,
+    /// Ascending positions of the entries whose key hashes to the bucket.
+    buckets: HashMap<u64, Vec<usize>>,
+    not_a_map: Option<usize>,
+    uncomparable: Uncomparables,
+}
+
+impl EntryIndex {
+    /// Indexes the entries of `list` by `merge_key`.
+    pub(crate) fn new<T: Borrow<Value>>(list: &[T], merge_key: &str) -> Self {
+        let mut index = EntryIndex {
+            hasher: RandomState::new(),
+            merge_key: merge_key.to_string(),
+            buckets: HashMap::with_capacity(list.len()),
+            not_a_map: None,
+            uncomparable: Uncomparables::default(),
+        };
+        for (i, entry) in list.iter().enumerate() {
+            index.add(entry.borrow(), i);
+        }
+        index
+    }
+
+    fn key_of<'v>(&self, entry: &'v Value) -> Option<GoKey<'v>> {
+        entry.as_object()?.get(&self.merge_key).map(GoKey::of)
+    }
+
+    /// Notes `entry` at position `at`, which no indexed entry holds yet.
+    fn add(&mut self, entry: &Value, at: usize) {
+        if !entry.is_object() {
+            self.not_a_map = Some(self.not_a_map.map_or(at, |n| n.min(at)));
+            return;
+        }
+        match self.key_of(entry) {
+            Some(GoKey::Scalar(key)) => {
+                let bucket = self.buckets.entry(self.hasher.hash_one(key)).or_default();
+                let slot = bucket.partition_point(|&i| i < at);
+                bucket.insert(slot, at);
+            }
+            Some(GoKey::Uncomparable(ty)) => self.uncomparable.note(ty, at),
+            None => {}
+        }
+    }
+
+    /// Indexes the entry just pushed onto the end of `list`.
+    pub(crate) fn appended<T: Borrow<Value>>(&mut self, list: &[T]) {
+        if let Some(last) = list.len().checked_sub(1) {
+            self.add(list[last].borrow(), last);
+        }
+    }
+
+    /// Re-indexes entry `at` after it was changed in place; `value` is the key it
+    /// was found by (so its old key is `==` to `value`).
+    pub(crate) fn changed<T: Borrow<Value>>(&mut self, list: &[T], at: usize, value: &Value) {
+        let entry = list[at].borrow();
+        if self.key_of(entry) == Some(GoKey::of(value)) {
+            return;
+        }
+        if let GoKey::Scalar(old) = GoKey::of(value) {
+            if let Some(bucket) = self.buckets.get_mut(&self.hasher.hash_one(old)) {
+                bucket.retain(|&i| i != at);
+            }
+        }
+        self.add(entry, at);
+    }
+
+    /// What the scan of `list` for `value` returns: the first matching entry, none,
+    /// or the error of the first entry that stops the scan before a match.
+    pub(crate) fn find<T: Borrow<Value>>(&self, list: &[T], value: &Value) -> Result<Option<usize>, ErrorKind> {
+        let (found, stop) = match GoKey::of(value) {
+            GoKey::Scalar(key) => {
+                let bucket = self.buckets.get(&self.hasher.hash_one(key)).map_or(&[][..], Vec::as_slice);
+                let found = bucket.iter().copied().find(|&i| self.key_of(list[i].borrow()) == Some(GoKey::Scalar(key)));
+                (found, None)
+            }
+            GoKey::Uncomparable(ty) => (None, self.uncomparable.first(ty).map(|i| (i, Stop::Uncomparable(ty)))),
+        };
+        let stop = earliest(self.not_a_map.map(|i| (i, Stop::NotAMap)), stop);
+        match (stop, found) {
+            (Some((at, why)), found) if found.is_none_or(|f| at < f) => Err(match why {
+                Stop::NotAMap => ErrorKind::NotAMapInList(at),
+                Stop::Uncomparable(ty) => ErrorKind::Uncomparable(ty.name()),
+            }),
+            (_, found) => Ok(found),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategic::gofmt;
+    use serde_json::json;
+
+    fn values(v: Value) -> Vec<Value> {
+        match v {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        }
+    }
+
+    /// The linear scan the index replaces (`findMapInSliceBasedOnKeyValue`).
+    fn scan(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
+        for (i, item) in list.iter().enumerate() {
+            let Some(map) = item.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
+            if let Some(candidate) = map.get(key) {
+                if gofmt::eq(candidate, value)? {
+                    return Ok(Some(i));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// `index` as upstream scans it.
+    fn index(order: &[Value], key: &Value, merge_key: &str) -> Result<isize, ErrorKind> {
+        for (i, candidate) in order.iter().enumerate() {
+            let candidate = candidate.as_object().and_then(|m| m.get(merge_key)).unwrap_or(&Value::Null);
+            if gofmt::eq(key, candidate)? {
+                return Ok(i as isize);
+            }
+        }
+        Ok(-1)
+    }
+
+    fn probes() -> Vec<Value> {
+        values(
+            json!([null, true, false, 1, 1.0, -0.0, 0, 0.0, "1", "a", "b", [], {}, [1], {"a": 1}, 1e300, 18446744073709551615u64]),
+        )
+    }
+
+    #[test]
+    fn entry_index_answers_as_the_scan_does() {
+        let lists = [
+            json!([{"k": "a"}, {"k": "b"}, {"k": "a"}]),
+            json!([{"k": 1}, {"k": 1.0}, {"k": -0.0}, {"k": 0}, {"k": null}, {"x": 1}]),
+            json!([{"k": "a"}, "not a map", {"k": "b"}]),
+            json!([{"k": [1]}, {"k": "a"}, {"k": {"a": 1}}, {"k": true}]),
+            json!([{"k": "b"}, {"k": {}}, 3, {"k": []}]),
+            json!([{"k": 18446744073709551615u64}, {"k": 1e300}]),
+            json!([]),
+        ];
+        for list in lists {
+            let list = values(list);
+            let refs: Vec<&Value> = list.iter().collect();
+            let index = EntryIndex::new(&refs, "k");
+            for probe in probes() {
+                assert_eq!(
+                    format!("{:?}", index.find(&refs, &probe)),
+                    format!("{:?}", scan(&list, "k", &probe)),
+                    "list {list:?}, value {probe}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn entry_index_follows_appends_and_changes() {
+        let mut list = values(json!([{"k": "a"}, {"k": 1}, {"k": "b"}]));
+        let mut index = EntryIndex::new(&list, "k");
+        let check = |list: &[Value], index: &EntryIndex| {
+            for probe in probes() {
+                assert_eq!(
+                    format!("{:?}", index.find(list, &probe)),
+                    format!("{:?}", scan(list, "k", &probe)),
+                    "list {list:?}, value {probe}"
+                );
+            }
+        };
+        list.push(json!({"k": "a"}));
+        index.appended(&list);
+        check(&list, &index);
+        list[0] = json!({"k": "z"});
+        index.changed(&list, 0, &json!("a"));
+        check(&list, &index);
+        list[1] = json!({"other": 1});
+        index.changed(&list, 1, &json!(1));
+        check(&list, &index);
+        list[2] = json!({"k": [1]});
+        index.changed(&list, 2, &json!("b"));
+        check(&list, &index);
+        list.push(json!({"k": {"a": 1}}));
+        index.appended(&list);
+        check(&list, &index);
+    }
+
+    #[test]
+    fn positions_answer_as_the_scan_does() {
+        let orders = [
+            json!([{"k": "a"}, {"k": "b"}, {"k": "a"}, "plain", {"x": 1}]),
+            json!([{"k": 1}, {"k": 1.0}, {"k": [1]}, {"k": 0}]),
+            json!([{"k": {"a": 1}}, {"k": "b"}]),
+            json!([]),
+        ];
+        for order in orders {
+            let order = values(order);
+            let refs: Vec<&Value> = order.iter().collect();
+            let positions = Positions::new(&refs, |v| v.as_object().and_then(|m| m.get("k")));
+            for probe in probes() {
+                assert_eq!(
+                    format!("{:?}", positions.of(&probe)),
+                    format!("{:?}", index(&order, &probe, "k")),
+                    "order {order:?}, key {probe}"
+                );
+            }
+        }
+    }
+}
