@@ -59,12 +59,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Bytes allocated while running `op` once: (total, peak live above what was live before).
-fn allocation_of<R>(op: &mut dyn FnMut() -> R) -> (usize, usize) {
+/// Bytes allocated while running `op` once on what `setup` made (`setup` is not
+/// counted): (total, peak live above what was live before).
+fn allocation_of<I, R>(setup: &mut dyn FnMut() -> I, op: &mut dyn FnMut(I) -> R) -> (usize, usize) {
+    let input = setup();
     let base = CURRENT.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let total = TOTAL.load(Ordering::Relaxed);
-    drop(black_box(op()));
+    drop(black_box(op(input)));
     (TOTAL.load(Ordering::Relaxed) - total, PEAK.load(Ordering::Relaxed) - base)
 }
 
@@ -75,13 +77,17 @@ struct Budget {
     max_time: Duration,
     min_samples: usize,
     max_samples: usize,
+    /// Only the operations whose `case op` contains this text (`--only`).
+    only: Option<String>,
 }
 
-/// Nanoseconds of each run of `op` (result dropped inside the timing), after a warm-up.
-fn samples<R>(budget: &Budget, op: &mut dyn FnMut() -> R) -> Vec<u64> {
+/// Nanoseconds of each run of `op` on a fresh input from `setup`, after a warm-up.
+/// Making the input and dropping the result are outside the timing, as Go's
+/// garbage collector frees its results outside its timing.
+fn samples<I, R>(budget: &Budget, setup: &mut dyn FnMut() -> I, op: &mut dyn FnMut(I) -> R) -> Vec<u64> {
     let warm = Instant::now();
     for _ in 0..3 {
-        drop(black_box(op()));
+        drop(black_box(op(setup())));
         if warm.elapsed() > budget.min_time / 4 {
             break;
         }
@@ -92,9 +98,11 @@ fn samples<R>(budget: &Budget, op: &mut dyn FnMut() -> R) -> Vec<u64> {
         if out.len() >= 3 && start.elapsed() > budget.max_time {
             break;
         }
+        let input = setup();
         let t = Instant::now();
-        drop(black_box(op()));
+        let result = black_box(op(input));
         out.push(t.elapsed().as_nanos() as u64);
+        drop(result);
     }
     out
 }
@@ -170,15 +178,41 @@ fn result(case: &str, op: &str, input_bytes: usize, samples: Vec<u64>, alloc: (u
 }
 
 fn measure<R>(rows: &mut Vec<Value>, budget: &Budget, case: &str, op: &str, input: usize, mut f: impl FnMut() -> R) {
-    let alloc = allocation_of(&mut f);
-    let s = samples(budget, &mut f);
+    measure_on(rows, budget, case, op, input, || (), |()| f());
+}
+
+/// [`measure`] of an operation that consumes its input, made by `setup` outside the timing.
+fn measure_on<I, R>(
+    rows: &mut Vec<Value>,
+    budget: &Budget,
+    case: &str,
+    op: &str,
+    input: usize,
+    mut setup: impl FnMut() -> I,
+    mut f: impl FnMut(I) -> R,
+) {
+    if budget.only.as_ref().is_some_and(|only| !selected(only, case, op)) {
+        return;
+    }
+    let alloc = allocation_of(&mut setup, &mut f);
+    let s = samples(budget, &mut setup, &mut f);
     eprintln!("bench_engine: {case} {op}: {} samples", s.len());
     rows.push(result(case, op, input, s, alloc));
 }
 
+/// Whether `--only` selects an operation: `CASE OP` exactly, or any whose `case op` contains a word.
+fn selected(only: &str, case: &str, op: &str) -> bool {
+    let name = format!("{case} {op}");
+    if only.contains(' ') {
+        name == only
+    } else {
+        name.contains(only)
+    }
+}
+
 /// Bytes the decoded inputs occupy (what parsing them allocates), for the memory column.
 fn decoded_size(inputs: &[&[u8]]) -> usize {
-    allocation_of(&mut || inputs.iter().map(|b| parse(b)).collect::<Vec<_>>()).0
+    allocation_of(&mut || (), &mut |()| inputs.iter().map(|b| parse(b)).collect::<Vec<_>>()).0
 }
 
 fn run_case(rows: &mut Vec<Value>, budget: &Budget, schema: &Schema, name: &str, raw: &Inputs) {
@@ -194,11 +228,20 @@ fn run_case(rows: &mut Vec<Value>, budget: &Budget, schema: &Schema, name: &str,
         "merge_bytes": decoded_size(&[&raw.live, &raw.merge_patch]),
         "three_way_bytes": decoded_size(&[&raw.original, &raw.modified, &raw.live])}));
 
-    measure(rows, budget, name, "strategic-apply", apply_in, || {
+    measure_on(
+        rows,
+        budget,
+        name,
+        "strategic-apply",
+        apply_in,
+        || live.clone(),
+        |live| strategic::apply_owned(live, &patch, schema, ty).expect("strategic apply"),
+    );
+    measure(rows, budget, name, "strategic-apply-copy", apply_in, || {
         strategic::apply(&live, &patch, schema, ty).expect("strategic apply")
     });
     measure(rows, budget, name, "strategic-apply-bytes", apply_in, || {
-        let out = strategic::apply(&parse(&raw.live), &parse(&raw.strategic_patch), schema, ty).expect("apply");
+        let out = strategic::apply_owned(parse(&raw.live), &parse(&raw.strategic_patch), schema, ty).expect("apply");
         serde_json::to_vec(&out).expect("serialize")
     });
     measure(rows, budget, name, "strategic-three-way", three_in, || {
@@ -252,7 +295,7 @@ fn run(dir: &Path, budget: &Budget) {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: bench_engine gen DIR | run DIR [--min-time SECONDS] [--max-time SECONDS] [--min-samples N] [--max-samples N]");
+    eprintln!("usage: bench_engine gen DIR | run DIR [--min-time SECONDS] [--max-time SECONDS] [--min-samples N] [--max-samples N] [--only 'CASE OP']");
     std::process::exit(2)
 }
 
@@ -265,6 +308,7 @@ fn main() {
         max_time: Duration::from_secs(15),
         min_samples: 20,
         max_samples: 300,
+        only: None,
     };
     let mut rest = args[2..].chunks(2);
     for pair in rest.by_ref() {
@@ -274,6 +318,7 @@ fn main() {
             "--max-time" => budget.max_time = Duration::from_secs_f64(value.parse().unwrap_or_else(|_| usage())),
             "--min-samples" => budget.min_samples = value.parse().unwrap_or_else(|_| usage()),
             "--max-samples" => budget.max_samples = value.parse().unwrap_or_else(|_| usage()),
+            "--only" => budget.only = Some(value.clone()),
             _ => usage(),
         }
     }

@@ -25,6 +25,7 @@ pub mod json_patch;
 pub mod last_applied;
 pub mod lint;
 pub mod merge_patch;
+mod object_field;
 pub mod ownership;
 pub mod schema;
 pub mod strategic;

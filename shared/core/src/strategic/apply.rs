@@ -15,6 +15,7 @@ use super::gofmt::{self, GoType};
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices::{self, AliasView};
+use crate::object_field;
 
 /// `MergeOptions`: how directives are treated.
 #[derive(Debug, Clone, Copy)]
@@ -358,7 +359,9 @@ pub(crate) fn merge_key_value(item: &Value, merge_key: &str) -> Result<Value, Er
     let Some(map) = item.as_object() else {
         return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
     };
-    map.get(merge_key).cloned().ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() })
+    object_field::get(map, merge_key)
+        .cloned()
+        .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() })
 }
 
 fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, ErrorKind> {

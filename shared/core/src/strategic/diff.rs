@@ -15,6 +15,7 @@ use super::gofmt::{self, GoType};
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices;
+use crate::object_field;
 
 /// `DiffOptions`: which changes the diff reports.
 #[derive(Debug, Clone, Copy, Default)]
@@ -262,15 +263,15 @@ fn diff_lists_of_maps(
     merge_key: &str,
     opts: DiffOptions,
 ) -> Result<(Vec<Value>, Vec<Value>), StrategicError> {
-    let text = |v: &&Value| gofmt::v(v.get(merge_key).unwrap_or(&Value::Null));
+    let text = |v: &&Value| gofmt::v(object_field::get_in(v, merge_key).unwrap_or(&Value::Null));
     let before = order::sort_by_text(original.iter().collect(), text);
     let after = order::sort_by_text(modified.iter().collect(), text);
     let keyed = |v: &Value| -> Result<(String, Value), ErrorKind> {
         let Some(map) = v.as_object() else {
             return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(v) });
         };
-        let key =
-            map.get(merge_key).ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })?;
+        let key = object_field::get(map, merge_key)
+            .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })?;
         Ok((gofmt::v(key), key.clone()))
     };
     let mut patch = Vec::with_capacity(modified.len());

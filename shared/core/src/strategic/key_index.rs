@@ -9,14 +9,16 @@
 //! without changing a single result.
 
 use std::borrow::Borrow;
-use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
+
+use foldhash::fast::RandomState;
 
 use serde_json::Value;
 
 use super::errors::ErrorKind;
-use super::gofmt::GoType;
+use super::gofmt::{self, GoType};
+use crate::object_field;
 
 /// A scalar as Go's `==` on `interface{}` values tells it apart: by dynamic type and
 /// value (`1` as int64 differs from `1.0` as float64; `0.0` equals `-0.0`).
@@ -70,7 +72,7 @@ fn earliest<T>(a: Option<(usize, T)>, b: Option<(usize, T)>) -> Option<(usize, T
 
 /// First positions of uncomparable keys, by type.
 #[derive(Debug, Default, Clone, Copy)]
-struct Uncomparables {
+pub(crate) struct Uncomparables {
     slice: Option<usize>,
     map: Option<usize>,
 }
@@ -90,35 +92,53 @@ impl Uncomparables {
     }
 }
 
+/// Lists up to this long are scanned: building a table costs more than it saves.
+const SCAN_UP_TO: usize = 8;
+
 /// `index(order, item)` of `normalizeElementOrder` for many items: the position of
 /// the first order entry whose key is `==` to a given key, or -1.
-pub(crate) struct Positions<'v> {
-    first: HashMap<ScalarKey<'v>, usize>,
-    uncomparable: Uncomparables,
+pub(crate) enum Positions<'v> {
+    Scan(Vec<&'v Value>),
+    Table { first: HashMap<ScalarKey<'v>, usize, RandomState>, uncomparable: Uncomparables },
 }
 
 impl<'v> Positions<'v> {
     /// Indexes `order` by each entry's key (`key_of`; `None` counts as `nil`).
     pub(crate) fn new(order: &[&'v Value], key_of: impl Fn(&'v Value) -> Option<&'v Value>) -> Self {
-        let mut first = HashMap::with_capacity(order.len());
+        let keys = order.iter().map(|entry| key_of(entry).unwrap_or(&Value::Null));
+        if order.len() <= SCAN_UP_TO {
+            return Positions::Scan(keys.collect());
+        }
+        let mut first = HashMap::with_capacity_and_hasher(order.len(), RandomState::default());
         let mut uncomparable = Uncomparables::default();
-        for (i, entry) in order.iter().enumerate() {
-            match GoKey::of(key_of(entry).unwrap_or(&Value::Null)) {
+        for (i, key) in keys.enumerate() {
+            match GoKey::of(key) {
                 GoKey::Scalar(key) => {
                     first.entry(key).or_insert(i);
                 }
                 GoKey::Uncomparable(ty) => uncomparable.note(ty, i),
             }
         }
-        Positions { first, uncomparable }
+        Positions::Table { first, uncomparable }
     }
 
     /// The position of `key`, or -1; comparing a map (slice) key with an order
     /// that holds a map (slice) key is Go's panic, an error.
     pub(crate) fn of(&self, key: &Value) -> Result<isize, ErrorKind> {
+        let (first, uncomparable) = match self {
+            Positions::Scan(keys) => {
+                for (i, candidate) in keys.iter().enumerate() {
+                    if gofmt::eq(key, candidate)? {
+                        return Ok(i as isize);
+                    }
+                }
+                return Ok(-1);
+            }
+            Positions::Table { first, uncomparable } => (first, uncomparable),
+        };
         match GoKey::of(key) {
-            GoKey::Scalar(key) => Ok(self.first.get(&key).map_or(-1, |&i| i as isize)),
-            GoKey::Uncomparable(ty) => match self.uncomparable.first(ty) {
+            GoKey::Scalar(key) => Ok(first.get(&key).map_or(-1, |&i| i as isize)),
+            GoKey::Uncomparable(ty) => match uncomparable.first(ty) {
                 Some(_) => Err(ErrorKind::Uncomparable(ty.name())),
                 None => Ok(-1),
             },
@@ -140,8 +160,9 @@ enum Stop {
 pub(crate) struct EntryIndex {
     hasher: RandomState,
     merge_key: String,
-    /// Ascending positions of the entries whose key hashes to the bucket.
-    buckets: HashMap<u64, Vec<usize>>,
+    /// Ascending positions of the entries whose key hashes to the bucket; `None`
+    /// for a list short enough to scan.
+    buckets: Option<HashMap<u64, Vec<usize>, RandomState>>,
     not_a_map: Option<usize>,
     uncomparable: Uncomparables,
 }
@@ -150,9 +171,10 @@ impl EntryIndex {
     /// Indexes the entries of `list` by `merge_key`.
     pub(crate) fn new<T: Borrow<Value>>(list: &[T], merge_key: &str) -> Self {
         let mut index = EntryIndex {
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             merge_key: merge_key.to_string(),
-            buckets: HashMap::with_capacity(list.len()),
+            buckets: (list.len() > SCAN_UP_TO)
+                .then(|| HashMap::with_capacity_and_hasher(list.len(), RandomState::default())),
             not_a_map: None,
             uncomparable: Uncomparables::default(),
         };
@@ -163,7 +185,7 @@ impl EntryIndex {
     }
 
     fn key_of<'v>(&self, entry: &'v Value) -> Option<GoKey<'v>> {
-        entry.as_object()?.get(&self.merge_key).map(GoKey::of)
+        object_field::get_in(entry, &self.merge_key).map(GoKey::of)
     }
 
     /// Notes `entry` at position `at`, which no indexed entry holds yet.
@@ -174,7 +196,8 @@ impl EntryIndex {
         }
         match self.key_of(entry) {
             Some(GoKey::Scalar(key)) => {
-                let bucket = self.buckets.entry(self.hasher.hash_one(key)).or_default();
+                let Some(buckets) = &mut self.buckets else { return };
+                let bucket = buckets.entry(self.hasher.hash_one(key)).or_default();
                 let slot = bucket.partition_point(|&i| i < at);
                 bucket.insert(slot, at);
             }
@@ -197,8 +220,8 @@ impl EntryIndex {
         if self.key_of(entry) == Some(GoKey::of(value)) {
             return;
         }
-        if let GoKey::Scalar(old) = GoKey::of(value) {
-            if let Some(bucket) = self.buckets.get_mut(&self.hasher.hash_one(old)) {
+        if let (GoKey::Scalar(old), Some(buckets)) = (GoKey::of(value), &mut self.buckets) {
+            if let Some(bucket) = buckets.get_mut(&self.hasher.hash_one(old)) {
                 bucket.retain(|&i| i != at);
             }
         }
@@ -208,9 +231,10 @@ impl EntryIndex {
     /// What the scan of `list` for `value` returns: the first matching entry, none,
     /// or the error of the first entry that stops the scan before a match.
     pub(crate) fn find<T: Borrow<Value>>(&self, list: &[T], value: &Value) -> Result<Option<usize>, ErrorKind> {
+        let Some(buckets) = &self.buckets else { return self.scan(list, value) };
         let (found, stop) = match GoKey::of(value) {
             GoKey::Scalar(key) => {
-                let bucket = self.buckets.get(&self.hasher.hash_one(key)).map_or(&[][..], Vec::as_slice);
+                let bucket = buckets.get(&self.hasher.hash_one(key)).map_or(&[][..], Vec::as_slice);
                 let found = bucket.iter().copied().find(|&i| self.key_of(list[i].borrow()) == Some(GoKey::Scalar(key)));
                 (found, None)
             }
@@ -225,12 +249,24 @@ impl EntryIndex {
             (_, found) => Ok(found),
         }
     }
+
+    /// `findMapInSliceBasedOnKeyValue` itself, for short lists.
+    fn scan<T: Borrow<Value>>(&self, list: &[T], value: &Value) -> Result<Option<usize>, ErrorKind> {
+        for (i, item) in list.iter().enumerate() {
+            let Some(map) = item.borrow().as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
+            if let Some(candidate) = object_field::get(map, &self.merge_key) {
+                if gofmt::eq(candidate, value)? {
+                    return Ok(Some(i));
+                }
+            }
+        }
+        Ok(None)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strategic::gofmt;
     use serde_json::json;
 
     fn values(v: Value) -> Vec<Value> {
@@ -264,6 +300,16 @@ mod tests {
         Ok(-1)
     }
 
+    /// A list as given, and padded past [`SCAN_UP_TO`] before and after (so that
+    /// both the scan and the table answer).
+    fn variants(list: Value) -> Vec<Vec<Value>> {
+        let list = values(list);
+        let filler: Vec<Value> = (0..SCAN_UP_TO + 2).map(|i| json!({"k": format!("filler-{i}")})).collect();
+        let after: Vec<Value> = list.iter().cloned().chain(filler.iter().cloned()).collect();
+        let before: Vec<Value> = filler.iter().cloned().chain(list.iter().cloned()).collect();
+        vec![list, after, before]
+    }
+
     fn probes() -> Vec<Value> {
         values(
             json!([null, true, false, 1, 1.0, -0.0, 0, 0.0, "1", "a", "b", [], {}, [1], {"a": 1}, 1e300, 18446744073709551615u64]),
@@ -281,8 +327,7 @@ mod tests {
             json!([{"k": 18446744073709551615u64}, {"k": 1e300}]),
             json!([]),
         ];
-        for list in lists {
-            let list = values(list);
+        for list in lists.into_iter().flat_map(variants) {
             let refs: Vec<&Value> = list.iter().collect();
             let index = EntryIndex::new(&refs, "k");
             for probe in probes() {
@@ -298,6 +343,7 @@ mod tests {
     #[test]
     fn entry_index_follows_appends_and_changes() {
         let mut list = values(json!([{"k": "a"}, {"k": 1}, {"k": "b"}]));
+        list.extend((0..SCAN_UP_TO).map(|i| json!({"k": format!("filler-{i}")})));
         let mut index = EntryIndex::new(&list, "k");
         let check = |list: &[Value], index: &EntryIndex| {
             for probe in probes() {
@@ -333,8 +379,7 @@ mod tests {
             json!([{"k": {"a": 1}}, {"k": "b"}]),
             json!([]),
         ];
-        for order in orders {
-            let order = values(order);
+        for order in orders.into_iter().flat_map(variants) {
             let refs: Vec<&Value> = order.iter().collect();
             let positions = Positions::new(&refs, |v| v.as_object().and_then(|m| m.get("k")));
             for probe in probes() {
@@ -343,6 +388,41 @@ mod tests {
                     format!("{:?}", index(&order, &probe, "k")),
                     "order {order:?}, key {probe}"
                 );
+            }
+        }
+    }
+
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Keys from a small pool, so that lists hold duplicates, near misses (`1`
+        /// and `1.0`, `"1"`) and uncomparable keys.
+        fn key() -> impl Strategy<Value = Value> {
+            prop::sample::select(values(json!([null, true, 1, 1.0, -0.0, 0, "1", "a", "b", "c", "d", [], {}, [1]])))
+        }
+
+        /// A list entry: mostly objects with the key, some without it, a few non-objects.
+        fn entry() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                8 => key().prop_map(|k| json!({"k": k, "v": 1})),
+                1 => Just(json!({"other": 1})),
+                1 => key(),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn entry_index_equals_the_scan(list in prop::collection::vec(entry(), 0..30), probe in key()) {
+                let index = EntryIndex::new(&list, "k");
+                prop_assert_eq!(format!("{:?}", index.find(&list, &probe)), format!("{:?}", scan(&list, "k", &probe)));
+            }
+
+            #[test]
+            fn positions_equal_the_scan(order in prop::collection::vec(entry(), 0..30), probe in key()) {
+                let refs: Vec<&Value> = order.iter().collect();
+                let positions = Positions::new(&refs, |v| v.as_object().and_then(|m| m.get("k")));
+                prop_assert_eq!(format!("{:?}", positions.of(&probe)), format!("{:?}", index(&order, &probe, "k")));
             }
         }
     }

@@ -94,11 +94,20 @@ pub fn root_type(schema: &Schema, object: &Value) -> Result<TypeId, StrategicErr
 /// Applies a strategic merge patch (`StrategicMergePatch` with the apiserver's options).
 ///
 /// `null` in the patch deletes; `null` as `original` or `patch` counts as `{}`.
+/// `original` is copied; [`apply_owned`] merges into it instead.
 pub fn apply(original: &Value, patch: &Value, schema: &Schema, ty: TypeId) -> Result<Value, StrategicError> {
+    apply_owned(original.clone(), patch, schema, ty)
+}
+
+/// [`apply`] that merges into `original` rather than a copy of it, as upstream's
+/// `StrategicMergeMapPatch` merges into its argument: for a caller that does not
+/// need the unpatched object afterwards (a decoded response, a preview), this
+/// saves copying the whole object, most of which a patch leaves untouched.
+pub fn apply_owned(original: Value, patch: &Value, schema: &Schema, ty: TypeId) -> Result<Value, StrategicError> {
     let root = check_root(schema, ty)?;
     let patch = object(patch)?;
     let original = match original {
-        Value::Object(map) => map.clone(),
+        Value::Object(map) => map,
         Value::Null => Map::new(),
         _ => return Err(ErrorKind::BadJsonDoc.into()),
     };

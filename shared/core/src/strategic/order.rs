@@ -17,11 +17,12 @@ use serde_json::Value;
 use super::errors::ErrorKind;
 use super::gofmt;
 use super::key_index::Positions;
+use crate::object_field;
 
 /// The key an element is ordered and matched by: its merge key value, or itself.
 pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) -> Option<&'v Value> {
     if is_map {
-        item.as_object()?.get(merge_key)
+        object_field::get_in(item, merge_key)
     } else {
         Some(item)
     }

@@ -19,6 +19,7 @@ use super::gofmt::{self, GoType};
 use super::key_index::EntryIndex;
 use super::meta::{Lookup, Ty};
 use super::order;
+use crate::object_field;
 
 /// `sliceElementType`: the one Go type of all elements of the lists.
 pub(crate) fn element_type(lists: &[&[Value]]) -> Result<GoType, ErrorKind> {
@@ -49,7 +50,7 @@ fn describe_lists(lists: &[&[Value]]) -> String {
 
 /// A stand-in for an element in an order list: its merge key only, when it has one.
 pub(crate) fn order_view(item: &Value, merge_key: &str) -> Value {
-    match item.as_object().and_then(|m| m.get(merge_key)) {
+    match object_field::get_in(item, merge_key) {
         Some(key) if !merge_key.is_empty() => {
             let mut m = serde_json::Map::with_capacity(1);
             m.insert(merge_key.to_string(), key.clone());
@@ -186,7 +187,7 @@ fn merge_special_elements<'p>(
         };
         match directive.as_str() {
             Some(DELETE) => {
-                let Some(value) = item.get(merge_key) else {
+                let Some(value) = object_field::get_in(item, merge_key) else {
                     return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
                 };
                 while let Some(i) = find_by_key(&original, merge_key, value)? {
@@ -213,7 +214,7 @@ fn merge_special_elements<'p>(
 pub(crate) fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
     for (i, item) in list.iter().enumerate() {
         let Some(map) = item.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
-        if let Some(candidate) = map.get(key) {
+        if let Some(candidate) = object_field::get(map, key) {
             if gofmt::eq(candidate, value)? {
                 return Ok(Some(i));
             }
@@ -235,7 +236,7 @@ fn merge_plain_elements(
 ) -> Result<Vec<Value>, StrategicError> {
     let mut index = EntryIndex::new(&original, merge_key);
     for item in patch {
-        let (Some(patch_map), Some(value)) = (item.as_object(), item.get(merge_key)) else {
+        let (Some(patch_map), Some(value)) = (item.as_object(), object_field::get_in(item, merge_key)) else {
             return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
         };
         match index.find(&original, value)? {
@@ -279,7 +280,7 @@ pub(crate) fn partition_maps(
         let Some(map) = item.as_object() else {
             return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(&item) });
         };
-        let Some(value) = map.get(merge_key) else {
+        let Some(value) = object_field::get(map, merge_key) else {
             return Err(ErrorKind::NoMergeKey { map: gofmt::v(&item), key: merge_key.to_string() });
         };
         let found = index.find(by, value)?.is_some();
