@@ -17,6 +17,11 @@ use clap::{Args, Parser, Subcommand};
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
 use fieldwise_kube::{cli, completion, version};
 
+/// mimalloc rather than the system allocator: the plugins decode whole objects into
+/// many small allocations, where it is markedly faster (see docs/BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan) or drift
 (view --diff).
 

@@ -20,6 +20,11 @@ use fieldwise_kube::{cli, version};
 
 use crate::age::TimeStyle;
 
+/// mimalloc rather than the system allocator: the plugins decode whole objects into
+/// many small allocations, where it is markedly faster (see docs/BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const EXAMPLES: &str = "Exit codes: 0 success; 1 error (bad input, cluster errors, a --verify mismatch);
 3 with --conflicts when a conflict is predicted.
 

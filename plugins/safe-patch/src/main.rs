@@ -15,6 +15,11 @@ use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
 use fieldwise_kube::write::PatchType;
 use fieldwise_kube::{cli, completion, version};
 
+/// mimalloc rather than the system allocator: the plugins decode whole objects into
+/// many small allocations, where it is markedly faster (see docs/BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, or
 declined), 3 stopped because the object changed since the preview.
 

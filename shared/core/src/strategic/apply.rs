@@ -355,12 +355,11 @@ fn validate_against_order(patch_list: &[Value], set_order: &[Value], merge_key: 
 /// `mergeKeyValueEqual`.
 /// The merge key's value in a list entry, with upstream's errors for an entry that
 /// is not an object or lacks the key.
-pub(crate) fn merge_key_value(item: &Value, merge_key: &str) -> Result<Value, ErrorKind> {
+pub(crate) fn merge_key_value<'v>(item: &'v Value, merge_key: &str) -> Result<&'v Value, ErrorKind> {
     let Some(map) = item.as_object() else {
         return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
     };
     object_field::get(map, merge_key)
-        .cloned()
         .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() })
 }
 
@@ -368,5 +367,5 @@ fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool,
     if merge_key.is_empty() {
         return gofmt::eq(left, right);
     }
-    gofmt::eq(&merge_key_value(left, merge_key)?, &merge_key_value(right, merge_key)?)
+    gofmt::eq(merge_key_value(left, merge_key)?, merge_key_value(right, merge_key)?)
 }

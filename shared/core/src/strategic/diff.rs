@@ -4,6 +4,8 @@
 //! creation (`kubectl apply`) combines two one-sided diffs, selected by
 //! [`DiffOptions`].
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::apply::merge_key_value;
@@ -46,7 +48,7 @@ pub(crate) fn diff_maps(
         if opts.build_retain_keys && !modified_value.is_null() {
             retain_keys.push(Value::from(key.as_str()));
         }
-        let Some(original_value) = original.get(key) else {
+        let Some(original_value) = object_field::get(original, key) else {
             if !opts.ignore_changes_and_additions {
                 patch.insert(key.clone(), modified_value.clone());
             }
@@ -79,7 +81,7 @@ pub(crate) fn diff_maps(
     }
     if !opts.ignore_deletions {
         for key in original.keys() {
-            if !modified.contains_key(key) {
+            if object_field::get(modified, key).is_none() {
                 patch.insert(key.clone(), Value::Null);
             }
         }
@@ -92,7 +94,7 @@ pub(crate) fn diff_maps(
 
 /// `hasAdditionalNewField`: `original` has a non-null field that `modified` lacks.
 fn has_additional_field(original: &PatchMap, modified: &PatchMap) -> bool {
-    original.iter().any(|(k, v)| !v.is_null() && !modified.contains_key(k))
+    original.iter().any(|(k, v)| !v.is_null() && object_field::get(modified, k).is_none())
 }
 
 /// `replacePatchFieldIfNotEqual`.
@@ -219,7 +221,7 @@ fn is_order_same(original: &[Value], modified: &[Value], merge_key: &str) -> Res
         return Ok(false);
     }
     for (before, after) in original.iter().zip(modified) {
-        if !gofmt::eq(&merge_key_value(before, merge_key)?, &merge_key_value(after, merge_key)?)? {
+        if !gofmt::eq(merge_key_value(before, merge_key)?, merge_key_value(after, merge_key)?)? {
             return Ok(false);
         }
     }
@@ -254,38 +256,51 @@ fn diff_lists_of_scalars(original_sorted: &[Value], modified: &[Value], opts: Di
     (additions, order::deduplicate_scalars(deletions))
 }
 
+/// A list entry of `diffListsOfMaps`: the object, its merge key's `%v` text and value.
+struct Keyed<'v> {
+    map: &'v Map<String, Value>,
+    text: &'v str,
+    key: &'v Value,
+}
+
+impl<'v> Keyed<'v> {
+    /// A sorted entry, with upstream's errors for one that is not an object or lacks the key.
+    fn of(&(ref text, entry): &'v (Cow<'v, str>, &'v Value), merge_key: &str) -> Result<Keyed<'v>, ErrorKind> {
+        let Some(map) = entry.as_object() else {
+            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(entry) });
+        };
+        let key = object_field::get(map, merge_key)
+            .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(entry), key: merge_key.to_string() })?;
+        Ok(Keyed { map, text, key })
+    }
+}
+
 /// `diffListsOfMaps`: changed and added elements, and delete directives.
-fn diff_lists_of_maps(
+fn diff_lists_of_maps<'v>(
     cx: Lookup<'_>,
-    original: &[Value],
-    modified: &[Value],
+    original: &'v [Value],
+    modified: &'v [Value],
     elem: Ty,
     merge_key: &str,
     opts: DiffOptions,
 ) -> Result<(Vec<Value>, Vec<Value>), StrategicError> {
-    let text = |v: &&Value| gofmt::v(object_field::get_in(v, merge_key).unwrap_or(&Value::Null));
-    let before = order::sort_by_text(original.iter().collect(), text);
-    let after = order::sort_by_text(modified.iter().collect(), text);
-    let keyed = |v: &Value| -> Result<(String, Value), ErrorKind> {
-        let Some(map) = v.as_object() else {
-            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(v) });
-        };
-        let key = object_field::get(map, merge_key)
-            .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(v), key: merge_key.to_string() })?;
-        Ok((gofmt::v(key), key.clone()))
-    };
+    // Each entry's `%v` text is computed once, for the sort; the entry itself is
+    // checked when the walk reaches it, where upstream reports a bad entry.
+    let text = |v: &&'v Value| gofmt::text(object_field::get_in(v, merge_key).unwrap_or(&Value::Null));
+    let before = order::sort_by_text_keeping(original.iter().collect(), text);
+    let after = order::sort_by_text_keeping(modified.iter().collect(), text);
     let mut patch = Vec::with_capacity(modified.len());
     let mut deletions = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < before.len() || j < after.len() {
-        let left = if i < before.len() { Some(keyed(before[i])?) } else { None };
-        let right = if j < after.len() { Some(keyed(after[j])?) } else { None };
+        let left = if i < before.len() { Some(Keyed::of(&before[i], merge_key)?) } else { None };
+        let right = if j < after.len() { Some(Keyed::of(&after[j], merge_key)?) } else { None };
         match (&left, &right) {
-            (Some((lt, _)), Some((rt, rk))) if lt == rt => {
-                let (Some(lm), Some(rm)) = (before[i].as_object(), after[j].as_object()) else { break };
-                let mut value = diff_maps(cx, lm, rm, elem, opts).map_err(|e| e.at_element(merge_key, after[j]))?;
+            (Some(l), Some(r)) if l.text == r.text => {
+                let mut value =
+                    diff_maps(cx, l.map, r.map, elem, opts).map_err(|e| e.at_element(merge_key, after[j].1))?;
                 if !value.is_empty() {
-                    value.insert(merge_key.to_string(), rk.clone());
+                    value.insert(merge_key.to_string(), r.key.clone());
                     patch.push(Value::Object(value));
                 }
                 i += 1;
@@ -293,19 +308,19 @@ fn diff_lists_of_maps(
             }
             (None, Some(_)) => {
                 if !opts.ignore_changes_and_additions {
-                    patch.push(after[j].clone());
+                    patch.push(after[j].1.clone());
                 }
                 j += 1;
             }
-            (Some((lt, _)), Some((rt, _))) if lt > rt => {
+            (Some(l), Some(r)) if l.text > r.text => {
                 if !opts.ignore_changes_and_additions {
-                    patch.push(after[j].clone());
+                    patch.push(after[j].1.clone());
                 }
                 j += 1;
             }
-            (Some((_, lk)), _) => {
+            (Some(l), _) => {
                 if !opts.ignore_deletions {
-                    deletions.push(delete_directive(merge_key, lk.clone()));
+                    deletions.push(delete_directive(merge_key, l.key.clone()));
                 }
                 i += 1;
             }

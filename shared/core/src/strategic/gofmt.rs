@@ -127,6 +127,14 @@ fn round_up_allocation(size: usize) -> usize {
     size.div_ceil(PAGE).saturating_mul(PAGE)
 }
 
+/// [`v`], borrowing the text of a string (its own `%v`).
+pub(crate) fn text(value: &Value) -> std::borrow::Cow<'_, str> {
+    match value {
+        Value::String(s) => std::borrow::Cow::Borrowed(s),
+        other => std::borrow::Cow::Owned(v(other)),
+    }
+}
+
 /// `fmt.Sprintf("%v", value)`.
 pub(crate) fn v(value: &Value) -> String {
     let mut out = String::new();

@@ -256,11 +256,16 @@ fn sym_merge<T>(data: &mut [T], a: usize, m: usize, b: usize, less: &impl Fn(&T,
 /// Exact for up to 12 items (Go's insertion sort, which puts later equal items
 /// first); for longer lists equal texts are ordered the same way, which matches
 /// Go whenever the texts are distinct.
-pub(crate) fn sort_by_text<T>(items: Vec<T>, text: impl Fn(&T) -> String) -> Vec<T> {
-    let mut keyed: Vec<(String, T)> = items.into_iter().map(|item| (text(&item), item)).collect();
+pub(crate) fn sort_by_text<T, S: Ord>(items: Vec<T>, text: impl Fn(&T) -> S) -> Vec<T> {
+    sort_by_text_keeping(items, text).into_iter().map(|(_, item)| item).collect()
+}
+
+/// [`sort_by_text`], keeping each item's text.
+pub(crate) fn sort_by_text_keeping<T, S: Ord>(items: Vec<T>, text: impl Fn(&T) -> S) -> Vec<(S, T)> {
+    let mut keyed: Vec<(S, T)> = items.into_iter().map(|item| (text(&item), item)).collect();
     if keyed.len() <= 12 {
         let n = keyed.len();
-        insertion_sort(&mut keyed, 0, n, &|a: &(String, T), b: &(String, T)| a.0 <= b.0);
+        insertion_sort(&mut keyed, 0, n, &|a: &(S, T), b: &(S, T)| a.0 <= b.0);
     } else {
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
         let mut start = 0;
@@ -273,7 +278,7 @@ pub(crate) fn sort_by_text<T>(items: Vec<T>, text: impl Fn(&T) -> String) -> Vec
             start = end;
         }
     }
-    keyed.into_iter().map(|(_, item)| item).collect()
+    keyed
 }
 
 /// `sortScalars`.
