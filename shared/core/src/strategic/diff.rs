@@ -189,7 +189,14 @@ fn diff_lists(
     let modified_refs: Vec<&Value> = modified.iter().collect();
     if kind == GoType::Map {
         let (changes, deletions) = diff_lists_of_maps(cx, original, modified, elem, merge_key, opts)?;
-        let mut patch_list = order::normalize_slice_order(changes, &modified_refs, merge_key, true)?;
+        // With no changes there is nothing to order, and the check of `modified`'s
+        // merge keys that ordering starts with cannot fail: diff_lists_of_maps has
+        // already refused any entry of `modified` that is not an object with the key.
+        let mut patch_list = if changes.is_empty() {
+            changes
+        } else {
+            order::normalize_slice_order(changes, &modified_refs, merge_key, true)?
+        };
         let order_same = is_order_same(original, modified, merge_key)?;
         patch_list.extend(deletions);
         let mut set_order = Vec::new();

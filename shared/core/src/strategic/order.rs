@@ -48,7 +48,7 @@ pub(crate) fn validate_merge_keys<'v>(
         let Some(map) = item.as_object() else {
             return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
         };
-        if !map.contains_key(merge_key) {
+        if object_field::get(map, merge_key).is_none() {
             return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() });
         }
     }
