@@ -1,8 +1,8 @@
 //! The object as YAML, each line marked with the managers that own it.
 //!
-//! Ownership is found by address: every path of every manager's field set is
-//! looked up in the shown object ([`locate`]), and the value it lands on is
-//! remembered. The YAML is then written line by line, each line knowing the
+//! Ownership is found by address: each manager's field set is walked together
+//! with the shown object (`ownership::owners_by_value`, one walk per manager rather
+//! than one look-up per path), and every value a set lands on is remembered. The YAML is then written line by line, each line knowing the
 //! value it prints, so the owners of that value go at the end of the line as a
 //! YAML comment: the output stays valid YAML.
 

@@ -289,7 +289,8 @@ fn engine_section(rust: &Value, go: &Value, run: &Value, out: &mut String) -> Va
             "### Core annotation of a large object (issue 2: under 50 ms for 1 MB)\n\n\
              What `kubectl owners` asks of the core before printing (`plugins/owners/src/annotate.rs`): \
              `ownership::managed_fields_of` (FieldsV1 of every entry decoded into sets), then \
-             `fieldpath::locate` of every owned path in the object, owners indexed by value. Object: a \
+             `ownership::owners_by_value` (each set walked together with the object, keyed lists indexed \
+             once), owners indexed by value. Object: a \
              Deployment of {} (180 containers x 40 env vars, managedFields of `kubectl-client-side-apply` \
              owning the whole spec and `kube-controller-manager` owning status).\n\n\
              | object | median | p99 | samples | target |\n|---|---:|---:|---:|---|\n\
