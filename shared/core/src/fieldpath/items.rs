@@ -15,9 +15,7 @@ use serde_json::Value;
 use super::element::{KeyFields, PathElement};
 use super::order::{hash_value, values_equal};
 use super::set::Set;
-
-/// Up to this many keys, an object's field is found by comparing keys rather than by hashing.
-const SCAN_FIELDS_UP_TO: usize = 8;
+use crate::object_field;
 
 /// From this many list entries named at one node of a set, the list is indexed rather than scanned.
 const INDEX_FROM: usize = 8;
@@ -51,15 +49,7 @@ impl<'v> Items<'v> {
     pub(super) fn find(&mut self, pe: &PathElement) -> Option<&'v Value> {
         let value = self.value;
         match pe {
-            PathElement::Field(name) => {
-                let map = value.as_object()?;
-                // Comparing a few keys is cheaper than hashing the name.
-                if map.len() <= SCAN_FIELDS_UP_TO {
-                    map.iter().find(|(key, _)| *key == name).map(|(_, v)| v)
-                } else {
-                    map.get(name)
-                }
-            }
+            PathElement::Field(name) => object_field::get_in(value, name),
             PathElement::Index(i) => value.as_array()?.get(usize::try_from(*i).ok()?),
             // A key without fields matches any item, even a non-object: nothing to index.
             PathElement::Key(key) if self.indexed && !key.fields().is_empty() => {

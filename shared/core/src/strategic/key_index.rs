@@ -231,7 +231,7 @@ impl EntryIndex {
     /// What the scan of `list` for `value` returns: the first matching entry, none,
     /// or the error of the first entry that stops the scan before a match.
     pub(crate) fn find<T: Borrow<Value>>(&self, list: &[T], value: &Value) -> Result<Option<usize>, ErrorKind> {
-        let Some(buckets) = &self.buckets else { return self.scan(list, value) };
+        let Some(buckets) = &self.buckets else { return find_by_key(list, &self.merge_key, value) };
         let (found, stop) = match GoKey::of(value) {
             GoKey::Scalar(key) => {
                 let bucket = buckets.get(&self.hasher.hash_one(key)).map_or(&[][..], Vec::as_slice);
@@ -249,19 +249,20 @@ impl EntryIndex {
             (_, found) => Ok(found),
         }
     }
+}
 
-    /// `findMapInSliceBasedOnKeyValue` itself, for short lists.
-    fn scan<T: Borrow<Value>>(&self, list: &[T], value: &Value) -> Result<Option<usize>, ErrorKind> {
-        for (i, item) in list.iter().enumerate() {
-            let Some(map) = item.borrow().as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
-            if let Some(candidate) = object_field::get(map, &self.merge_key) {
-                if gofmt::eq(candidate, value)? {
-                    return Ok(Some(i));
-                }
+/// `findMapInSliceBasedOnKeyValue`: the index of the first object whose `key` equals
+/// `value` (Go's `==`), scanning; what [`EntryIndex`] answers without scanning.
+pub(crate) fn find_by_key<T: Borrow<Value>>(list: &[T], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
+    for (i, item) in list.iter().enumerate() {
+        let Some(map) = item.borrow().as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
+        if let Some(candidate) = object_field::get(map, key) {
+            if gofmt::eq(candidate, value)? {
+                return Ok(Some(i));
             }
         }
-        Ok(None)
     }
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -274,19 +275,6 @@ mod tests {
             Value::Array(items) => items,
             _ => Vec::new(),
         }
-    }
-
-    /// The linear scan the index replaces (`findMapInSliceBasedOnKeyValue`).
-    fn scan(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
-        for (i, item) in list.iter().enumerate() {
-            let Some(map) = item.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
-            if let Some(candidate) = map.get(key) {
-                if gofmt::eq(candidate, value)? {
-                    return Ok(Some(i));
-                }
-            }
-        }
-        Ok(None)
     }
 
     /// `index` as upstream scans it.
@@ -333,7 +321,7 @@ mod tests {
             for probe in probes() {
                 assert_eq!(
                     format!("{:?}", index.find(&refs, &probe)),
-                    format!("{:?}", scan(&list, "k", &probe)),
+                    format!("{:?}", find_by_key(&list, "k", &probe)),
                     "list {list:?}, value {probe}"
                 );
             }
@@ -349,7 +337,7 @@ mod tests {
             for probe in probes() {
                 assert_eq!(
                     format!("{:?}", index.find(list, &probe)),
-                    format!("{:?}", scan(list, "k", &probe)),
+                    format!("{:?}", find_by_key(list, "k", &probe)),
                     "list {list:?}, value {probe}"
                 );
             }
@@ -415,7 +403,7 @@ mod tests {
             #[test]
             fn entry_index_equals_the_scan(list in prop::collection::vec(entry(), 0..30), probe in key()) {
                 let index = EntryIndex::new(&list, "k");
-                prop_assert_eq!(format!("{:?}", index.find(&list, &probe)), format!("{:?}", scan(&list, "k", &probe)));
+                prop_assert_eq!(format!("{:?}", index.find(&list, &probe)), format!("{:?}", find_by_key(&list, "k", &probe)));
             }
 
             #[test]

@@ -16,7 +16,7 @@ use super::apply::{merge_map, MergeOptions};
 use super::directives::{has_directive_marker, DELETE, DIRECTIVE_MARKER, MERGE, REPLACE};
 use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
-use super::key_index::EntryIndex;
+use super::key_index::{find_by_key, EntryIndex};
 use super::meta::{Lookup, Ty};
 use super::order;
 use crate::object_field;
@@ -208,19 +208,6 @@ fn merge_special_elements<'p>(
         return Ok((plain.into_iter().cloned().collect(), Vec::new(), true));
     }
     Ok((original, plain, false))
-}
-
-/// `findMapInSliceBasedOnKeyValue`: the index of the first object whose `key` equals `value` (Go's `==`).
-pub(crate) fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ErrorKind> {
-    for (i, item) in list.iter().enumerate() {
-        let Some(map) = item.as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
-        if let Some(candidate) = object_field::get(map, key) {
-            if gofmt::eq(candidate, value)? {
-                return Ok(Some(i));
-            }
-        }
-    }
-    Ok(None)
 }
 
 /// `mergeSliceWithoutSpecialElements`: merges each patch element into the
