@@ -219,35 +219,17 @@ fn conflicts_flag_predicts_verifies_and_exits_3() {
         std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap().replace("replicas: 1", "replicas: 4"),
     )
     .unwrap();
-    let out = run(owners(&cluster).args([
-        "-n",
-        &ns,
-        "--conflicts",
-        "-f",
-        file.to_str().unwrap(),
-        "--field-manager",
-        "ci",
-        "--verify",
-    ]));
+    // `kubectl owners --conflicts -f FILE --field-manager ci --verify`, plus `extra`.
+    let predict = |file: &std::path::Path, extra: &[&str]| {
+        run(owners(&cluster)
+            .args(["-n", &ns, "--conflicts", "-f", file.to_str().unwrap(), "--field-manager", "ci", "--verify"])
+            .args(extra))
+    };
+    let out = predict(&file, &[]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains(".spec.replicas") && stdout.contains("verified"), "{stdout}");
-    let report = serde_json::from_str::<Value>(&text(
-        &run(owners(&cluster).args([
-            "-n",
-            &ns,
-            "--conflicts",
-            "-f",
-            file.to_str().unwrap(),
-            "--field-manager",
-            "ci",
-            "--verify",
-            "-o",
-            "json",
-        ]))
-        .stdout,
-    ))
-    .unwrap();
+    let report = serde_json::from_str::<Value>(&text(&predict(&file, &["-o", "json"]).stdout)).unwrap();
     let section = &report["items"][0]["conflicts"];
     assert_eq!(section["verification"]["matches"], true);
     assert_eq!(section["verification"]["status"], 409);
@@ -263,16 +245,7 @@ fn conflicts_flag_predicts_verifies_and_exits_3() {
         std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap().replace("  replicas: 1\n", ""),
     )
     .unwrap();
-    let out = run(owners(&cluster).args([
-        "-n",
-        &ns,
-        "--conflicts",
-        "-f",
-        same.to_str().unwrap(),
-        "--field-manager",
-        "ci",
-        "--verify",
-    ]));
+    let out = predict(&same, &[]);
     assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
 }
 
