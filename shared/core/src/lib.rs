@@ -9,6 +9,7 @@
 //! on hundreds of thousands of generated cases.
 //!
 //! Modules, one concept each:
+//! - [`json`]: decoding JSON text into values, as serde_json does but faster.
 //! - [`json_patch`]: RFC 6902 JSON Patch, as the apiserver applies it.
 //! - [`merge_patch`]: RFC 7386 JSON Merge Patch: apply, two-way and three-way creation.
 //! - [`schema`]: what the engines need to know about a type (patch strategies,
@@ -21,6 +22,7 @@
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 
 pub mod fieldpath;
+pub mod json;
 pub mod json_patch;
 pub mod last_applied;
 pub mod lint;
