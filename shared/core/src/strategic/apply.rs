@@ -14,6 +14,7 @@ use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
+use super::order::OrderEntry;
 use super::slices::{self, AliasView};
 use crate::object_field;
 
@@ -277,12 +278,14 @@ fn merge_one_ordered_list(
     validate_against_order(patch_list.unwrap_or(&no_items), set_order, meta.merge_key)?;
     // Upstream reads these after merging; they only depend on the inputs.
     let kind = slices::element_type(&[original_list.as_deref().unwrap_or(&[]), patch_list.unwrap_or(&no_items)]);
-    let mut server_order: Vec<Value> =
-        original_list.iter().flatten().map(|v| slices::order_view(v, meta.merge_key)).collect();
-    let merged = match (original_list, patch_list) {
-        (Some(current), None) => current,
+    let live_order = |list: &[Value]| list.iter().map(|v| OrderEntry::of(v, meta.merge_key)).collect();
+    let (merged, server_order): (Vec<Value>, Vec<OrderEntry>) = match (original_list, patch_list) {
+        (Some(current), None) => {
+            let order = live_order(&current);
+            (current, order)
+        }
         (None, Some(list)) => match remove_directives(Value::Array(list.clone())) {
-            Some(Value::Array(list)) => list,
+            Some(Value::Array(list)) => (list, Vec::new()),
             _ => return Ok(()),
         },
         (Some(current), Some(list)) => {
@@ -290,10 +293,9 @@ fn merge_one_ordered_list(
                 let mut view = AliasView::new(&current, meta.merge_key);
                 let live = slices::Live { capacity: None, view: Some(&mut view) };
                 let merged = slices::merge_slice(cx, current, list, elem, meta.merge_key, opts, false, live)?;
-                server_order = view.into_slots();
-                merged
+                (merged, view.into_slots())
             } else {
-                list.clone()
+                (list.clone(), live_order(&current))
             }
         }
         (None, None) => return Ok(()),
@@ -305,7 +307,6 @@ fn merge_one_ordered_list(
         slices::partition_maps(merged, &by, meta.merge_key)?
     };
     let is_map = kind? == GoType::Map;
-    let server_order: Vec<&Value> = server_order.iter().collect();
     let order: Vec<&Value> = set_order.iter().collect();
     let both = order::normalize_element_order(patch_items, server_only, &order, &server_order, meta.merge_key, is_map)?;
     original.insert(field.to_string(), Value::Array(both));

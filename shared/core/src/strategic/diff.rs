@@ -44,11 +44,12 @@ pub(crate) fn diff_maps(
 ) -> Result<PatchMap, StrategicError> {
     let mut patch = Map::new();
     let mut retain_keys = Vec::new();
+    let mut original_fields = object_field::InOrder::new(original);
     for (key, modified_value) in modified {
         if opts.build_retain_keys && !modified_value.is_null() {
             retain_keys.push(Value::from(key.as_str()));
         }
-        let Some(original_value) = object_field::get(original, key) else {
+        let Some(original_value) = original_fields.get(key) else {
             if !opts.ignore_changes_and_additions {
                 patch.insert(key.clone(), modified_value.clone());
             }
@@ -80,8 +81,9 @@ pub(crate) fn diff_maps(
         }
     }
     if !opts.ignore_deletions {
+        let mut modified_fields = object_field::InOrder::new(modified);
         for key in original.keys() {
-            if object_field::get(modified, key).is_none() {
+            if modified_fields.get(key).is_none() {
                 patch.insert(key.clone(), Value::Null);
             }
         }

@@ -104,7 +104,7 @@ pub(crate) enum Positions<'v> {
 
 impl<'v> Positions<'v> {
     /// Indexes `order` by each entry's key (`key_of`; `None` counts as `nil`).
-    pub(crate) fn new(order: &[&'v Value], key_of: impl Fn(&'v Value) -> Option<&'v Value>) -> Self {
+    pub(crate) fn new<T>(order: &'v [T], key_of: impl Fn(&'v T) -> Option<&'v Value>) -> Self {
         let keys = order.iter().map(|entry| key_of(entry).unwrap_or(&Value::Null));
         if order.len() <= SCAN_UP_TO {
             return Positions::Scan(keys.collect());

@@ -28,11 +28,73 @@ pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) ->
     }
 }
 
+/// One entry of a live order: what the ordering of a merged list needs to keep of
+/// an element of the live list after the merge has taken the element itself.
+///
+/// Upstream reads the live elements themselves. Ordering only asks each one for
+/// its merge key, and whether it is an object that has one, so a keyed element
+/// is kept as its key's value alone: one value per entry, where a copy of the
+/// element (or a one-field object) would cost ten times the memory on a list of
+/// 10,000 entries.
+#[derive(Debug, Clone)]
+pub(crate) enum OrderEntry {
+    /// The merge-key value of an object element that has the merge key.
+    Key(Value),
+    /// Any other element (a scalar, an object without the key), whole, for the
+    /// checks and messages that read it.
+    Element(Value),
+}
+
+impl OrderEntry {
+    /// The entry for `item` of a list merged by `merge_key` (empty: by value).
+    pub(crate) fn of(item: &Value, merge_key: &str) -> Self {
+        match object_field::get_in(item, merge_key) {
+            Some(key) if !merge_key.is_empty() => OrderEntry::Key(key.clone()),
+            _ => OrderEntry::Element(item.clone()),
+        }
+    }
+}
+
+/// An entry of an order list: an element (`&Value`, for the patch's and
+/// `$setElementOrder`'s lists) or an [`OrderEntry`] (for the live order).
+pub(crate) trait OrderItem {
+    /// The element, or `None` for an object known only by its merge key.
+    fn element(&self) -> Option<&Value>;
+    /// What [`element_key`] answers for the element.
+    fn key(&self, merge_key: &str, is_map: bool) -> Option<&Value>;
+}
+
+impl OrderItem for &Value {
+    fn element(&self) -> Option<&Value> {
+        Some(self)
+    }
+    fn key(&self, merge_key: &str, is_map: bool) -> Option<&Value> {
+        element_key(self, merge_key, is_map)
+    }
+}
+
+impl OrderItem for OrderEntry {
+    fn element(&self) -> Option<&Value> {
+        match self {
+            OrderEntry::Key(_) => None,
+            OrderEntry::Element(item) => Some(item),
+        }
+    }
+    /// A `Key` entry only stands in a list of objects (its list's elements have one
+    /// Go type), where the key is what the element answers.
+    fn key(&self, merge_key: &str, is_map: bool) -> Option<&Value> {
+        match self {
+            OrderEntry::Key(key) => Some(key),
+            OrderEntry::Element(item) => element_key(item, merge_key, is_map),
+        }
+    }
+}
+
 /// `index` of `normalizeElementOrder` for every item: the position of the first
 /// element of `order` whose key equals an item's key by Go's `==` (a missing key
 /// is `nil`); -1 when none does.
-fn positions<'v>(order: &[&'v Value], merge_key: &str, is_map: bool) -> Positions<'v> {
-    Positions::new(order, |candidate| element_key(candidate, merge_key, is_map))
+fn positions<'v, T: OrderItem>(order: &'v [T], merge_key: &str, is_map: bool) -> Positions<'v> {
+    Positions::new(order, |candidate| candidate.key(merge_key, is_map))
 }
 
 fn position_of(positions: &Positions<'_>, item: &Value, merge_key: &str, is_map: bool) -> Result<isize, ErrorKind> {
@@ -61,7 +123,7 @@ pub(crate) fn normalize_element_order(
     patch: Vec<Value>,
     server_only: Vec<Value>,
     patch_order: &[&Value],
-    server_order: &[&Value],
+    server_order: &[impl OrderItem],
     merge_key: &str,
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {
@@ -74,7 +136,7 @@ pub(crate) fn normalize_element_order(
 /// `$patch: delete` elements moved to the end.
 pub(crate) fn normalize_slice_order(
     to_sort: Vec<Value>,
-    order: &[&Value],
+    order: &[impl OrderItem],
     merge_key: &str,
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {
@@ -82,7 +144,7 @@ pub(crate) fn normalize_slice_order(
     let mut to_sort = to_sort;
     if is_map {
         validate_merge_keys(&to_sort, merge_key)?;
-        validate_merge_keys(order.iter().copied(), merge_key)?;
+        validate_merge_keys(order.iter().filter_map(OrderItem::element), merge_key)?;
         let (keep, delete): (Vec<Value>, Vec<Value>) =
             to_sort.into_iter().partition(|v| !super::directives::is_delete_element(v));
         to_sort = keep;
@@ -123,7 +185,7 @@ pub(crate) fn normalize_slice_order(
 fn merge_sorted(
     left: Vec<Value>,
     right: Vec<Value>,
-    server_order: &[&Value],
+    server_order: &[impl OrderItem],
     merge_key: &str,
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {

@@ -18,7 +18,7 @@ use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
 use super::key_index::{find_by_key, EntryIndex};
 use super::meta::{Lookup, Ty};
-use super::order;
+use super::order::{self, OrderEntry};
 use crate::object_field;
 
 /// `sliceElementType`: the one Go type of all elements of the lists.
@@ -48,7 +48,7 @@ fn describe_lists(lists: &[&[Value]]) -> String {
     format!("[{}]", parts.join(" "))
 }
 
-/// A stand-in for an element in an order list: its merge key only, when it has one.
+/// The `$setElementOrder` entry for an element: its merge key only, when it has one.
 pub(crate) fn order_view(item: &Value, merge_key: &str) -> Value {
     match object_field::get_in(item, merge_key) {
         Some(key) if !merge_key.is_empty() => {
@@ -62,16 +62,16 @@ pub(crate) fn order_view(item: &Value, merge_key: &str) -> Value {
 
 /// What upstream's original slice header sees after in-place deletions and appends.
 pub(crate) struct AliasView {
-    slots: Vec<Value>,
+    slots: Vec<OrderEntry>,
     live: usize,
     merge_key: String,
 }
 
 impl AliasView {
-    /// A view of `list` (key-only stand-ins).
+    /// A view of `list` (its order entries).
     pub(crate) fn new(list: &[Value], merge_key: &str) -> Self {
         AliasView {
-            slots: list.iter().map(|v| order_view(v, merge_key)).collect(),
+            slots: list.iter().map(|v| OrderEntry::of(v, merge_key)).collect(),
             live: list.len(),
             merge_key: merge_key.to_string(),
         }
@@ -81,21 +81,24 @@ impl AliasView {
         if self.live == 0 || index >= self.live {
             return;
         }
-        for k in index..self.live - 1 {
-            self.slots[k] = self.slots[k + 1].clone();
+        // Go's `append(s[:i], s[i+1:]...)` copies the tail left by one; the last
+        // slot keeps its old element, now also in the slot before it.
+        self.slots[index..self.live].rotate_left(1);
+        if self.live - index >= 2 {
+            self.slots[self.live - 1] = self.slots[self.live - 2].clone();
         }
         self.live -= 1;
     }
 
     fn append(&mut self, item: &Value) {
         if self.live < self.slots.len() {
-            self.slots[self.live] = order_view(item, &self.merge_key);
+            self.slots[self.live] = OrderEntry::of(item, &self.merge_key);
         }
         self.live += 1;
     }
 
     /// The elements upstream's full-length header sees.
-    pub(crate) fn into_slots(self) -> Vec<Value> {
+    pub(crate) fn into_slots(self) -> Vec<OrderEntry> {
         self.slots
     }
 }
@@ -142,7 +145,7 @@ pub(crate) fn merge_slice(
         let merged_len = order::deduplicate_in_place(&mut both);
         let server_order = if aliased { both[..live_len].to_vec() } else { unaliased_order };
         if let (true, Some(view)) = (aliased, view) {
-            view.slots.clone_from(&server_order);
+            view.slots = server_order.iter().cloned().map(OrderEntry::Element).collect();
         }
         both.truncate(merged_len);
         let (patch_items, server_only) = if merge_key.is_empty() {
@@ -161,11 +164,10 @@ pub(crate) fn merge_slice(
     }
     let mut view = view;
     let (original, rest, replaced) = merge_special_elements(original, patch, merge_key, view.as_deref_mut())?;
-    let server_order: Vec<Value> = original.iter().map(|v| order_view(v, merge_key)).collect();
+    let server_order: Vec<OrderEntry> = original.iter().map(|v| OrderEntry::of(v, merge_key)).collect();
     let append_view = if replaced { None } else { view };
     let merged = merge_plain_elements(cx, original, &rest, merge_key, elem, opts, append_view)?;
     let (patch_items, server_only) = partition_maps(merged, &rest, merge_key)?;
-    let server_order: Vec<&Value> = server_order.iter().collect();
     Ok(order::normalize_element_order(patch_items, server_only, &rest, &server_order, merge_key, true)?)
 }
 
