@@ -231,3 +231,17 @@ fn three_way_retain_keys_directive() {
         Ok(json!({"spec": {"strategy": {"$retainKeys": ["type"], "rollingUpdate": null, "type": "Recreate"}}}))
     );
 }
+
+/// apimachinery v0.33 looks up an object's fields only in a struct: an object held
+/// in a map-typed field (here a label) fails upstream's diff and merge alike,
+/// unless the two objects are equal.
+#[test]
+fn an_object_inside_a_map_field_is_refused_as_upstream_refuses_it() {
+    let modified = json!({"metadata": {"labels": {"x": {"c": null}}}});
+    let current = json!({"metadata": {"labels": {"x": {}}}});
+    let refused = ErrorKind::NotMapOrStruct { kind: "map" };
+    assert_eq!(three_way(json!({}), modified.clone(), current.clone(), true), Err(refused.clone()));
+    let applied = strategic::apply(&current, &modified, builtin(), ty("apps", "v1", "Deployment"));
+    assert_eq!(applied.map_err(|e| e.kind), Err(refused));
+    assert_eq!(three_way(json!({}), current.clone(), current, true), Ok(json!({})));
+}

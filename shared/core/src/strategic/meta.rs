@@ -60,7 +60,6 @@ impl<'s> Lookup<'s> {
                 Err(ErrorKind::FieldNotFound { structure: self.struct_name(id), field: key.to_string() })
             }
             None | Some(TypeDef::Untyped) => Ok((None, PatchMeta::default(), None)),
-            Some(TypeDef::Map(map)) => Ok((Some(map.values), PatchMeta::default(), None)),
             Some(TypeDef::Struct(s)) => {
                 let field = s
                     .fields
