@@ -145,26 +145,30 @@ pub(crate) fn normalize_slice_order(
     if is_map {
         validate_merge_keys(&to_sort, merge_key)?;
         validate_merge_keys(order.iter().filter_map(OrderItem::element), merge_key)?;
-        let (keep, delete): (Vec<Value>, Vec<Value>) =
-            to_sort.into_iter().partition(|v| !super::directives::is_delete_element(v));
-        to_sort = keep;
-        to_delete = delete;
+        if to_sort.iter().any(super::directives::is_delete_element) {
+            let (keep, delete): (Vec<Value>, Vec<Value>) =
+                to_sort.into_iter().partition(|v| !super::directives::is_delete_element(v));
+            to_sort = keep;
+            to_delete = delete;
+        }
     }
-    // Positions are looked up lazily, as upstream's comparator does: a lookup
-    // that would panic in Go fails the sort only if the sort asks for it.
+    // A lookup that would panic in Go fails the sort only if the sort asks for
+    // it, as upstream's comparator looks positions up lazily.
     let order = positions(order, merge_key, is_map);
-    let mut pairs: Vec<(Result<isize, ErrorKind>, Value)> =
-        to_sort.into_iter().map(|v| (position_of(&order, &v, merge_key, is_map), v)).collect();
+    let mut failed = FailedLookups::default();
+    let found: Vec<isize> = to_sort.iter().map(|v| failed.encode(position_of(&order, v, merge_key, is_map))).collect();
     let failure = RefCell::new(None);
-    let position = |p: &Result<isize, ErrorKind>| match p {
-        Ok(i) => Some(*i),
+    let position = |at: usize| match failed.decode(found[at]) {
+        Ok(i) => Some(i),
         Err(e) => {
-            failure.borrow_mut().get_or_insert_with(|| e.clone());
+            failure.borrow_mut().get_or_insert(e);
             None
         }
     };
-    stable_sort(&mut pairs, |a, b| match position(&a.0) {
-        Some(ia) if ia >= 0 => match position(&b.0) {
+    // Sorting indices makes the same comparisons and moves as sorting the elements.
+    let mut sorted: Vec<usize> = (0..to_sort.len()).collect();
+    stable_sort(&mut sorted, |&a, &b| match position(a) {
+        Some(ia) if ia >= 0 => match position(b) {
             Some(ib) if ib >= 0 => ia < ib,
             Some(_) => true,
             None => false,
@@ -175,9 +179,57 @@ pub(crate) fn normalize_slice_order(
     if let Some(e) = failure.into_inner() {
         return Err(e);
     }
-    let mut out: Vec<Value> = pairs.into_iter().map(|(_, v)| v).collect();
-    out.extend(to_delete);
-    Ok(out)
+    permute(&mut to_sort, sorted);
+    to_sort.extend(to_delete);
+    Ok(to_sort)
+}
+
+/// Reorders `items` in place so that `items[k]` is the old `items[order[k]]`
+/// (`order` is a permutation), following each cycle once.
+fn permute(items: &mut [Value], mut order: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..items.len() {
+        if order[start] == DONE {
+            continue;
+        }
+        let held = std::mem::take(&mut items[start]);
+        let mut at = start;
+        loop {
+            let from = std::mem::replace(&mut order[at], DONE);
+            if from == start {
+                items[at] = held;
+                break;
+            }
+            items[at] = std::mem::take(&mut items[from]);
+            at = from;
+        }
+    }
+}
+
+/// Positions looked up ahead of a sort, one `isize` each: a position (-1 and up)
+/// or, below -1, the index of a failed lookup's error, kept aside until the sort
+/// reads it. (A `Result` per element would be seven times the size on long lists.)
+#[derive(Default)]
+struct FailedLookups(Vec<ErrorKind>);
+
+impl FailedLookups {
+    fn encode(&mut self, position: Result<isize, ErrorKind>) -> isize {
+        match position {
+            Ok(p) => p,
+            Err(e) => {
+                self.0.push(e);
+                -1 - self.0.len() as isize
+            }
+        }
+    }
+
+    fn decode(&self, encoded: isize) -> Result<isize, ErrorKind> {
+        if encoded >= -1 {
+            Ok(encoded)
+        } else {
+            Err(self.0[(-2 - encoded) as usize].clone())
+        }
+    }
 }
 
 /// `mergeSortedSlice`: interleaves two sorted lists, taking from `left` only when
@@ -190,33 +242,50 @@ fn merge_sorted(
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {
     let server_order = positions(server_order, merge_key, is_map);
-    let position = |v: &Value| position_of(&server_order, v, merge_key, is_map);
-    let left_pos: Vec<Result<isize, ErrorKind>> = left.iter().map(position).collect();
-    let right_pos: Vec<Result<isize, ErrorKind>> = right.iter().map(position).collect();
-    let mut out = Vec::with_capacity(left.len() + right.len());
-    let (mut i, mut j) = (0, 0);
-    let mut left = left.into_iter();
-    let mut right = right.into_iter();
+    let mut failed = FailedLookups::default();
+    let mut position = |v: &Value| failed.encode(position_of(&server_order, v, merge_key, is_map));
+    let left_pos: Vec<isize> = left.iter().map(&mut position).collect();
+    let right_pos: Vec<isize> = right.iter().map(&mut position).collect();
     let (left_len, right_len) = (left_pos.len(), right_pos.len());
+    // Which list each place of the result takes from: it depends on positions only.
+    let mut from_left = Vec::with_capacity(left_len + right_len);
+    let (mut i, mut j) = (0, 0);
     for _ in 0..left_len + right_len {
         let take_left = if i >= left_len {
             false
         } else if j >= right_len {
             true
         } else {
-            let (l, r) = (left_pos[i].clone()?, right_pos[j].clone()?);
+            let (l, r) = (failed.decode(left_pos[i])?, failed.decode(right_pos[j])?);
             l >= 0 && r >= 0 && l < r
         };
-        let next = if take_left {
+        if take_left {
             i += 1;
-            left.next()
         } else {
             j += 1;
-            right.next()
-        };
-        out.extend(next);
+        }
+        from_left.push(take_left);
     }
-    Ok(out)
+    Ok(interleave(left, right, &from_left))
+}
+
+/// The result of merging `left` and `right` as `from_left` says, filled from the
+/// back in `left`'s own buffer: the live list can be long, the patch list short.
+fn interleave(left: Vec<Value>, mut right: Vec<Value>, from_left: &[bool]) -> Vec<Value> {
+    let mut out = left;
+    let (mut i, mut j) = (out.len(), right.len());
+    out.resize_with(from_left.len(), Value::default);
+    for (k, &take_left) in from_left.iter().enumerate().rev() {
+        if take_left {
+            // Unread elements of `left` are all before `i - 1 <= k`.
+            i -= 1;
+            out.swap(k, i);
+        } else {
+            j -= 1;
+            out[k] = std::mem::take(&mut right[j]);
+        }
+    }
+    out
 }
 
 /// Go's `sort.SliceStable` with an arbitrary (possibly inconsistent) `less`.
@@ -415,6 +484,40 @@ mod tests {
         let server_order: Vec<&Value> = server_order.iter().collect();
         let out = normalize_element_order(patch, server_only, &patch_order, &server_order, "name", true).expect("ok");
         assert_eq!(out, vals(json!([{"name": "a"}, {"name": "c"}, {"name": "b"}])));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn permute_moves_each_element_to_its_place(keys in proptest::collection::vec(0u8..20, 0..40)) {
+            let items: Vec<Value> = (0..keys.len()).map(|i| json!(i)).collect();
+            let mut order: Vec<usize> = (0..keys.len()).collect();
+            order.sort_by_key(|&i| keys[i]);
+            let expected: Vec<Value> = order.iter().map(|&i| items[i].clone()).collect();
+            let mut moved = items;
+            permute(&mut moved, order);
+            proptest::prop_assert_eq!(moved, expected);
+        }
+
+        #[test]
+        fn interleave_keeps_each_list_in_order(left_len in 0usize..30, picks in proptest::collection::vec(proptest::bool::ANY, 0..60)) {
+            let right_len = picks.iter().filter(|&&left| !left).count();
+            let taken_left = picks.len() - right_len;
+            let left: Vec<Value> = (0..taken_left.min(left_len)).map(|i| json!(format!("l{i}"))).collect();
+            // Places beyond what `left` holds take from `right`.
+            let mut from_left = Vec::new();
+            let mut remaining_left = left.len();
+            for &pick in &picks {
+                let take = pick && remaining_left > 0;
+                remaining_left -= usize::from(take);
+                from_left.push(take);
+            }
+            from_left.extend(std::iter::repeat_n(true, remaining_left));
+            let right: Vec<Value> = (0..from_left.iter().filter(|&&l| !l).count()).map(|i| json!(i)).collect();
+            let (mut l, mut r) = (left.clone().into_iter(), right.clone().into_iter());
+            let expected: Vec<Value> =
+                from_left.iter().map(|&take| if take { l.next() } else { r.next() }.unwrap()).collect();
+            proptest::prop_assert_eq!(interleave(left, right, &from_left), expected);
+        }
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub(crate) fn order_view(item: &Value, merge_key: &str) -> Value {
 }
 
 /// What upstream's original slice header sees after in-place deletions and appends.
+///
+/// Its first `live` slots are the order entries of the list as merged so far
+/// (deletions mirrored as they happen), which [`merge_slice`] reads as the live order.
 pub(crate) struct AliasView {
     slots: Vec<OrderEntry>,
     live: usize,
@@ -164,11 +167,22 @@ pub(crate) fn merge_slice(
     }
     let mut view = view;
     let (original, rest, replaced) = merge_special_elements(original, patch, merge_key, view.as_deref_mut())?;
-    let server_order: Vec<OrderEntry> = original.iter().map(|v| OrderEntry::of(v, merge_key)).collect();
-    let append_view = if replaced { None } else { view };
-    let merged = merge_plain_elements(cx, original, &rest, merge_key, elem, opts, append_view)?;
+    // The live order is the list after deletions. The view already holds it, in
+    // its first slots (appends write after them), unless the list was replaced.
+    let live_len = original.len();
+    let view = if replaced { None } else { view };
+    let own_order: Vec<OrderEntry> = match view {
+        Some(_) => Vec::new(),
+        None => original.iter().map(|v| OrderEntry::of(v, merge_key)).collect(),
+    };
+    let mut view = view;
+    let merged = merge_plain_elements(cx, original, &rest, merge_key, elem, opts, view.as_deref_mut())?;
+    let server_order = match &view {
+        Some(view) => &view.slots[..live_len],
+        None => &own_order[..],
+    };
     let (patch_items, server_only) = partition_maps(merged, &rest, merge_key)?;
-    Ok(order::normalize_element_order(patch_items, server_only, &rest, &server_order, merge_key, true)?)
+    Ok(order::normalize_element_order(patch_items, server_only, &rest, server_order, merge_key, true)?)
 }
 
 /// `mergeSliceWithSpecialElements`: applies `$patch: delete` elements to the
