@@ -298,7 +298,7 @@ fn diff_lists_of_maps<'v>(
     let text = |v: &&'v Value| gofmt::text(object_field::get_in(v, merge_key).unwrap_or(&Value::Null));
     let before = order::sort_by_text_keeping(original.iter().collect(), text);
     let after = order::sort_by_text_keeping(modified.iter().collect(), text);
-    let mut patch = Vec::with_capacity(modified.len());
+    let mut patch = Vec::new(); // usually a few changed entries of a long list
     let mut deletions = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < before.len() || j < after.len() {

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::errors::ErrorKind;
 use super::gofmt;
-use super::key_index::Positions;
+use super::key_index::{GoKey, OwnedKey, Positions};
 use crate::object_field;
 
 /// The key an element is ordered and matched by: its merge key value, or itself.
@@ -38,19 +38,19 @@ pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) ->
 /// 10,000 entries.
 #[derive(Debug, Clone)]
 pub(crate) enum OrderEntry {
-    /// The merge-key value of an object element that has the merge key.
-    Key(Value),
+    /// The merge-key value of an object element that has the merge key, as Go's `==` sees it.
+    Key(OwnedKey),
     /// Any other element (a scalar, an object without the key), whole, for the
     /// checks and messages that read it.
-    Element(Value),
+    Element(Box<Value>),
 }
 
 impl OrderEntry {
     /// The entry for `item` of a list merged by `merge_key` (empty: by value).
     pub(crate) fn of(item: &Value, merge_key: &str) -> Self {
         match object_field::get_in(item, merge_key) {
-            Some(key) if !merge_key.is_empty() => OrderEntry::Key(key.clone()),
-            _ => OrderEntry::Element(item.clone()),
+            Some(key) if !merge_key.is_empty() => OrderEntry::Key(OwnedKey::of(key)),
+            _ => OrderEntry::Element(Box::new(item.clone())),
         }
     }
 }
@@ -60,16 +60,16 @@ impl OrderEntry {
 pub(crate) trait OrderItem {
     /// The element, or `None` for an object known only by its merge key.
     fn element(&self) -> Option<&Value>;
-    /// What [`element_key`] answers for the element.
-    fn key(&self, merge_key: &str, is_map: bool) -> Option<&Value>;
+    /// What Go's `==` sees of what [`element_key`] answers for the element.
+    fn key(&self, merge_key: &str, is_map: bool) -> Option<GoKey<'_>>;
 }
 
 impl OrderItem for &Value {
     fn element(&self) -> Option<&Value> {
         Some(self)
     }
-    fn key(&self, merge_key: &str, is_map: bool) -> Option<&Value> {
-        element_key(self, merge_key, is_map)
+    fn key(&self, merge_key: &str, is_map: bool) -> Option<GoKey<'_>> {
+        element_key(self, merge_key, is_map).map(GoKey::of)
     }
 }
 
@@ -82,10 +82,10 @@ impl OrderItem for OrderEntry {
     }
     /// A `Key` entry only stands in a list of objects (its list's elements have one
     /// Go type), where the key is what the element answers.
-    fn key(&self, merge_key: &str, is_map: bool) -> Option<&Value> {
+    fn key(&self, merge_key: &str, is_map: bool) -> Option<GoKey<'_>> {
         match self {
-            OrderEntry::Key(key) => Some(key),
-            OrderEntry::Element(item) => element_key(item, merge_key, is_map),
+            OrderEntry::Key(key) => Some(key.as_go_key()),
+            OrderEntry::Element(item) => element_key(item, merge_key, is_map).map(GoKey::of),
         }
     }
 }

@@ -148,7 +148,7 @@ pub(crate) fn merge_slice(
         let merged_len = order::deduplicate_in_place(&mut both);
         let server_order = if aliased { both[..live_len].to_vec() } else { unaliased_order };
         if let (true, Some(view)) = (aliased, view) {
-            view.slots = server_order.iter().cloned().map(OrderEntry::Element).collect();
+            view.slots = server_order.iter().map(|v| OrderEntry::Element(Box::new(v.clone()))).collect();
         }
         both.truncate(merged_len);
         let (patch_items, server_only) = if merge_key.is_empty() {
@@ -277,22 +277,27 @@ pub(crate) fn partition_maps(
     merge_key: &str,
 ) -> Result<(Vec<Value>, Vec<Value>), ErrorKind> {
     let index = EntryIndex::new(by, merge_key);
-    let mut present = Vec::with_capacity(list.len());
-    let mut absent = Vec::with_capacity(list.len());
-    for item in list {
+    let mut found = Vec::with_capacity(list.len());
+    for item in &list {
         let Some(map) = item.as_object() else {
-            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(&item) });
+            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
         };
         let Some(value) = object_field::get(map, merge_key) else {
-            return Err(ErrorKind::NoMergeKey { map: gofmt::v(&item), key: merge_key.to_string() });
+            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() });
         };
-        let found = index.find(by, value)?.is_some();
-        if found {
-            present.push(item);
-        } else {
-            absent.push(item);
-        }
+        found.push(index.find(by, value)?.is_some());
     }
+    // The absent entries stay in the list's own buffer: the live list can be long.
+    let mut present = Vec::with_capacity(found.iter().filter(|&&f| f).count());
+    let mut absent = list;
+    let mut found = found.into_iter();
+    absent.retain_mut(|item| {
+        let is_present = found.next() == Some(true);
+        if is_present {
+            present.push(std::mem::take(item));
+        }
+        !is_present
+    });
     Ok((present, absent))
 }
 
