@@ -5,19 +5,42 @@
 //! more than comparing the key with every field of an object of a few fields (an
 //! env entry, a port, a volume mount). The patch engines read a merge key from
 //! every entry of every list they merge, so they read fields through [`get`].
+//! In a larger object (a container) the merge key is usually among the first
+//! fields, so the first fields are compared before the key is hashed.
 
 use serde_json::{Map, Value};
 
-/// Objects up to this many fields are scanned rather than hashed.
+/// The first this many fields are compared with the key before it is hashed.
 const SCAN_UP_TO: usize = 8;
+
+/// `field == key`, with the length and first byte compared before the bytes.
+#[inline]
+fn same(field: &str, key: &str) -> bool {
+    field.len() == key.len() && field.as_bytes().first() == key.as_bytes().first() && field == key
+}
 
 /// The value of `key` in `map`, as `map.get(key)`.
 pub(crate) fn get<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m Value> {
-    if map.len() <= SCAN_UP_TO {
-        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+    let found = map.iter().take(SCAN_UP_TO).find_map(|(k, v)| same(k, key).then_some(v));
+    if found.is_some() || map.len() <= SCAN_UP_TO {
+        found
     } else {
         map.get(key)
     }
+}
+
+/// The value of `key` in `map`, as `map.get_mut(key)`.
+pub(crate) fn get_mut<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut Value> {
+    if map.len() <= SCAN_UP_TO || map.iter().take(SCAN_UP_TO).any(|(k, _)| same(k, key)) {
+        map.iter_mut().take(SCAN_UP_TO).find_map(|(k, v)| same(k, key).then_some(v))
+    } else {
+        map.get_mut(key)
+    }
+}
+
+/// Whether `map` has field `key`, as `map.contains_key(key)`.
+pub(crate) fn contains(map: &Map<String, Value>, key: &str) -> bool {
+    get(map, key).is_some()
 }
 
 /// Reads fields of one object by key, expecting them in the object's own order.
@@ -39,7 +62,7 @@ impl<'m> InOrder<'m> {
     pub(crate) fn get(&mut self, key: &str) -> Option<&'m Value> {
         let mut ahead = self.next.clone();
         match ahead.next() {
-            Some((k, v)) if k == key => {
+            Some((k, v)) if same(k, key) => {
                 self.next = ahead;
                 Some(v)
             }
@@ -69,6 +92,14 @@ mod tests {
             }
         }
         assert_eq!(get_in(&json!([1]), "name"), None);
+        for mut object in [small.clone(), large.clone()] {
+            let map = object.as_object_mut().unwrap();
+            for key in ["name", "value", "other", "k0", "k19", "k20"] {
+                assert_eq!(contains(map, key), map.contains_key(key), "{key}");
+                let expected = map.get(key).cloned();
+                assert_eq!(get_mut(map, key).map(|v| v.clone()), expected, "{key}");
+            }
+        }
         for object in [&small, &large] {
             let map = object.as_object().unwrap();
             let keys = ["name", "value", "other", "k0", "k1", "k19", "k20", "k2", "k3", "value", "k3", "k4"];

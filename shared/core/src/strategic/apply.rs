@@ -38,7 +38,7 @@ pub(crate) fn merge_map(
     ty: Ty,
     opts: MergeOptions,
 ) -> Result<Map<String, Value>, StrategicError> {
-    if let Some(directive) = patch.get(DIRECTIVE_MARKER) {
+    if let Some(directive) = object_field::get(patch, DIRECTIVE_MARKER) {
         return directive_in_map(directive, patch);
     }
     apply_retain_keys(&mut original, patch, opts)?;
@@ -112,7 +112,7 @@ fn merge_field(
             return Ok(());
         }
     }
-    let same_type = original.get(field).map(|current| GoType::of(current) == GoType::of(patch_value));
+    let same_type = object_field::get(original, field).map(|current| GoType::of(current) == GoType::of(patch_value));
     if same_type != Some(true) {
         // Absent from the original, or of another type: take the patch value.
         if !is_delete_list {
@@ -131,7 +131,7 @@ fn merge_field(
         }
         return Ok(());
     }
-    let Some(slot) = original.get_mut(field) else { return Ok(()) };
+    let Some(slot) = object_field::get_mut(original, field) else { return Ok(()) };
     match patch_value {
         Value::Object(patch_map) => {
             let (sub, meta) = cx.for_struct(ty, field).map_err(|e| StrategicError::new(e).at(field))?;
@@ -171,9 +171,9 @@ fn apply_retain_keys(
     patch: &Map<String, Value>,
     opts: MergeOptions,
 ) -> Result<(), StrategicError> {
-    let Some(retain) = patch.get(RETAIN_KEYS) else { return Ok(()) };
+    let Some(retain) = object_field::get(patch, RETAIN_KEYS) else { return Ok(()) };
     if !opts.merge_parallel_list {
-        match original.get(RETAIN_KEYS) {
+        match object_field::get(original, RETAIN_KEYS) {
             Some(existing) if existing != retain => {
                 return Err(ErrorKind::RetainKeysMismatch(gofmt::v(existing), gofmt::v(retain)).into());
             }
@@ -222,7 +222,7 @@ fn merge_ordered_lists<'p>(
             continue;
         }
         if !opts.merge_parallel_list {
-            match original.get(key.as_str()) {
+            match object_field::get(original, key.as_str()) {
                 Some(existing) if existing != order_value => {
                     return Err(StrategicError::new(ErrorKind::BadPatchFormatForSetElementOrderList).at(key));
                 }
@@ -234,7 +234,7 @@ fn merge_ordered_lists<'p>(
         }
         let field = extract_key(key, SET_ELEMENT_ORDER).map_err(|e| StrategicError::new(e).at(key))?;
         merge_one_ordered_list(cx, original, patch, ty, opts, key, order_value, field).map_err(|e| e.at(field))?;
-        if patch.contains_key(field) {
+        if object_field::contains(patch, field) {
             consumed.push(field);
         }
     }
@@ -259,14 +259,14 @@ fn merge_one_ordered_list(
         })
         .at(key));
     };
-    let original_list = match original.get_mut(field) {
+    let original_list = match object_field::get_mut(original, field) {
         None => None,
         Some(Value::Array(list)) => Some(std::mem::take(list)),
         Some(other) => {
             return Err(ErrorKind::BadArgType { expected: "[]interface {}", actual: gofmt::type_name(other) }.into());
         }
     };
-    let patch_list = match patch.get(field) {
+    let patch_list = match object_field::get(patch, field) {
         None => None,
         Some(Value::Array(list)) => Some(list),
         Some(other) => {

@@ -13,6 +13,7 @@ use super::gofmt::GoType;
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices;
+use crate::object_field;
 
 /// `MergingMapsHaveConflicts`.
 ///
@@ -60,7 +61,7 @@ fn fields_conflict(
     match left {
         Value::Object(l) => {
             let Value::Object(r) = right else { return Ok(true) };
-            let (lm, rm) = (l.get(DIRECTIVE_MARKER), r.get(DIRECTIVE_MARKER));
+            let (lm, rm) = (object_field::get(l, DIRECTIVE_MARKER), object_field::get(r, DIRECTIVE_MARKER));
             if (lm.is_some() || rm.is_some()) && lm != rm {
                 return Ok(true);
             }

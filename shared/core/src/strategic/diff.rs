@@ -190,7 +190,9 @@ fn diff_lists(
     let kind = slices::element_type(&[original, modified])?;
     let modified_refs: Vec<&Value> = modified.iter().collect();
     if kind == GoType::Map {
-        let (changes, deletions) = diff_lists_of_maps(cx, original, modified, elem, merge_key, opts)?;
+        let keys = (merge_keys(original, merge_key), merge_keys(modified, merge_key));
+        let (changes, deletions) =
+            diff_lists_of_maps(cx, (original, &keys.0), (modified, &keys.1), elem, merge_key, opts)?;
         // With no changes there is nothing to order, and the check of `modified`'s
         // merge keys that ordering starts with cannot fail: diff_lists_of_maps has
         // already refused any entry of `modified` that is not an object with the key.
@@ -199,7 +201,7 @@ fn diff_lists(
         } else {
             order::normalize_slice_order(changes, &modified_refs, merge_key, true)?
         };
-        let order_same = is_order_same(original, modified, merge_key)?;
+        let order_same = is_order_same((original, &keys.0), (modified, &keys.1), merge_key)?;
         patch_list.extend(deletions);
         let mut set_order = Vec::new();
         if opts.set_element_order
@@ -224,13 +226,29 @@ fn diff_lists(
     Ok((additions, deletions, set_order))
 }
 
+/// A list of objects with the merge-key value of each entry ([`merge_keys`]).
+type KeyedList<'l, 'v> = (&'v [Value], &'l [Option<&'v Value>]);
+
+/// The merge-key value of each entry, read once per diff (`None`: not an object
+/// with the key; the entry is refused where upstream meets it).
+fn merge_keys<'v>(list: &'v [Value], merge_key: &str) -> Vec<Option<&'v Value>> {
+    list.iter().map(|v| object_field::get_in(v, merge_key)).collect()
+}
+
 /// `isOrderSame`: the merge keys are equal position by position.
-fn is_order_same(original: &[Value], modified: &[Value], merge_key: &str) -> Result<bool, ErrorKind> {
-    if original.len() != modified.len() {
+fn is_order_same<'v>(
+    original: KeyedList<'_, 'v>,
+    modified: KeyedList<'_, 'v>,
+    merge_key: &str,
+) -> Result<bool, ErrorKind> {
+    if original.0.len() != modified.0.len() {
         return Ok(false);
     }
-    for (before, after) in original.iter().zip(modified) {
-        if !gofmt::eq(merge_key_value(before, merge_key)?, merge_key_value(after, merge_key)?)? {
+    let key = |(list, keys): KeyedList<'_, 'v>, at: usize| -> Result<&'v Value, ErrorKind> {
+        keys[at].map_or_else(|| merge_key_value(&list[at], merge_key), Ok)
+    };
+    for at in 0..original.0.len() {
+        if !gofmt::eq(key(original, at)?, key(modified, at)?)? {
             return Ok(false);
         }
     }
@@ -274,66 +292,78 @@ struct Keyed<'v> {
 
 impl<'v> Keyed<'v> {
     /// A sorted entry, with upstream's errors for one that is not an object or lacks the key.
-    fn of(&(ref text, entry): &'v (Cow<'v, str>, &'v Value), merge_key: &str) -> Result<Keyed<'v>, ErrorKind> {
+    fn of(sorted: &'v [SortedEntry<'v>], at: usize, merge_key: &str) -> Result<Option<Keyed<'v>>, ErrorKind> {
+        let Some((text, (entry, key))) = sorted.get(at) else { return Ok(None) };
         let Some(map) = entry.as_object() else {
             return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(entry) });
         };
-        let key = object_field::get(map, merge_key)
-            .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(entry), key: merge_key.to_string() })?;
-        Ok(Keyed { map, text, key })
+        let key = key.ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(entry), key: merge_key.to_string() })?;
+        Ok(Some(Keyed { map, text, key }))
     }
 }
+
+/// An entry of a list sorted by merge-key text: the text, the entry and its key.
+type SortedEntry<'v> = (Cow<'v, str>, (&'v Value, Option<&'v Value>));
 
 /// `diffListsOfMaps`: changed and added elements, and delete directives.
 fn diff_lists_of_maps<'v>(
     cx: Lookup<'_>,
-    original: &'v [Value],
-    modified: &'v [Value],
+    original: KeyedList<'_, 'v>,
+    modified: KeyedList<'_, 'v>,
     elem: Ty,
     merge_key: &str,
     opts: DiffOptions,
 ) -> Result<(Vec<Value>, Vec<Value>), StrategicError> {
     // Each entry's `%v` text is computed once, for the sort; the entry itself is
     // checked when the walk reaches it, where upstream reports a bad entry.
-    let text = |v: &&'v Value| gofmt::text(object_field::get_in(v, merge_key).unwrap_or(&Value::Null));
-    let before = order::sort_by_text_keeping(original.iter().collect(), text);
-    let after = order::sort_by_text_keeping(modified.iter().collect(), text);
+    let text = |&(_, key): &(&'v Value, Option<&'v Value>)| gofmt::text(key.unwrap_or(&Value::Null));
+    let entries = |(list, keys): KeyedList<'_, 'v>| list.iter().zip(keys.iter().copied()).collect();
+    let before = order::sort_by_text_keeping(entries(original), text);
+    let after = order::sort_by_text_keeping(entries(modified), text);
     let mut patch = Vec::new(); // usually a few changed entries of a long list
     let mut deletions = Vec::new();
     let (mut i, mut j) = (0, 0);
+    // Each side is read again only when the walk moves past it.
+    let mut left = Keyed::of(&before, i, merge_key)?;
+    let mut right = Keyed::of(&after, j, merge_key)?;
     while i < before.len() || j < after.len() {
-        let left = if i < before.len() { Some(Keyed::of(&before[i], merge_key)?) } else { None };
-        let right = if j < after.len() { Some(Keyed::of(&after[j], merge_key)?) } else { None };
-        match (&left, &right) {
+        let (moved_left, moved_right) = match (&left, &right) {
             (Some(l), Some(r)) if l.text == r.text => {
                 let mut value =
-                    diff_maps(cx, l.map, r.map, elem, opts).map_err(|e| e.at_element(merge_key, after[j].1))?;
+                    diff_maps(cx, l.map, r.map, elem, opts).map_err(|e| e.at_element(merge_key, after[j].1 .0))?;
                 if !value.is_empty() {
                     value.insert(merge_key.to_string(), r.key.clone());
                     patch.push(Value::Object(value));
                 }
-                i += 1;
-                j += 1;
+                (true, true)
             }
             (None, Some(_)) => {
                 if !opts.ignore_changes_and_additions {
-                    patch.push(after[j].1.clone());
+                    patch.push(after[j].1 .0.clone());
                 }
-                j += 1;
+                (false, true)
             }
             (Some(l), Some(r)) if l.text > r.text => {
                 if !opts.ignore_changes_and_additions {
-                    patch.push(after[j].1.clone());
+                    patch.push(after[j].1 .0.clone());
                 }
-                j += 1;
+                (false, true)
             }
             (Some(l), _) => {
                 if !opts.ignore_deletions {
                     deletions.push(delete_directive(merge_key, l.key.clone()));
                 }
-                i += 1;
+                (true, false)
             }
             (None, None) => break,
+        };
+        if moved_left {
+            i += 1;
+            left = Keyed::of(&before, i, merge_key)?;
+        }
+        if moved_right {
+            j += 1;
+            right = Keyed::of(&after, j, merge_key)?;
         }
     }
     Ok((patch, deletions))

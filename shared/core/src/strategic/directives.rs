@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::errors::ErrorKind;
+use crate::object_field;
 
 /// `$patch`.
 pub(crate) const DIRECTIVE_MARKER: &str = "$patch";
@@ -35,12 +36,12 @@ pub(crate) fn extract_key<'k>(key: &'k str, prefix: &str) -> Result<&'k str, Err
 
 /// Whether a value is an object holding `$patch`.
 pub(crate) fn has_directive_marker(value: &Value) -> bool {
-    value.as_object().is_some_and(|m| m.contains_key(DIRECTIVE_MARKER))
+    value.as_object().is_some_and(|m| object_field::contains(m, DIRECTIVE_MARKER))
 }
 
 /// Whether a list element is `{"$patch": "delete", ...}`.
 pub(crate) fn is_delete_element(value: &Value) -> bool {
-    value.get(DIRECTIVE_MARKER).and_then(Value::as_str) == Some(DELETE)
+    object_field::get_in(value, DIRECTIVE_MARKER).and_then(Value::as_str) == Some(DELETE)
 }
 
 /// `{mergeKey: value, "$patch": "delete"}` (`CreateDeleteDirective`).
@@ -56,7 +57,7 @@ pub(crate) fn delete_directive(merge_key: &str, value: Value) -> Value {
 pub(crate) fn remove_directives(value: Value) -> Option<Value> {
     match value {
         Value::Object(map) => {
-            if map.contains_key(DIRECTIVE_MARKER) {
+            if object_field::contains(&map, DIRECTIVE_MARKER) {
                 return None;
             }
             let mut out = Map::with_capacity(map.len());

@@ -93,7 +93,7 @@ impl Uncomparables {
 }
 
 /// Lists up to this long are scanned: building a table costs more than it saves.
-const SCAN_UP_TO: usize = 8;
+const SCAN_UP_TO: usize = 16;
 
 impl GoKey<'_> {
     /// Go's `==` on the two values (`gofmt::eq`): comparing two maps or two slices

@@ -128,8 +128,9 @@ pub(crate) fn normalize_element_order(
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {
     let patch = normalize_slice_order(patch, patch_order, merge_key, is_map)?;
-    let server_only = normalize_slice_order(server_only, server_order, merge_key, is_map)?;
-    merge_sorted(server_only, patch, server_order, merge_key, is_map)
+    // The server order is indexed once, for the sort and for the merge.
+    let (server_only, server_positions) = normalize_slice_order_by(server_only, server_order, merge_key, is_map)?;
+    merge_sorted(server_only, patch, &server_positions, merge_key, is_map)
 }
 
 /// `normalizeSliceOrder`: a stable sort of `to_sort` by position in `order`, with
@@ -140,6 +141,16 @@ pub(crate) fn normalize_slice_order(
     merge_key: &str,
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {
+    normalize_slice_order_by(to_sort, order, merge_key, is_map).map(|(sorted, _)| sorted)
+}
+
+/// [`normalize_slice_order`], also answering the positions of `order` it built.
+fn normalize_slice_order_by<'o>(
+    to_sort: Vec<Value>,
+    order: &'o [impl OrderItem],
+    merge_key: &str,
+    is_map: bool,
+) -> Result<(Vec<Value>, Positions<'o>), ErrorKind> {
     let mut to_delete = Vec::new();
     let mut to_sort = to_sort;
     if is_map {
@@ -181,7 +192,7 @@ pub(crate) fn normalize_slice_order(
     }
     permute(&mut to_sort, sorted);
     to_sort.extend(to_delete);
-    Ok(to_sort)
+    Ok((to_sort, order))
 }
 
 /// Reorders `items` in place so that `items[k]` is the old `items[order[k]]`
@@ -237,13 +248,12 @@ impl FailedLookups {
 fn merge_sorted(
     left: Vec<Value>,
     right: Vec<Value>,
-    server_order: &[impl OrderItem],
+    server_order: &Positions<'_>,
     merge_key: &str,
     is_map: bool,
 ) -> Result<Vec<Value>, ErrorKind> {
-    let server_order = positions(server_order, merge_key, is_map);
     let mut failed = FailedLookups::default();
-    let mut position = |v: &Value| failed.encode(position_of(&server_order, v, merge_key, is_map));
+    let mut position = |v: &Value| failed.encode(position_of(server_order, v, merge_key, is_map));
     let left_pos: Vec<isize> = left.iter().map(&mut position).collect();
     let right_pos: Vec<isize> = right.iter().map(&mut position).collect();
     let (left_len, right_len) = (left_pos.len(), right_pos.len());

@@ -197,7 +197,7 @@ fn merge_special_elements<'p>(
     let mut plain = Vec::with_capacity(patch.len());
     let mut replace = false;
     for item in patch {
-        let Some(directive) = item.get(DIRECTIVE_MARKER) else {
+        let Some(directive) = object_field::get_in(item, DIRECTIVE_MARKER) else {
             plain.push(item);
             continue;
         };
