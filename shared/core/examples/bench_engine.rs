@@ -18,7 +18,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use fieldwise_core::fieldpath::{field_set_lossy, Set};
@@ -30,17 +30,29 @@ use serde_json::{json, Value};
 #[path = "../benches/support/corpus.rs"]
 mod corpus;
 
-/// mimalloc (the allocator the plugins ship with), counting the bytes in use, their peak, and every byte allocated.
+/// mimalloc (the allocator the plugins ship with), counting, while [`allocation_of`]
+/// runs, the bytes in use, their peak and every byte allocated. Timed runs are not
+/// counted: the plugins' allocator does not count.
 struct Counting;
 
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+static COUNTING: AtomicBool = AtomicBool::new(false);
+/// Bytes in use relative to an arbitrary start (frees of older blocks can take it below).
+static CURRENT: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
 static TOTAL: AtomicUsize = AtomicUsize::new(0);
 
 fn grew(size: usize) {
-    let now = CURRENT.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-    TOTAL.fetch_add(size, Ordering::Relaxed);
+    if COUNTING.load(Ordering::Relaxed) {
+        let now = CURRENT.fetch_add(size as isize, Ordering::Relaxed) + size as isize;
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        TOTAL.fetch_add(size, Ordering::Relaxed);
+    }
+}
+
+fn shrank(size: usize) {
+    if COUNTING.load(Ordering::Relaxed) {
+        CURRENT.fetch_sub(size as isize, Ordering::Relaxed);
+    }
 }
 
 // SAFETY: every call is forwarded to `MiMalloc` unchanged; only counters are updated.
@@ -50,11 +62,11 @@ unsafe impl GlobalAlloc for Counting {
         MiMalloc.alloc(layout)
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+        shrank(layout.size());
         MiMalloc.dealloc(ptr, layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+        shrank(layout.size());
         grew(new_size);
         MiMalloc.realloc(ptr, layout, new_size)
     }
@@ -70,8 +82,11 @@ fn allocation_of<I, R>(setup: &mut dyn FnMut() -> I, op: &mut dyn FnMut(I) -> R)
     let base = CURRENT.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let total = TOTAL.load(Ordering::Relaxed);
-    drop(black_box(op(input)));
-    (TOTAL.load(Ordering::Relaxed) - total, PEAK.load(Ordering::Relaxed) - base)
+    COUNTING.store(true, Ordering::SeqCst);
+    let result = black_box(op(input));
+    COUNTING.store(false, Ordering::SeqCst);
+    drop(result);
+    (TOTAL.load(Ordering::Relaxed) - total, (PEAK.load(Ordering::Relaxed) - base).max(0) as usize)
 }
 
 /// How long to sample each operation.

@@ -102,8 +102,9 @@ const ENGINE_PAIRS: &[(&str, &str, &str, &str)] = &[
         "Strategic merge patch, apply (JSON bytes in and out)",
         "strategic-apply-bytes",
         "strategic-apply-bytes",
-        "Rust parse + `strategic::apply_owned` + serialize vs Go `StrategicMergePatch(original, patch []byte, ..)`, \
-         the function the apiserver runs for a strategic merge PATCH.",
+        "Rust parse (`fieldwise_core::json::from_slice`) + `strategic::apply_owned` + serialize vs Go \
+         `StrategicMergePatch(original, patch []byte, ..)`, the function the apiserver runs for a strategic merge \
+         PATCH.",
     ),
     (
         "Strategic merge patch, three-way creation (kubectl apply)",
@@ -166,9 +167,10 @@ fn engine_section(rust: &Value, go: &Value, run: &Value, out: &mut String) -> Va
         "{}. Both sides read the same generated corpus files (`bench_engine gen`) in the same run: \
          Rust `{}`, Go `{}`. Each operation is run until it has at least 20 samples and 2 s of samples \
          (operations slower than 5 s get 3), after a warm-up; median and p99 are over those samples \
-         (with few samples, p99 is the maximum); inputs are made and results dropped outside the timing \
-         (Go's garbage collector frees them outside its timing). The Rust side runs on mimalloc, the \
-         allocator the plugins ship with. objects/s = 1 / median. Speed-up = Go median / Rust median \
+         (with few samples, p99 is the maximum); inputs are made and results dropped outside the timing, and \
+         the values a byte operation decodes on the way are freed with its result (Go's concurrent garbage \
+         collector frees its own off the timed path). The Rust side runs on mimalloc, the allocator the plugins \
+         ship with, and counts allocations only in a separate, untimed run. objects/s = 1 / median. Speed-up = Go median / Rust median \
          (above 1: Rust is faster). Target: at least 5x on apply and on three-way creation.\n",
         run_line(run),
         rust["engine"].as_str().unwrap_or("?"),
@@ -242,11 +244,11 @@ fn engine_section(rust: &Value, go: &Value, run: &Value, out: &mut String) -> Va
     let _ = writeln!(
         out,
         "Rust: a counting global allocator in `bench_engine` (over mimalloc, the allocator the plugins ship \
-         with); *peak* is the most bytes live at once during one operation above what was live before it (its \
+         with), counting during one untimed run of the operation; *peak* is the most bytes live at once during one operation above what was live before it (its \
          inputs; the result included), *total* every byte allocated. \
          Go: `runtime.MemStats.TotalAlloc` across one operation after a full GC (total allocated; Go's peak \
          is not observable this way). *Input* is the JSON size of the operation's inputs; *decoded* is what \
-         serde_json needs to hold those inputs as values (the same bytes a caller of the value API already \
+         serde_json values of those inputs take (decoded by `fieldwise_core::json`) (the same bytes a caller of the value API already \
          holds). Target: peak no more than 3x the input size.\n"
     );
     let _ = writeln!(
