@@ -42,7 +42,14 @@ pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
 
 /// The whole document, or `None` where `serde_json` must decide.
 fn decode(text: &str) -> Option<Value> {
-    let mut decoder = Decoder { text, bytes: text.as_bytes(), pos: 0, items: Vec::new(), entries: Vec::new() };
+    let mut decoder = Decoder {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        items: Vec::new(),
+        entries: Vec::new(),
+        unescaped: String::new(),
+    };
     let value = decoder.value(MAX_DEPTH)?;
     decoder.skip_whitespace();
     (decoder.pos == decoder.bytes.len()).then_some(value)
@@ -56,6 +63,8 @@ struct Decoder<'t> {
     items: Vec<Value>,
     /// Entries of the objects being decoded, innermost last.
     entries: Vec<(String, Value)>,
+    /// The buffer strings with escapes are decoded into.
+    unescaped: String,
 }
 
 impl Decoder<'_> {
@@ -162,20 +171,34 @@ impl Decoder<'_> {
     /// Where the run of bytes from `from` that need no decoding ends: at a quote, a
     /// backslash, a control character or the end of the text.
     fn plain_run(&self, from: usize) -> usize {
-        let rest = &self.bytes[from..];
-        from + rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(rest.len())
+        let rest = self.bytes.get(from..).unwrap_or_default();
+        // Eight bytes at a time; the lowest flagged byte of a word is the first one to decode.
+        let mut words = rest.chunks_exact(8);
+        for (i, word) in words.by_ref().enumerate() {
+            let flags = decoding_flags(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+            if flags != 0 {
+                return from + i * 8 + flags.trailing_zeros() as usize / 8;
+            }
+        }
+        let tail = words.remainder();
+        let done = rest.len() - tail.len();
+        from + done + tail.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(tail.len())
     }
 
     /// A string with escapes; `plain_end` is where the first backslash is.
     fn escaped_string(&mut self, start: usize, plain_end: usize) -> Option<String> {
-        let mut out = String::with_capacity(plain_end - start + 16);
+        // Decoded into a buffer kept across strings, then copied once at its final size.
+        let mut out = std::mem::take(&mut self.unescaped);
+        out.clear();
         out.push_str(&self.text[start..plain_end]);
         let mut at = plain_end;
         loop {
             match *self.bytes.get(at)? {
                 b'"' => {
                     self.pos = at + 1;
-                    return Some(out);
+                    let decoded = out.as_str().to_owned();
+                    self.unescaped = out;
+                    return Some(decoded);
                 }
                 b'\\' => {
                     let escaped = *self.bytes.get(at + 1)?;
@@ -252,6 +275,21 @@ impl Decoder<'_> {
         }
         serde_json::from_slice::<Value>(token).ok().filter(Value::is_number)
     }
+}
+
+/// The high bit of each byte of `word` that is a quote, a backslash or a control
+/// character (below 0x20), and possibly of bytes after such a byte: `x - 0x01..`
+/// borrows into a byte's high bit only at or above a byte that is zero (or, with
+/// `0x20..`, below 0x20). So the lowest flag is exact, and so is "any flag".
+fn decoding_flags(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let quotes = word ^ (ONES * u64::from(b'"'));
+    let backslashes = word ^ (ONES * u64::from(b'\\'));
+    let found = (quotes.wrapping_sub(ONES) & !quotes)
+        | (backslashes.wrapping_sub(ONES) & !backslashes)
+        | (word.wrapping_sub(ONES * 0x20) & !word);
+    found & HIGHS
 }
 
 #[cfg(test)]

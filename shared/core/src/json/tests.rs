@@ -100,6 +100,38 @@ fn containers_are_built_at_their_final_size() {
     assert_eq!(items.capacity(), 3);
 }
 
+#[test]
+fn the_lowest_flag_of_a_word_is_its_first_byte_to_decode() {
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..200_000 {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        // Bias bytes towards the interesting ones.
+        let bytes = rng.to_le_bytes().map(|b| match b % 8 {
+            0 => b'"',
+            1 => b'\\',
+            2 => b % 0x21,
+            _ => b,
+        });
+        let bytes = if rng % 3 == 0 { rng.to_le_bytes() } else { bytes };
+        let flags = decoding_flags(u64::from_le_bytes(bytes));
+        let first = bytes.iter().position(|&b| special(b));
+        assert_eq!((flags != 0).then(|| flags.trailing_zeros() as usize / 8), first, "{bytes:?}");
+    }
+}
+
+#[test]
+fn long_strings_decode_as_with_serde_json() {
+    let line = "v2-0000: the quick brown fox jumps over the lazy dog 0123456789\\n";
+    for text in [line.repeat(40), format!(r#"é{}\"q\u00e9{}"#, line.repeat(3), "x".repeat(17))] {
+        let doc = format!(r#"{{"data": {{"a": "{text}", "b{text}": 1}}}}"#);
+        assert_same_as_serde_json(doc.as_bytes());
+        assert!(decode(&doc).is_some());
+    }
+}
+
 fn number() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<u64>().prop_map(Value::from),
