@@ -115,7 +115,7 @@ fn the_lowest_flag_of_a_word_is_its_first_byte_to_decode() {
             2 => b % 0x21,
             _ => b,
         });
-        let bytes = if rng % 3 == 0 { rng.to_le_bytes() } else { bytes };
+        let bytes = if rng.is_multiple_of(3) { rng.to_le_bytes() } else { bytes };
         let flags = decoding_flags(u64::from_le_bytes(bytes));
         let first = bytes.iter().position(|&b| special(b));
         assert_eq!((flags != 0).then(|| flags.trailing_zeros() as usize / 8), first, "{bytes:?}");
