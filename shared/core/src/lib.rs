@@ -30,4 +30,5 @@ pub mod merge_patch;
 mod object_field;
 pub mod ownership;
 pub mod schema;
+mod str_eq;
 pub mod strategic;

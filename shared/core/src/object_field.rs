@@ -13,10 +13,10 @@ use serde_json::{Map, Value};
 /// The first this many fields are compared with the key before it is hashed.
 const SCAN_UP_TO: usize = 8;
 
-/// `field == key`, with the length and first byte compared before the bytes.
+/// `field == key` (without a `memcmp` call for short names).
 #[inline]
 fn same(field: &str, key: &str) -> bool {
-    field.len() == key.len() && field.as_bytes().first() == key.as_bytes().first() && field == key
+    crate::str_eq::equal(field, key)
 }
 
 /// The value of `key` in `map`, as `map.get(key)`.

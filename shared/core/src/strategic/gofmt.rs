@@ -74,6 +74,7 @@ pub(crate) fn eq(left: &Value, right: &Value) -> Result<bool, ErrorKind> {
     match (left, right) {
         (Value::Array(_), _) | (Value::Object(_), _) => Err(ErrorKind::Uncomparable(ty.name())),
         (Value::Number(l), Value::Number(r)) if ty == GoType::Float => Ok(l.as_f64() == r.as_f64()),
+        (Value::String(l), Value::String(r)) => Ok(crate::str_eq::equal(l, r)),
         _ => Ok(left == right),
     }
 }

@@ -22,7 +22,7 @@ use crate::object_field;
 
 /// A scalar as Go's `==` on `interface{}` values tells it apart: by dynamic type and
 /// value (`1` as int64 differs from `1.0` as float64; `0.0` equals `-0.0`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Eq, Hash)]
 pub(crate) enum ScalarKey<'v> {
     Nil,
     Bool(bool),
@@ -30,6 +30,20 @@ pub(crate) enum ScalarKey<'v> {
     /// The bits of the float64, with `-0.0` written as `0.0`.
     Float(u64),
     String(&'v str),
+}
+
+/// The derived equality, with strings compared by [`crate::str_eq`] (a hot path).
+impl PartialEq for ScalarKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ScalarKey::Nil, ScalarKey::Nil) => true,
+            (ScalarKey::Bool(a), ScalarKey::Bool(b)) => a == b,
+            (ScalarKey::Int(a), ScalarKey::Int(b)) => a == b,
+            (ScalarKey::Float(a), ScalarKey::Float(b)) => a == b,
+            (ScalarKey::String(a), ScalarKey::String(b)) => crate::str_eq::equal(a, b),
+            _ => false,
+        }
+    }
 }
 
 /// What Go's `==` sees of a value: a comparable scalar, or a map or slice (which
