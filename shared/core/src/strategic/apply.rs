@@ -13,8 +13,7 @@ use super::directives::{
 use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
 use super::meta::{Lookup, Strategy, Ty};
-use super::order;
-use super::order::OrderEntry;
+use super::order::{self, OrderEntry};
 use super::slices::{self, AliasView};
 use crate::object_field;
 

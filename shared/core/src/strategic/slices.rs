@@ -170,12 +170,13 @@ pub(crate) fn merge_slice(
     // The live order is the list after deletions. The view already holds it, in
     // its first slots (appends write after them), unless the list was replaced.
     let live_len = original.len();
-    let view = if replaced { None } else { view };
+    if replaced {
+        view = None;
+    }
     let own_order: Vec<OrderEntry> = match view {
         Some(_) => Vec::new(),
         None => original.iter().map(|v| OrderEntry::of(v, merge_key)).collect(),
     };
-    let mut view = view;
     let merged = merge_plain_elements(cx, original, &rest, merge_key, elem, opts, view.as_deref_mut())?;
     let server_order = match &view {
         Some(view) => &view.slots[..live_len],
