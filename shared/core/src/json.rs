@@ -102,12 +102,18 @@ impl Decoder<'_> {
         })
     }
 
+    /// Whether the container just opened is empty: `close` comes next (and is consumed).
+    fn closes_at_once(&mut self, close: u8) -> bool {
+        self.skip_whitespace();
+        let empty = self.bytes.get(self.pos) == Some(&close);
+        self.pos += usize::from(empty);
+        empty
+    }
+
     /// After `{`: entries go to the scratch stack, then into a map of the right size.
     fn object(&mut self, depth: usize) -> Option<Value> {
         let start = self.entries.len();
-        self.skip_whitespace();
-        if self.bytes.get(self.pos) == Some(&b'}') {
-            self.pos += 1;
+        if self.closes_at_once(b'}') {
             return Some(Value::Object(Map::new()));
         }
         loop {
@@ -137,9 +143,7 @@ impl Decoder<'_> {
     /// After `[`: elements go to the scratch stack, then into a vector of the right size.
     fn array(&mut self, depth: usize) -> Option<Value> {
         let start = self.items.len();
-        self.skip_whitespace();
-        if self.bytes.get(self.pos) == Some(&b']') {
-            self.pos += 1;
+        if self.closes_at_once(b']') {
             return Some(Value::Array(Vec::new()));
         }
         loop {
