@@ -12,6 +12,7 @@ use super::directives::{
 };
 use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
+use super::key_index::go_eq;
 use super::meta::{Lookup, Strategy, Ty};
 use super::order::{self, OrderEntry};
 use super::slices::{self, AliasView};
@@ -365,7 +366,7 @@ pub(crate) fn merge_key_value<'v>(item: &'v Value, merge_key: &str) -> Result<&'
 
 fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, ErrorKind> {
     if merge_key.is_empty() {
-        return gofmt::eq(left, right);
+        return go_eq(left, right);
     }
-    gofmt::eq(merge_key_value(left, merge_key)?, merge_key_value(right, merge_key)?)
+    go_eq(merge_key_value(left, merge_key)?, merge_key_value(right, merge_key)?)
 }

@@ -14,6 +14,7 @@ use super::directives::{
 };
 use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
+use super::key_index::go_eq;
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices;
@@ -248,7 +249,7 @@ fn is_order_same<'v>(
         keys[at].map_or_else(|| merge_key_value(&list[at], merge_key), Ok)
     };
     for at in 0..original.0.len() {
-        if !gofmt::eq(key(original, at)?, key(modified, at)?)? {
+        if !go_eq(key(original, at)?, key(modified, at)?)? {
             return Ok(false);
         }
     }

@@ -9,8 +9,6 @@ use std::fmt::Write;
 
 use serde_json::{Number, Value};
 
-use super::errors::ErrorKind;
-
 /// The dynamic Go type a value has after `k8s.io/apimachinery/pkg/util/json.Unmarshal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GoType {
@@ -61,22 +59,6 @@ impl GoType {
 /// The Go type name of a value (for `ErrBadArgType`).
 pub(crate) fn type_name(value: &Value) -> &'static str {
     GoType::of(value).name()
-}
-
-/// Go's `==` on two `interface{}` values: equal when of the same dynamic type
-/// and value. Comparing two maps or two slices panics in Go ("comparing
-/// uncomparable type"); that is [`ErrorKind::Uncomparable`] here.
-pub(crate) fn eq(left: &Value, right: &Value) -> Result<bool, ErrorKind> {
-    let ty = GoType::of(left);
-    if ty != GoType::of(right) {
-        return Ok(false);
-    }
-    match (left, right) {
-        (Value::Array(_), _) | (Value::Object(_), _) => Err(ErrorKind::Uncomparable(ty.name())),
-        (Value::Number(l), Value::Number(r)) if ty == GoType::Float => Ok(l.as_f64() == r.as_f64()),
-        (Value::String(l), Value::String(r)) => Ok(crate::str_eq::equal(l, r)),
-        _ => Ok(left == right),
-    }
 }
 
 /// The capacity of a `[]interface{}` of `len` elements as Go's JSON decoder
@@ -246,15 +228,6 @@ mod tests {
             let expected = steps.iter().copied().find(|&c| c >= len).unwrap_or(usize::MAX);
             assert_eq!(decoded_capacity(len), expected, "len {len}");
         }
-    }
-
-    #[test]
-    fn go_equality_panics_on_maps_and_slices() {
-        assert_eq!(eq(&json!(1), &json!(1)), Ok(true));
-        assert_eq!(eq(&json!(1), &json!(1.0)), Ok(false));
-        assert_eq!(eq(&json!([]), &json!(1)), Ok(false));
-        assert_eq!(eq(&json!([]), &json!([])), Err(ErrorKind::Uncomparable("[]interface {}")));
-        assert_eq!(eq(&json!({}), &json!({"a": 1})), Err(ErrorKind::Uncomparable("map[string]interface {}")));
     }
 
     #[test]

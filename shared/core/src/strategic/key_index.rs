@@ -17,7 +17,7 @@ use foldhash::fast::RandomState;
 use serde_json::Value;
 
 use super::errors::ErrorKind;
-use super::gofmt::{self, GoType};
+use super::gofmt::GoType;
 use crate::object_field;
 
 /// A scalar as Go's `==` on `interface{}` values tells it apart: by dynamic type and
@@ -56,7 +56,7 @@ pub(crate) enum GoKey<'v> {
 
 impl<'v> GoKey<'v> {
     /// The key of a value; two values are `==` in Go exactly when their keys are
-    /// equal scalars (see `gofmt::eq`).
+    /// equal scalars (see [`go_eq`]).
     pub(crate) fn of(value: &'v Value) -> GoKey<'v> {
         GoKey::Scalar(match value {
             Value::Null => ScalarKey::Nil,
@@ -109,9 +109,15 @@ impl Uncomparables {
 /// Lists up to this long are scanned: building a table costs more than it saves.
 const SCAN_UP_TO: usize = 16;
 
+/// Go's `==` on two `interface{}` values: equal when of the same dynamic type
+/// and value. Comparing two maps or two slices panics in Go ("comparing
+/// uncomparable type"); that is [`ErrorKind::Uncomparable`] here.
+pub(crate) fn go_eq(left: &Value, right: &Value) -> Result<bool, ErrorKind> {
+    GoKey::of(left).equals(GoKey::of(right))
+}
+
 impl GoKey<'_> {
-    /// Go's `==` on the two values (`gofmt::eq`): comparing two maps or two slices
-    /// is Go's panic, an error.
+    /// Go's `==` on the two values ([`go_eq`]).
     fn equals(self, other: GoKey<'_>) -> Result<bool, ErrorKind> {
         match (self, other) {
             (GoKey::Scalar(a), GoKey::Scalar(b)) => Ok(a == b),
@@ -320,7 +326,7 @@ pub(crate) fn find_by_key<T: Borrow<Value>>(list: &[T], key: &str, value: &Value
     for (i, item) in list.iter().enumerate() {
         let Some(map) = item.borrow().as_object() else { return Err(ErrorKind::NotAMapInList(i)) };
         if let Some(candidate) = object_field::get(map, key) {
-            if gofmt::eq(candidate, value)? {
+            if go_eq(candidate, value)? {
                 return Ok(Some(i));
             }
         }
@@ -340,11 +346,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn go_equality_panics_on_maps_and_slices() {
+        assert_eq!(go_eq(&json!(1), &json!(1)), Ok(true));
+        assert_eq!(go_eq(&json!(1), &json!(1.0)), Ok(false));
+        assert_eq!(go_eq(&json!([]), &json!(1)), Ok(false));
+        assert_eq!(go_eq(&json!([]), &json!([])), Err(ErrorKind::Uncomparable("[]interface {}")));
+        assert_eq!(go_eq(&json!({}), &json!({"a": 1})), Err(ErrorKind::Uncomparable("map[string]interface {}")));
+    }
+
+    /// Go's `==` on `interface{}` values as the Go spec words it, by dynamic type.
+    fn go_spec_eq(left: &Value, right: &Value) -> Result<bool, ErrorKind> {
+        let ty = GoType::of(left);
+        if ty != GoType::of(right) {
+            return Ok(false);
+        }
+        match (left, right) {
+            (Value::Array(_), _) | (Value::Object(_), _) => Err(ErrorKind::Uncomparable(ty.name())),
+            (Value::Number(l), Value::Number(r)) if ty == GoType::Float => Ok(l.as_f64() == r.as_f64()),
+            _ => Ok(left == right),
+        }
+    }
+
     /// `index` as upstream scans it.
     fn index(order: &[Value], key: &Value, merge_key: &str) -> Result<isize, ErrorKind> {
         for (i, candidate) in order.iter().enumerate() {
             let candidate = candidate.as_object().and_then(|m| m.get(merge_key)).unwrap_or(&Value::Null);
-            if gofmt::eq(key, candidate)? {
+            if go_eq(key, candidate)? {
                 return Ok(i as isize);
             }
         }
@@ -467,7 +495,8 @@ mod tests {
             fn go_keys_compare_as_go_does(a in key(), b in key()) {
                 let owned = OwnedKey::of(&a);
                 prop_assert_eq!(owned.as_go_key(), GoKey::of(&a));
-                let expected = format!("{:?}", gofmt::eq(&a, &b));
+                let expected = format!("{:?}", go_spec_eq(&a, &b));
+                prop_assert_eq!(format!("{:?}", go_eq(&a, &b)), expected.clone());
                 prop_assert_eq!(format!("{:?}", GoKey::of(&a).equals(GoKey::of(&b))), expected.clone());
                 prop_assert_eq!(format!("{:?}", owned.as_go_key().equals(GoKey::of(&b))), expected);
             }
