@@ -10,14 +10,10 @@
 
 use serde_json::{Map, Value};
 
+use crate::str_eq::equal as same;
+
 /// The first this many fields are compared with the key before it is hashed.
 const SCAN_UP_TO: usize = 8;
-
-/// `field == key` (without a `memcmp` call for short names).
-#[inline]
-fn same(field: &str, key: &str) -> bool {
-    crate::str_eq::equal(field, key)
-}
 
 /// The value of `key` in `map`, as `map.get(key)`.
 pub(crate) fn get<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m Value> {
@@ -31,10 +27,10 @@ pub(crate) fn get<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m Valu
 
 /// The value of `key` in `map`, as `map.get_mut(key)`.
 pub(crate) fn get_mut<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut Value> {
-    if map.len() <= SCAN_UP_TO || map.iter().take(SCAN_UP_TO).any(|(k, _)| same(k, key)) {
-        map.iter_mut().take(SCAN_UP_TO).find_map(|(k, v)| same(k, key).then_some(v))
-    } else {
-        map.get_mut(key)
+    match map.iter().take(SCAN_UP_TO).position(|(k, _)| same(k, key)) {
+        Some(at) => map.iter_mut().nth(at).map(|(_, v)| v),
+        None if map.len() <= SCAN_UP_TO => None,
+        None => map.get_mut(key),
     }
 }
 

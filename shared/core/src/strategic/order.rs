@@ -156,12 +156,7 @@ fn normalize_slice_order_by<'o>(
     if is_map {
         validate_merge_keys(&to_sort, merge_key)?;
         validate_merge_keys(order.iter().filter_map(OrderItem::element), merge_key)?;
-        if to_sort.iter().any(super::directives::is_delete_element) {
-            let (keep, delete): (Vec<Value>, Vec<Value>) =
-                to_sort.into_iter().partition(|v| !super::directives::is_delete_element(v));
-            to_sort = keep;
-            to_delete = delete;
-        }
+        to_delete = take_where(&mut to_sort, super::directives::is_delete_element);
     }
     // A lookup that would panic in Go fails the sort only if the sort asks for
     // it, as upstream's comparator looks positions up lazily.
@@ -193,6 +188,21 @@ fn normalize_slice_order_by<'o>(
     permute(&mut to_sort, sorted);
     to_sort.extend(to_delete);
     Ok((to_sort, order))
+}
+
+/// Moves the elements `take` picks (asked once each, in order) out of `list`, in
+/// their order; the others stay in `list`'s own buffer, in theirs. A live list can be
+/// long and what is taken out of it short.
+pub(crate) fn take_where(list: &mut Vec<Value>, mut take: impl FnMut(&Value) -> bool) -> Vec<Value> {
+    let mut taken = Vec::new();
+    list.retain_mut(|item| {
+        let picked = take(item);
+        if picked {
+            taken.push(std::mem::take(item));
+        }
+        !picked
+    });
+    taken
 }
 
 /// Reorders `items` in place so that `items[k]` is the old `items[order[k]]`
@@ -494,6 +504,16 @@ mod tests {
         let server_order: Vec<&Value> = server_order.iter().collect();
         let out = normalize_element_order(patch, server_only, &patch_order, &server_order, "name", true).expect("ok");
         assert_eq!(out, vals(json!([{"name": "a"}, {"name": "c"}, {"name": "b"}])));
+    }
+
+    #[test]
+    fn take_where_keeps_both_orders() {
+        let mut list = vals(json!([1, "a", 2, "b", 3]));
+        let taken = take_where(&mut list, Value::is_string);
+        assert_eq!((list, taken), (vals(json!([1, 2, 3])), vals(json!(["a", "b"]))));
+        let mut none = vals(json!([1, 2]));
+        assert_eq!(take_where(&mut none, Value::is_string), Vec::<Value>::new());
+        assert_eq!(none, vals(json!([1, 2])));
     }
 
     proptest::proptest! {

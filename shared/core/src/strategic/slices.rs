@@ -288,17 +288,9 @@ pub(crate) fn partition_maps(
         };
         found.push(index.find(by, value)?.is_some());
     }
-    // The absent entries stay in the list's own buffer: the live list can be long.
-    let mut present = Vec::with_capacity(found.iter().filter(|&&f| f).count());
     let mut absent = list;
     let mut found = found.into_iter();
-    absent.retain_mut(|item| {
-        let is_present = found.next() == Some(true);
-        if is_present {
-            present.push(std::mem::take(item));
-        }
-        !is_present
-    });
+    let present = order::take_where(&mut absent, |_| found.next() == Some(true));
     Ok((present, absent))
 }
 
