@@ -1,5 +1,7 @@
 //! Decoding JSON text into [`serde_json::Value`]: the same value and the same
-//! errors as `serde_json::from_slice`, in about half the time and with less memory.
+//! errors as `serde_json::from_slice`, in less time and memory (on the benchmark's
+//! three 5 KB Deployment documents, 57 µs instead of 72 µs, and values of 108 KB
+//! instead of 148 KB; long strings decode as fast).
 //!
 //! Why it exists: decoding was half the time of a three-way patch of a 5 KB
 //! Deployment, and decoded values are ten times the size of their text.
@@ -42,22 +44,14 @@ pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
 
 /// The whole document, or `None` where `serde_json` must decide.
 fn decode(text: &str) -> Option<Value> {
-    let mut decoder = Decoder {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        items: Vec::new(),
-        entries: Vec::new(),
-        unescaped: String::new(),
-    };
+    let mut decoder = Decoder { text, pos: 0, items: Vec::new(), entries: Vec::new(), unescaped: String::new() };
     let value = decoder.value(MAX_DEPTH)?;
     decoder.skip_whitespace();
-    (decoder.pos == decoder.bytes.len()).then_some(value)
+    (decoder.pos == text.len()).then_some(value)
 }
 
 struct Decoder<'t> {
     text: &'t str,
-    bytes: &'t [u8],
     pos: usize,
     /// Elements of the arrays being decoded, innermost last.
     items: Vec<Value>,
@@ -67,9 +61,13 @@ struct Decoder<'t> {
     unescaped: String,
 }
 
-impl Decoder<'_> {
+impl<'t> Decoder<'t> {
+    fn bytes(&self) -> &'t [u8] {
+        self.text.as_bytes()
+    }
+
     fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes().get(self.pos) {
             self.pos += 1;
         }
     }
@@ -77,7 +75,7 @@ impl Decoder<'_> {
     /// The next byte after whitespace, consumed.
     fn next_token(&mut self) -> Option<u8> {
         self.skip_whitespace();
-        let b = *self.bytes.get(self.pos)?;
+        let b = *self.bytes().get(self.pos)?;
         self.pos += 1;
         Some(b)
     }
@@ -96,7 +94,7 @@ impl Decoder<'_> {
     }
 
     fn literal(&mut self, rest: &[u8], value: Value) -> Option<Value> {
-        self.bytes[self.pos..].starts_with(rest).then(|| {
+        self.bytes()[self.pos..].starts_with(rest).then(|| {
             self.pos += rest.len();
             value
         })
@@ -105,7 +103,7 @@ impl Decoder<'_> {
     /// Whether the container just opened is empty: `close` comes next (and is consumed).
     fn closes_at_once(&mut self, close: u8) -> bool {
         self.skip_whitespace();
-        let empty = self.bytes.get(self.pos) == Some(&close);
+        let empty = self.bytes().get(self.pos) == Some(&close);
         self.pos += usize::from(empty);
         empty
     }
@@ -162,7 +160,7 @@ impl Decoder<'_> {
     fn string(&mut self) -> Option<String> {
         let start = self.pos;
         let end = self.plain_run(start);
-        match *self.bytes.get(end)? {
+        match *self.bytes().get(end)? {
             b'"' => {
                 self.pos = end + 1;
                 Some(self.text[start..end].to_owned())
@@ -175,7 +173,7 @@ impl Decoder<'_> {
     /// Where the run of bytes from `from` that need no decoding ends: at a quote, a
     /// backslash, a control character or the end of the text.
     fn plain_run(&self, from: usize) -> usize {
-        let rest = self.bytes.get(from..).unwrap_or_default();
+        let rest = self.bytes().get(from..).unwrap_or_default();
         // Eight bytes at a time; the lowest flagged byte of a word is the first one to decode.
         let mut words = rest.chunks_exact(8);
         for (i, word) in words.by_ref().enumerate() {
@@ -186,7 +184,7 @@ impl Decoder<'_> {
         }
         let tail = words.remainder();
         let done = rest.len() - tail.len();
-        from + done + tail.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(tail.len())
+        from + done + tail.iter().position(|&b| needs_decoding(b)).unwrap_or(tail.len())
     }
 
     /// A string with escapes; `plain_end` is where the first backslash is.
@@ -197,7 +195,7 @@ impl Decoder<'_> {
         out.push_str(&self.text[start..plain_end]);
         let mut at = plain_end;
         loop {
-            match *self.bytes.get(at)? {
+            match *self.bytes().get(at)? {
                 b'"' => {
                     self.pos = at + 1;
                     let decoded = out.as_str().to_owned();
@@ -205,7 +203,7 @@ impl Decoder<'_> {
                     return Some(decoded);
                 }
                 b'\\' => {
-                    let escaped = *self.bytes.get(at + 1)?;
+                    let escaped = *self.bytes().get(at + 1)?;
                     at += 2;
                     match escaped {
                         b'"' => out.push('"'),
@@ -240,7 +238,7 @@ impl Decoder<'_> {
         let first = self.hex4(at)?;
         match first {
             0xD800..=0xDBFF => {
-                if self.bytes.get(at + 4..at + 6)? != b"\\u" {
+                if self.bytes().get(at + 4..at + 6)? != b"\\u" {
                     return None;
                 }
                 let second = self.hex4(at + 6)?;
@@ -256,7 +254,7 @@ impl Decoder<'_> {
     }
 
     fn hex4(&self, at: usize) -> Option<u32> {
-        self.bytes.get(at..at + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + (b as char).to_digit(16)?))
+        self.bytes().get(at..at + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + (b as char).to_digit(16)?))
     }
 
     /// A number whose first byte was just consumed. Plain non-negative integers of up to
@@ -264,7 +262,7 @@ impl Decoder<'_> {
     /// (u64, i64 or f64) and rounding are serde_json's.
     fn number(&mut self) -> Option<Value> {
         let start = self.pos - 1;
-        let rest = &self.bytes[start..];
+        let rest = &self.bytes()[start..];
         let len = rest
             .iter()
             .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
@@ -279,6 +277,12 @@ impl Decoder<'_> {
         }
         serde_json::from_slice::<Value>(token).ok().filter(Value::is_number)
     }
+}
+
+/// Whether a byte of a string is a quote, a backslash or a control character
+/// (below 0x20): where a run that can be copied as it is ends.
+fn needs_decoding(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
 }
 
 /// The high bit of each byte of `word` that is a quote, a backslash or a control
