@@ -10,6 +10,7 @@
 //! Plugins stay thin: parse flags, call in here and into the core, print.
 
 pub mod backup;
+pub mod cache;
 pub mod cli;
 pub mod client;
 pub mod color;
