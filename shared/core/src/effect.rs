@@ -13,8 +13,10 @@
 //! schema so that list-map entries are told apart by key, then
 //! [`Set::leaves`](crate::fieldpath::Set::leaves)), each with its value before
 //! and after. Two plans have the same intent when their effects are equal. What
-//! every write changes and nobody asks for (`metadata.managedFields`,
-//! `metadata.resourceVersion`, `metadata.generation`) is not part of an effect.
+//! every write changes and nobody asks for (`metadata.resourceVersion`,
+//! `metadata.generation`) is not part of an effect; `metadata.managedFields` is,
+//! because a plan leaves it as it is unless changing it is the point (a migration
+//! to server-side apply).
 //!
 //! ```
 //! use fieldwise_core::effect::Effect;
@@ -45,7 +47,7 @@ use crate::fieldpath::{compare, value_at, Path, PathElement};
 use crate::schema::{Schema, TypeId};
 
 /// Metadata fields the server changes on every write; never part of an effect.
-pub const SERVER_MANAGED_METADATA: [&str; 3] = ["managedFields", "resourceVersion", "generation"];
+pub const SERVER_MANAGED_METADATA: [&str; 2] = ["resourceVersion", "generation"];
 
 /// One field a change touches: where, and its value before and after (`None`: absent).
 #[derive(Debug, Clone, PartialEq)]
@@ -166,8 +168,9 @@ mod tests {
         let mut moved = deployment(1, "a:1", None);
         moved["metadata"]["resourceVersion"] = json!("2");
         moved["metadata"]["generation"] = json!(2);
-        moved["metadata"]["managedFields"] = json!([{"manager": "m"}]);
         assert!(effect(&deployment(1, "a:1", None), &moved).is_empty());
+        moved["metadata"]["managedFields"] = json!([{"manager": "m"}]);
+        assert_eq!(effect(&deployment(1, "a:1", None), &moved).edits().len(), 1, "a migration's change is an effect");
     }
 
     #[test]
