@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::private_fs::{create_dirs, create_file};
 
 /// What became of the write a backup was taken for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -281,7 +282,7 @@ impl BackupStore {
         let stamp = record.time.replace([':', '-'], "");
         for attempt in 0..1000 {
             let file = dir.join(if attempt == 0 { format!("{stamp}.json") } else { format!("{stamp}-{attempt}.json") });
-            match private_file(&file, true) {
+            match create_file(&file, true) {
                 Ok(mut handle) => {
                     write_record(&mut handle, record, &file)?;
                     return Ok(file);
@@ -515,31 +516,13 @@ fn rewrite(file: &Path, record: &BackupRecord) -> Result<()> {
     let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
     let fail = |e: std::io::Error| Error::Other(format!("cannot update the backup {}: {e}", file.display()));
     fs::remove_file(&tmp).ok();
-    let mut handle = private_file(&tmp, true).map_err(fail)?;
+    let mut handle = create_file(&tmp, true).map_err(fail)?;
     write_record(&mut handle, record, &tmp)?;
     fs::rename(&tmp, file).map_err(fail)
 }
 
 fn create_private_dirs(dir: &Path) -> Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| Error::Other(format!("cannot create the backup directory {}: {e}", dir.display())))
-}
-
-/// Opens a new file readable by the user alone; `exclusive` refuses an existing one.
-fn private_file(path: &Path, exclusive: bool) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true);
-    if exclusive {
-        options.create_new(true);
-    } else {
-        options.create(true).truncate(true);
-    }
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
+    create_dirs(dir).map_err(|e| Error::Other(format!("cannot create the backup directory {}: {e}", dir.display())))
 }
 
 /// The current time in RFC 3339 with milliseconds, UTC.
