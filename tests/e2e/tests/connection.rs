@@ -148,6 +148,13 @@ fn as_impersonates_where_kubectl_does_and_is_forbidden_where_kubectl_is() {
     assert_eq!(text(&grouped.ok().out.stdout).trim(), "deployment.apps/web patched");
     let groups = cluster.audited_by(&grouped.name)[0]["impersonatedUser"]["groups"].clone();
     assert!(groups.as_array().unwrap().iter().any(|g| g == "system:masters"), "{groups}");
+    assert_eq!(cluster.get_json(&ns, "deploy/web")["spec"]["replicas"], 1);
+
+    // --as-uid reaches the server with the user.
+    let with_uid =
+        plugin(&cluster, "kubectl-owners", "as-uid", &["-n", &ns, "deploy/web", "--as", who, "--as-uid", "uid-42"]);
+    let impersonated = cluster.audited_by(&with_uid.ok().name)[0]["impersonatedUser"].clone();
+    assert_eq!((impersonated["username"].as_str(), impersonated["uid"].as_str()), (Some(who), Some("uid-42")));
 
     // Groups without a user are refused before anything is sent, as kubectl refuses them.
     let alone = plugin(&cluster, "kubectl-owners", "as-alone", &["-n", &ns, "deploy/web", "--as-group", "x"]);
