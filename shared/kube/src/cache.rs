@@ -69,6 +69,18 @@ impl ServerCache {
         })
     }
 
+    /// How long ago the entry under `name` was written, if it exists.
+    pub fn age(&self, name: &str) -> Option<std::time::Duration> {
+        let modified = fs::metadata(self.dir.join(name)).ok()?.modified().ok()?;
+        // A clock that went backwards makes the entry new, not invalid.
+        Some(modified.elapsed().unwrap_or_default())
+    }
+
+    /// Removes the entry under `name`, if any.
+    pub fn remove(&self, name: &str) {
+        fs::remove_file(self.dir.join(name)).ok();
+    }
+
     /// Removes everything cached for this server (after the server said the cache is wrong).
     pub fn clear(&self) {
         fs::remove_dir_all(&self.dir).ok();
@@ -104,6 +116,11 @@ mod tests {
         a.write("discovery/apis.json", b"{\"v\":2}").unwrap();
         assert_eq!(a.read("discovery/apis.json").as_deref(), Some(&b"{\"v\":2}"[..]));
         assert_eq!(b.read("discovery/apis.json"), None);
+        assert!(a.age("discovery/apis.json").is_some_and(|age| age < std::time::Duration::from_secs(60)));
+        assert_eq!(b.age("discovery/apis.json"), None);
+        a.remove("discovery/apis.json");
+        assert_eq!(a.read("discovery/apis.json"), None);
+        a.write("discovery/apis.json", b"{}").unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -129,6 +129,29 @@ impl Cluster {
         cmd
     }
 
+    /// A plugin binary run under another name (`argv[0]`), so its User-Agent
+    /// (`NAME/v0.1.0 (linux/amd64) fieldwise/abc1234`) singles out this run's
+    /// requests in the audit log ([`Cluster::audited_by`]).
+    pub fn plugin_named(&self, exe: &str, name: &str) -> Command {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = self.plugin(exe);
+        cmd.arg0(name);
+        cmd
+    }
+
+    /// The audit events (stage `ResponseComplete`, one per request) whose
+    /// User-Agent starts with `name/`: the requests of a [`Cluster::plugin_named`] run.
+    pub fn audited_by(&self, name: &str) -> Vec<serde_json::Value> {
+        let log = std::fs::read_to_string(self.dir.join("audit.log")).unwrap_or_default();
+        let prefix = format!("{name}/");
+        log.lines()
+            .filter(|l| l.contains(&prefix))
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["stage"] == "ResponseComplete")
+            .filter(|e| e["userAgent"].as_str().is_some_and(|ua| ua.starts_with(&prefix)))
+            .collect()
+    }
+
     /// Runs kubectl and asserts it succeeded.
     pub fn kubectl_ok(&self, args: &[&str]) -> String {
         let out = run(self.kubectl().args(args));
