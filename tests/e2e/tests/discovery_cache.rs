@@ -54,11 +54,12 @@ fn a_warm_cache_sends_one_get_like_kubectl() {
     let cache = private_cache("warm");
     let get = format!("/apis/apps/v1/namespaces/{ns}/deployments/web");
 
-    let (out, cold) = owners(&cluster, &cache, &["-n", &ns, "deploy/web"]);
+    // `--time none`: the answer must not depend on when it is printed.
+    let (out, cold) = owners(&cluster, &cache, &["-n", &ns, "deploy/web", "--time", "none"]);
     ok(&out);
     assert_eq!(cold, ["/api", "/apis", get.as_str()], "cold: discovery, then the GET");
     assert_eq!(cached_files(&cache).len(), 2);
-    let (warm_out, warm) = owners(&cluster, &cache, &["-n", &ns, "deploy/web"]);
+    let (warm_out, warm) = owners(&cluster, &cache, &["-n", &ns, "deploy/web", "--time", "none"]);
     ok(&warm_out);
     assert_eq!(warm, [get.as_str()], "warm: the GET alone");
     assert_eq!(text(&warm_out.stdout), text(&out.stdout), "the same answer either way");
