@@ -77,9 +77,6 @@ pub struct ScanResult {
 
 /// Runs `kubectl last-applied scan`.
 pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
-    if args.output == Some(OutputFormat::Name) {
-        return Err(Error::usage("-o name is not supported by scan; use -o json or -o yaml"));
-    }
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let result = scan(&conn, &catalog, &args.scope).await?;
