@@ -78,7 +78,7 @@ mod tests {
         let (shown, hidden) = ViewOptions::default().prepare(&object);
         assert_eq!(
             shown,
-            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "***"}})
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "*** (5 bytes)"}})
         );
         assert_eq!(hidden, ["metadata.managedFields", "metadata.uid", "metadata.resourceVersion", "status"]);
         let all = ViewOptions { show_status: true, show_metadata: true, show_values: true };

@@ -15,7 +15,8 @@
 //! use serde_json::json;
 //!
 //! let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}});
-//! match edit_object(&live, "configmap/x")? {
+//! let on_a_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
+//! match edit_object(&live, "configmap/x", on_a_terminal)? {
 //!     Edited::Changed(new) => println!("{new}"),
 //!     Edited::Unchanged => println!("Edit cancelled, no changes made."),
 //! }
@@ -25,7 +26,7 @@
 use std::collections::hash_map::RandomState;
 use std::fs::{DirBuilder, OpenOptions, Permissions};
 use std::hash::{BuildHasher, Hasher};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -191,18 +192,18 @@ pub fn parse_edit(text: &str) -> std::result::Result<Option<Value>, ParseFailure
 
 /// Opens the editor on `live` (without server noise) as YAML and returns the edited object.
 ///
-/// A text that is not valid YAML is kept in the session's private file: on a terminal
-/// the editor re-opens on it with the error in a header; otherwise (or when the user
-/// saves the same invalid text again) the error, with line and column, and the kept
-/// file's path are returned.
-pub fn edit_object(live: &Value, display: &str) -> Result<Edited> {
+/// A text that is not valid YAML is kept in the session's private file: when
+/// `interactive` (a terminal: the caller knows, e.g. stdin and stderr are TTYs) the
+/// editor re-opens on it with the error in a header; otherwise (or when the user saves
+/// the same invalid text again) the error, with line and column, and the kept file's
+/// path are returned.
+pub fn edit_object(live: &Value, display: &str, interactive: bool) -> Result<Edited> {
     let original = crate::diff::without_server_noise(live);
     let header = format!(
         "# Editing {display}. Save and quit to preview the patch; an unchanged or empty file cancels.\n\
          # The file is private (0600 in a fresh 0700 directory) and removed when the edit ends.\n"
     );
     let session = EditSession::create(&format!("{header}{}", printer::yaml(&original)?))?;
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut previous_failure: Option<String> = None;
     loop {
         // Line numbers count in the user's text, without the error header of a previous round.
@@ -285,5 +286,56 @@ mod tests {
         let text = format!("{ERROR_HEADER_START}\n# line 1, column 1: x\n{ERROR_HEADER_END}\na: [\n");
         assert_eq!(strip_error_header(&text), "a: [\n");
         assert_eq!(strip_error_header("a: 1\n"), "a: 1\n");
+    }
+
+    /// Issue #13, problem 2, with a fake editor: the file is 0600 in a fresh 0700
+    /// directory, a file pre-created at the old predictable path is not used, an
+    /// invalid edit is kept with its line and column, a valid one is returned.
+    #[test]
+    fn a_fake_editor_sees_a_private_file_and_an_invalid_edit_is_kept() {
+        let scratch = std::env::temp_dir().join(format!("fw-edit-test-{}", random_suffix()));
+        std::fs::create_dir_all(&scratch).unwrap();
+        let trap = std::env::temp_dir().join(format!("safe-patch-edit-{}.yaml", std::process::id()));
+        std::fs::write(&trap, "").unwrap();
+        std::fs::set_permissions(&trap, Permissions::from_mode(0o666)).unwrap();
+        let log = scratch.join("log");
+        let editor = scratch.join("editor.sh");
+        let script = format!(
+            "#!/bin/sh\nstat -c '%a' \"$1\" >> {log}\nstat -c '%a' \"$(dirname \"$1\")\" >> {log}\necho \"$1\" >> {log}\n$EDIT_ACTION \"$1\"\n",
+            log = log.display()
+        );
+        std::fs::write(&editor, script).unwrap();
+        std::fs::set_permissions(&editor, Permissions::from_mode(0o755)).unwrap();
+        std::env::set_var("KUBE_EDITOR", &editor);
+        let live = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "managedFields": []},
+            "data": {"pw": "aHVudGVyMg=="}});
+
+        std::env::set_var("EDIT_ACTION", "sed -i s/aHVudGVyMg==/bmV3/");
+        let edited = edit_object(&live, "secret/s", false).unwrap();
+        assert_eq!(
+            edited,
+            Edited::Changed(serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s"}, "data": {"pw": "bmV3"}}))
+        );
+        std::env::set_var("EDIT_ACTION", "true");
+        assert_eq!(edit_object(&live, "secret/s", false).unwrap(), Edited::Unchanged);
+        std::env::set_var("EDIT_ACTION", "sed -i $a\\data:\\x20[");
+        let err = edit_object(&live, "secret/s", false).unwrap_err().to_string();
+
+        let logged = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<&str> = logged.lines().collect();
+        assert_eq!(lines.len(), 9, "{logged}");
+        for round in lines.chunks(3) {
+            assert_eq!(&round[..2], ["600", "700"], "{logged}");
+            assert_ne!(Path::new(round[2]), trap.as_path());
+            assert!(!Path::new(round[2]).exists() || round[2] == lines[8], "{logged}");
+        }
+        assert_eq!(std::fs::read_to_string(&trap).unwrap(), "", "the pre-created file was used");
+        let kept = lines[8];
+        assert!(err.contains(kept) && err.contains("line ") && err.contains("column "), "{err}");
+        assert!(std::fs::read_to_string(kept).unwrap().contains("data: ["));
+        std::fs::remove_dir_all(Path::new(kept).parent().unwrap()).unwrap();
+        std::fs::remove_file(&trap).unwrap();
+        std::fs::remove_dir_all(&scratch).unwrap();
     }
 }
