@@ -23,6 +23,7 @@
 //! `--show-secrets` ([`set_show_secrets`]) is the only way to see values: it turns
 //! [`scrub`] off, and callers skip [`redact`].
 
+use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
 use base64::Engine as _;
@@ -236,8 +237,11 @@ fn balanced_len(text: &str) -> Option<usize> {
 #[derive(Default)]
 struct Known {
     show_secrets: bool,
-    /// Each remembered value in every spelling it may take in a text, longest first.
+    /// Each remembered value in every spelling it may take in a text, longest first
+    /// (so a value inside a longer one's spelling is not replaced first).
     spellings: Vec<String>,
+    /// The same spellings, for finding duplicates in constant time (a scan reads thousands).
+    seen: HashSet<String>,
 }
 
 fn known() -> &'static Mutex<Known> {
@@ -280,14 +284,17 @@ pub fn remember_values(values: Vec<Vec<u8>>) {
         return;
     }
     let Ok(mut k) = known().lock() else { return };
+    let before = k.spellings.len();
     for value in values {
         for spelling in spellings(&value) {
-            if !k.spellings.contains(&spelling) {
+            if k.seen.insert(spelling.clone()) {
                 k.spellings.push(spelling);
             }
         }
     }
-    k.spellings.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    if k.spellings.len() != before {
+        k.spellings.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
 }
 
 fn collect(object: &Value, secret: bool, values: &mut Vec<Vec<u8>>) {
