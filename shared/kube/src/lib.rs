@@ -24,6 +24,8 @@ pub mod manifests;
 pub mod metadata_list;
 pub mod objects;
 pub mod printer;
+pub mod private_fs;
+pub mod prompt;
 pub mod redact;
 pub mod target;
 pub mod version;
