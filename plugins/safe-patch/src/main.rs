@@ -155,10 +155,8 @@ fn main() -> ExitCode {
     }
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
-    // `undo`'s flag is private to undo.rs (rewritten by the write-path work); a bare
-    // `--show-secrets` word is that flag, as clap accepted the command line.
     let show_secrets = match &cli.command {
-        Some(Command::Undo(_)) => std::env::args().any(|a| a == "--show-secrets"),
+        Some(Command::Undo(args)) => args.show_secrets,
         _ => cli.patch.show_secrets,
     };
     fieldwise_kube::redact::set_show_secrets(show_secrets);

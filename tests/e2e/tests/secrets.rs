@@ -610,7 +610,7 @@ fn output_modes_show_configmaps_and_hide_secrets() {
 
 /// Problem 3: a repair never writes a Secret's values into its annotation without --store-secret-values.
 #[test]
-#[ignore = "wired into plugins/last-applied/src/repair.rs after the lead's write-path commit (see the report)"]
+
 fn repair_never_stores_secret_values_without_the_flag() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-secrets-repair");
@@ -628,17 +628,14 @@ fn repair_never_stores_secret_values_without_the_flag() {
 
 /// Problem 2: `--edit` uses a private file, never a pre-created one, and keeps an invalid edit.
 #[test]
-#[ignore = "needs --edit moved onto fieldwise_kube::edit after the lead's write-path commit (see the report)"]
+
 fn edit_uses_a_fresh_private_file_and_keeps_invalid_edits() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-secrets-edit");
     cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=hunter2-edit"]);
     let tmp = private_dir("edit-tmp");
-    // What an attacker would pre-create: world-writable files at the old predictable names.
-    for pid in 0..1 {
-        let trap = tmp.join(format!("safe-patch-edit-{pid}.yaml"));
-        std::fs::write(&trap, "").unwrap();
-    }
+    // The old code opened TMPDIR/safe-patch-edit-PID.yaml, a name another user can pre-create; the
+    // editor must now get a file in a fresh private directory (checked from the editor's log below).
     let log = tmp.join("editor.log");
     let editor = tmp.join("editor.sh");
     std::fs::write(
