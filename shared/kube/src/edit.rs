@@ -24,10 +24,10 @@
 //! ```
 
 use std::collections::hash_map::RandomState;
-use std::fs::{DirBuilder, OpenOptions, Permissions};
+use std::fs::{DirBuilder, Permissions};
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -56,7 +56,8 @@ impl EditSession {
         let mut last_error = None;
         for _ in 0..ATTEMPTS {
             let dir = base.join(format!("fieldwise-edit-{}", random_suffix()));
-            // Exclusive: an existing directory (made by anyone) is an error, never reused.
+            // Exclusive, so not private_fs::create_dirs (which accepts an existing directory):
+            // a directory someone made in advance is an error, never reused.
             match DirBuilder::new().mode(0o700).create(&dir) {
                 Ok(()) => {
                     let session = EditSession { file: dir.join(FILE_NAME), dir, keep: false };
@@ -87,12 +88,8 @@ impl EditSession {
     }
 
     fn write_new(&self, text: &str) -> Result<()> {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&self.file)
-            .map_err(|e| io_error("cannot create", &self.file, e))?;
+        let mut file =
+            crate::private_fs::create_file(&self.file, true).map_err(|e| io_error("cannot create", &self.file, e))?;
         file.write_all(text.as_bytes()).map_err(|e| io_error("cannot write", &self.file, e))
     }
 
