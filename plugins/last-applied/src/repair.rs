@@ -25,7 +25,7 @@ use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::unified;
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
 use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
@@ -92,9 +92,6 @@ enum Outcome {
 pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
     if args.targets.is_empty() && args.filename.is_empty() && !args.from_scan {
         return Err(Error::usage("an object is required: TYPE/NAME, -f FILE or --from-scan (see --help)"));
-    }
-    if args.write.output == Some(OutputFormat::Name) && args.from_scan {
-        return Err(Error::usage("-o name is not supported with --from-scan"));
     }
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;

@@ -35,7 +35,8 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
 
-    /// Print the report as json or yaml (shape: docs/last-applied-output.md).
+    /// Print the report as json or yaml (shape: docs/last-applied-output.md; details never quote a value), or
+    /// name (kind.group/name of each object with findings).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 }

@@ -445,8 +445,13 @@ fn canary_suite_finds_no_secret_value_anywhere() {
     }
     s.run(la, &["view", "secret/dbcreds", "--diff"], &[], Exit::Any);
     s.run(la, &["scan"], &[], Exit::Any);
-    s.run(la, &["repair", "--from-scan", "--kinds", "secrets", "--dry-run=server"], &[], Exit::Any);
-    s.run(la, &["repair", "--from-scan", "--kinds", "secrets", "--dry-run=client", "-o", "json"], &[], Exit::Any);
+    for output in OUTPUTS {
+        s.run(la, &with(&["repair", "--from-scan", "--kinds", "secrets", "--dry-run=server"], output), &[], Exit::Any);
+        s.run(la, &with(&["repair", "--from-scan", "--kinds", "secrets", "--dry-run=client"], output), &[], Exit::Any);
+        // Consent to store values in the annotation still prints none of them.
+        let store = ["repair", "secret/dbcreds", "--store-secret-values", "--dry-run=server"];
+        s.run(la, &with(&store, output), &[], Exit::Code(0));
+    }
     s.run(la, &["scan", "--context", "fieldwise-restricted"], &[], Exit::Any);
     s.run(la, &["view", "secret/dbcreds", "--context", "fieldwise-restricted"], &[], Exit::Code(1));
     s.run(la, &["repair", "secret/dbcreds", "--context", "fieldwise-restricted"], &[], Exit::Code(1));
