@@ -99,11 +99,12 @@ pub struct WriteArgs {
     #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
     pub dry_run: DryRun,
 
-    /// Print the written objects as json or yaml instead of the usual messages.
+    /// Print the written objects instead of the usual messages: json or yaml (no managedFields, ConfigMap
+    /// data in clear, Secret values as *** unless --show-secrets), or name (kind.group/name).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 
-    /// Show Secret values in diffs and output (they are hidden by default).
+    /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown).
     #[arg(long)]
     pub show_secrets: bool,
 
@@ -119,6 +120,12 @@ fn main() -> ExitCode {
     }
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
+    fieldwise_kube::redact::set_show_secrets(match &cli.command {
+        Command::View(args) => args.show_secrets,
+        Command::Repair(args) => args.write.show_secrets,
+        Command::Migrate(args) => args.write.show_secrets,
+        Command::Scan(_) | Command::Completion(_) => false,
+    });
     match cli.command {
         Command::Completion(args) => completion::print_script(Cli::command(), args.shell),
         Command::Scan(args) => cli::run(scan::run(cli.kube, args)),

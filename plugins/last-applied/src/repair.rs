@@ -6,10 +6,16 @@
 //! the annotation and `metadata.resourceVersion` (refused if the object changed
 //! since it was read; then it is read and computed again), after a backup of the
 //! pre-image. An annotation that is already right is left alone ("unchanged").
+//!
+//! A Secret's annotation would hold its values in clear text, the very leak `scan`
+//! reports: without `--store-secret-values`, a single repair of such a Secret is
+//! refused (exit 2) and a bulk repair skips it, each saying why and suggesting
+//! `kubectl last-applied migrate` (`fieldwise_core::last_applied::secret_values`).
 
 use std::process::ExitCode;
 
 use clap::Args;
+use fieldwise_core::last_applied::secret_values::{refusal_reason, repair_decision, RepairDecision};
 use fieldwise_core::last_applied::{
     annotation_of, annotations_size_with, encode, rebuild, FindingKind, LAST_APPLIED_ANNOTATION,
     TOTAL_ANNOTATIONS_LIMIT,
@@ -19,7 +25,7 @@ use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::unified;
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
 use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
@@ -28,7 +34,7 @@ use serde_json::{json, Value};
 
 use crate::{scan, targets, ScopeArgs, WriteArgs};
 
-/// Exit code when the user declined the confirmation.
+/// Exit code when the user declined the confirmation, or a repair needs `--store-secret-values`.
 const EXIT_DECLINED: u8 = 2;
 
 /// `repair`'s flags.
@@ -49,6 +55,12 @@ pub struct RepairArgs {
     /// The field manager of the write (by default the one kubectl apply writes the annotation as).
     #[arg(long, default_value = "kubectl-client-side-apply")]
     pub field_manager: String,
+
+    /// Store a Secret's values in its annotation, in clear text readable by anyone who can read its metadata.
+    /// Without it a repair that would do so is refused (bulk: the Secret is skipped); `kubectl last-applied
+    /// migrate` moves the Secret to server-side apply, which needs no annotation.
+    #[arg(long)]
+    pub store_secret_values: bool,
 
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -72,15 +84,14 @@ enum Outcome {
     Repaired(Value),
     Unchanged(Value),
     Declined,
+    /// The annotation would hold Secret values and the user did not ask for that: why.
+    Refused(String),
 }
 
 /// Runs `kubectl last-applied repair`.
 pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
     if args.targets.is_empty() && args.filename.is_empty() && !args.from_scan {
         return Err(Error::usage("an object is required: TYPE/NAME, -f FILE or --from-scan (see --help)"));
-    }
-    if args.write.output == Some(OutputFormat::Name) && args.from_scan {
-        return Err(Error::usage("-o name is not supported with --from-scan"));
     }
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
@@ -101,6 +112,10 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
                 eprintln!("Not repaired: {}.", target.display());
                 code = ExitCode::from(EXIT_DECLINED);
             }
+            Outcome::Refused(reason) => {
+                eprintln!("error: {reason}");
+                code = ExitCode::from(EXIT_DECLINED);
+            }
             outcome => report(&args, target, &outcome)?,
         }
     }
@@ -118,11 +133,14 @@ async fn bulk_repair(
     for s in &result.skipped {
         eprintln!("warning: skipped {}: {}", s.resource.plural_group(), s.reason);
     }
-    let work: Vec<_> = result
+    let (work, secrets): (Vec<_>, Vec<_>) = result
         .flagged
         .into_iter()
         .filter(|f| f.findings.iter().any(|x| matches!(x.kind, FindingKind::Missing | FindingKind::Stale)))
-        .collect();
+        .partition(|f| args.store_secret_values || !holds_secret_values(f));
+    for f in &secrets {
+        eprintln!("skipped: {}", refusal_reason(&f.target.display(), secret_values_of(f)));
+    }
     if work.is_empty() {
         eprintln!("Nothing to repair.");
         return Ok(ExitCode::SUCCESS);
@@ -145,6 +163,7 @@ async fn bulk_repair(
             Ok(match outcome {
                 Outcome::Repaired(_) => "repaired",
                 Outcome::Unchanged(_) | Outcome::Declined => "unchanged",
+                Outcome::Refused(reason) => return Err(Error::Other(reason)),
             })
         },
     )
@@ -153,18 +172,38 @@ async fn bulk_repair(
     Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// The annotation `target` should carry.
-fn wanted(target: &ObjectRef, source: &Source, live: &Value) -> Result<String> {
-    let config = match source {
-        Source::File(config) => config.clone(),
-        Source::Live => rebuild(live).map_err(|e| Error::Other(format!("{}: {e}", target.display())))?,
-    };
-    Ok(encode(&config, target.namespace.as_deref()))
+/// The configuration the annotation of `target` should hold.
+fn wanted_config(target: &ObjectRef, source: &Source, live: &Value) -> Result<Value> {
+    match source {
+        Source::File(config) => Ok(config.clone()),
+        Source::Live => rebuild(live).map_err(|e| Error::Other(format!("{}: {e}", target.display()))),
+    }
+}
+
+/// How many Secret values the rebuilt annotation of a flagged object would hold; a
+/// Secret whose live object was not fetched counts as holding some.
+fn secret_values_of(flagged: &scan::Flagged) -> usize {
+    match &flagged.live {
+        Some(live) => rebuild(live).map_or(0, |config| match repair_decision(&config, false) {
+            RepairDecision::Refuse { values } => values,
+            RepairDecision::Write => 0,
+        }),
+        None => usize::from(flagged.target.resource.kind == "Secret" && flagged.target.resource.group.is_empty()),
+    }
+}
+
+fn holds_secret_values(flagged: &scan::Flagged) -> bool {
+    secret_values_of(flagged) > 0
 }
 
 /// The repair of one object, planned against whatever version of it the write path holds.
-fn plan_repair(target: &ObjectRef, source: &Source, live: &Value) -> Result<Planned> {
-    let text = wanted(target, source, live)?;
+fn plan_repair(target: &ObjectRef, source: &Source, live: &Value, store_secret_values: bool) -> Result<Planned> {
+    let config = wanted_config(target, source, live)?;
+    if let RepairDecision::Refuse { values } = repair_decision(&config, store_secret_values) {
+        // A re-plan that now meets Secret values (Repair::run checked the first read).
+        return Err(Error::Other(refusal_reason(&target.display(), values)));
+    }
+    let text = encode(&config, target.namespace.as_deref());
     if annotation_of(live) == Some(text.as_str()) {
         return Ok(Planned { patch_type: PatchType::Merge, patch: json!({}), result: live.clone(), findings: vec![] });
     }
@@ -216,7 +255,13 @@ impl Repair<'_> {
                 show_secrets: self.args.write.show_secrets,
             },
         );
-        let mut planner = |live: &Value| plan_repair(self.target, self.source, live);
+        if let RepairDecision::Refuse { values } =
+            repair_decision(&wanted_config(self.target, self.source, &live)?, self.args.store_secret_values)
+        {
+            return Ok(Outcome::Refused(refusal_reason(&self.target.display(), values)));
+        }
+        let store = self.args.store_secret_values;
+        let mut planner = |live: &Value| plan_repair(self.target, self.source, live, store);
         let mut preview = writer.plan(live, &mut planner)?;
         if preview.is_no_change() {
             return Ok(Outcome::Unchanged(preview.live));
@@ -267,7 +312,7 @@ fn report(args: &RepairArgs, target: &ObjectRef, outcome: &Outcome) -> Result<()
             DryRun::Client => (o, "repaired (dry run)".to_string()),
             DryRun::Server => (o, "repaired (server dry run)".to_string()),
         },
-        Outcome::Declined => return Ok(()),
+        Outcome::Declined | Outcome::Refused(_) => return Ok(()),
     };
     printer::print_outcome(&target.display(), object, &verb, args.write.output, args.write.show_secrets)
 }

@@ -8,9 +8,15 @@ use serde_json::{json, Value};
 
 use crate::scan::ScanResult;
 
-/// Prints the report to stdout.
+/// Prints the report to stdout: a table, the document (`-o json|yaml`), or the name of
+/// each object with findings, once (`-o name`, `kind.group/name` as kubectl prints it).
 pub fn print(result: &ScanResult, format: Option<OutputFormat>) -> Result<()> {
     match format {
+        Some(OutputFormat::Name) => {
+            for flagged in &result.flagged {
+                println!("{}", flagged.target.display());
+            }
+        }
         Some(format) => print!("{}", printer::render(&to_value(result), format)?),
         None => print!("{}", table(result)),
     }

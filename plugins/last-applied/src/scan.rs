@@ -35,7 +35,8 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
 
-    /// Print the report as json or yaml (shape: docs/last-applied-output.md).
+    /// Print the report as json or yaml (shape: docs/last-applied-output.md; details never quote a value), or
+    /// name (kind.group/name of each object with findings).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 }
@@ -77,9 +78,6 @@ pub struct ScanResult {
 
 /// Runs `kubectl last-applied scan`.
 pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
-    if args.output == Some(OutputFormat::Name) {
-        return Err(Error::usage("-o name is not supported by scan; use -o json or -o yaml"));
-    }
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let result = scan(&conn, &catalog, &args.scope).await?;

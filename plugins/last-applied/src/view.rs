@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use fieldwise_core::fieldpath::{extract, field_set_lossy};
-use fieldwise_core::last_applied::annotation_of;
+use fieldwise_core::last_applied::{annotation_of, string_data};
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client;
 use fieldwise_kube::diff::{redact_pair, unified};
@@ -32,7 +32,8 @@ pub struct ViewArgs {
     #[arg(long)]
     pub diff: bool,
 
-    /// Print the annotation as json or yaml (default yaml).
+    /// Print the annotation as json or yaml (default yaml; Secret values as *** unless --show-secrets), or
+    /// the object's name (kind.group/name).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 
@@ -43,9 +44,6 @@ pub struct ViewArgs {
 
 /// Runs `kubectl last-applied view`.
 pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
-    if args.output == Some(OutputFormat::Name) {
-        return Err(Error::usage("-o name is not supported by view; use -o json or -o yaml"));
-    }
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let mut code = ExitCode::SUCCESS;
@@ -59,6 +57,10 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
         };
         let applied: Value = serde_json::from_str(text)
             .map_err(|e| Error::Other(format!("{}: the annotation is not valid JSON: {e}", target.display())))?;
+        if args.output == Some(OutputFormat::Name) && !args.diff {
+            println!("{}", target.display());
+            continue;
+        }
         if !args.diff {
             let mut shown = applied;
             if !args.show_secrets {
@@ -67,6 +69,8 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
             print!("{}", printer::render(&shown, args.output.unwrap_or(OutputFormat::Yaml))?);
             continue;
         }
+        // The server keeps an applied `stringData` in `data`: compare what it stored.
+        let applied = string_data::as_stored(&applied, &live);
         let schema = builtin();
         let ty = Gvk::of_object(&applied).and_then(|g| schema.root(&g));
         let (fields, _) = field_set_lossy(&applied, schema, ty);

@@ -104,7 +104,7 @@ pub async fn check(
         exists: live.is_some(),
         prediction,
         verification: None,
-        show_values: show_values || !redact::is_sensitive(config),
+        show_values: show_values || !redact::is_secret(config),
     };
     if verify {
         let (status, causes) = dry_run(conn, &target, config, field_manager).await?;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::flags::OutputFormat;
 use fieldwise_kube::{color, manifests, printer, Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
@@ -147,6 +148,12 @@ fn print(cli: &Cli, sections: Vec<(&Subject, Section)>) -> Result<()> {
         print!("{}", texts.join(separator));
         return Ok(());
     };
+    if format == OutputFormat::Name {
+        for (subject, _) in &sections {
+            print!("{}", printer::render(&subject.reference(), format)?);
+        }
+        return Ok(());
+    }
     let items: Vec<Value> = sections
         .into_iter()
         .map(|(subject, s)| {
@@ -186,6 +193,11 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
         None => {
             for (_, r) in &reports {
                 print!("{}", conflicts::render(r));
+            }
+        }
+        Some(OutputFormat::Name) => {
+            for (m, _) in &reports {
+                print!("{}", printer::render(&crate::subject::reference(&m.value), OutputFormat::Name)?);
             }
         }
         Some(format) => {

@@ -118,7 +118,8 @@ pub struct PatchArgs {
     #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
     pub dry_run: DryRun,
 
-    /// Print the result as json, yaml or name instead of the usual message.
+    /// Print the result instead of the usual message: json or yaml (as kubectl patch -o: no managedFields,
+    /// ConfigMap data in clear, Secret values as *** unless --show-secrets), or name (kind.group/name).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 
@@ -142,7 +143,7 @@ pub struct PatchArgs {
     #[arg(long, conflicts_with_all = ["patch", "patch_file", "local"])]
     pub edit: bool,
 
-    /// Show Secret values in diffs and output (they are hidden by default).
+    /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown).
     #[arg(long)]
     pub show_secrets: bool,
 }
@@ -154,6 +155,11 @@ fn main() -> ExitCode {
     }
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
+    let show_secrets = match &cli.command {
+        Some(Command::Undo(args)) => args.show_secrets,
+        _ => cli.patch.show_secrets,
+    };
+    fieldwise_kube::redact::set_show_secrets(show_secrets);
     match cli.command {
         Some(Command::Completion(args)) => completion::print_script(Cli::command(), args.shell),
         Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),

@@ -47,7 +47,7 @@ pub struct UndoArgs {
     field_manager: String,
     /// Show Secret values in the diff.
     #[arg(long)]
-    show_secrets: bool,
+    pub show_secrets: bool,
 }
 
 /// `kubectl safe-patch history`.

@@ -27,7 +27,8 @@ pub enum Error {
         code: u16,
         /// The Status reason, e.g. `Forbidden`, `NotFound`, `Conflict`.
         reason: String,
-        /// The server's message, passed through as kubectl does.
+        /// The server's message, through the redaction boundary
+        /// ([`crate::redact::server_message`]): object dumps cut, Secret values hidden.
         message: String,
         /// The Status `details.causes`: for a server-side apply refused with
         /// 409, one per conflicting field; for a 422, one per invalid field.
@@ -94,7 +95,11 @@ pub struct StatusCause {
 
 impl From<&kube::core::response::StatusCause> for StatusCause {
     fn from(cause: &kube::core::response::StatusCause) -> Self {
-        StatusCause { reason: cause.reason.clone(), message: cause.message.clone(), field: cause.field.clone() }
+        StatusCause {
+            reason: cause.reason.clone(),
+            message: crate::redact::server_message(&cause.message),
+            field: cause.field.clone(),
+        }
     }
 }
 
@@ -108,12 +113,16 @@ impl Error {
     }
 
     /// Converts a kube client error, naming the server for transport failures.
+    ///
+    /// Every server message and cause goes through the redaction boundary here
+    /// ([`crate::redact::server_message`]), so no caller can print an object the
+    /// server quoted (a refused patch of a Secret quotes its values).
     pub fn from_kube(err: kube::Error, server: &str) -> Self {
         match err {
             kube::Error::Api(status) => Error::Api {
                 code: status.code,
                 reason: if status.reason.is_empty() { format!("{}", status.code) } else { status.reason.clone() },
-                message: status.message.clone(),
+                message: crate::redact::server_message(&status.message),
                 causes: status.details.iter().flat_map(|d| &d.causes).map(StatusCause::from).collect(),
             },
             kube::Error::HyperError(e) => {
@@ -208,7 +217,18 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 impl fmt::Display for Error {
+    /// One line, through the redaction boundary ([`crate::redact::scrub`]): messages
+    /// built from server answers or files may quote a Secret value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = String::new();
+        self.write_unredacted(&mut text)?;
+        f.write_str(&crate::redact::scrub(&text))
+    }
+}
+
+impl Error {
+    /// The message before the redaction boundary; only [`fmt::Display`] may print it.
+    fn write_unredacted(&self, f: &mut impl fmt::Write) -> fmt::Result {
         match self {
             Error::Usage(m) => write!(f, "error: {m}"),
             Error::Kubeconfig(m) => write!(f, "error: {m}"),
@@ -300,5 +320,32 @@ mod tests {
         assert!(err.is_not_found());
         assert!(err.causes().is_empty());
         assert!(Error::Other("x".into()).causes().is_empty());
+    }
+
+    /// Issue #13, problem 1: kube-apiserver v1.33 quotes the whole patched Secret (its
+    /// data, and stringData through the last-applied annotation) when strict validation
+    /// refuses a merge or JSON patch. The message keeps the reason and the field path only.
+    #[test]
+    fn a_strict_validation_refusal_of_a_secret_quotes_no_value() {
+        let annotation = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "data": {"password": "Y2FuYXJ5LWRhdGEtMTIz"}, "stringData": {"token": "canary-string-456"}})
+        .to_string();
+        let patched = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "data": {"password": "Y2FuYXJ5LWRhdGEtMTIz", "token": "Y2FuYXJ5LXN0cmluZy00NTY="}, "dataa": {"x": "eA=="},
+            "metadata": {"name": "dbcreds", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": annotation}}})
+        .to_string();
+        let quoted = serde_json::to_string(&patched).unwrap();
+        let err = api_error(
+            serde_json::json!({"kind": "Status", "status": "Failure", "code": 422, "reason": "Invalid",
+            "message": format!(" \"\" is invalid: patch: Invalid value: {quoted}: strict decoding error: unknown field \"dataa\""),
+            "details": {"causes": [{"reason": "FieldValueInvalid", "field": "patch",
+                "message": format!("Invalid value: {quoted}: strict decoding error: unknown field \"dataa\"")}]}}),
+        );
+        assert_eq!(
+            err.to_string(),
+            "Error from server (Invalid): the patched object is invalid: patch: strict decoding error: unknown field \"dataa\""
+        );
+        assert_eq!(err.causes()[0].message, "strict decoding error: unknown field \"dataa\"");
+        assert_eq!(err.causes()[0].field, "patch");
     }
 }

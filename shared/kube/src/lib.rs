@@ -17,6 +17,7 @@ pub mod color;
 pub mod completion;
 pub mod diff;
 pub mod discovery;
+pub mod edit;
 pub mod error;
 pub mod flags;
 pub mod manifests;

@@ -95,8 +95,12 @@ pub async fn list_as(
 pub async fn send(conn: &Connection, request: http::Result<Request<Vec<u8>>>) -> Result<Value> {
     let request = request.map_err(|e| Error::Other(format!("cannot build request: {e}")))?;
     let text = conn.client.request_text(request).await.map_err(|e| conn.error(e))?;
-    fieldwise_core::json::from_str(&text)
-        .map_err(|e| Error::Other(format!("the server {} answered with JSON that cannot be decoded: {e}", conn.server)))
+    let answer = fieldwise_core::json::from_str(&text).map_err(|e| {
+        Error::Other(format!("the server {} answered with JSON that cannot be decoded: {e}", conn.server))
+    })?;
+    // The one read path: every Secret value the process sees is known to the redaction boundary.
+    crate::redact::remember(&answer);
+    Ok(answer)
 }
 
 /// Percent-encodes a query value.

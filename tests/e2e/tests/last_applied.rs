@@ -219,7 +219,6 @@ fn bad_inputs_are_one_line_errors() {
         vec!["view", "cm/plain"],
         vec!["view", "cm"],
         vec!["scan", "--kinds", "frobnicators"],
-        vec!["scan", "-o", "name"],
         vec!["repair", "-f", missing_file.to_str().unwrap()],
         vec!["repair", "cm/plain", "--dry-run=bogus"],
         vec!["frobnicate"],

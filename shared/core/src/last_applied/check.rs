@@ -98,11 +98,11 @@ pub fn oversized(object: &Value, would_write: Option<&str>) -> Option<Finding> {
 
 /// A Secret whose annotation holds `data` or `stringData`.
 pub fn leaking(object: &Value) -> Option<Finding> {
-    let is_secret = object.get("kind").and_then(Value::as_str) == Some("Secret")
-        && object.get("apiVersion").and_then(Value::as_str) == Some("v1");
-    let applied: Value = serde_json::from_str(annotation_of(object).filter(|_| is_secret)?).ok()?;
-    let keys: usize =
-        ["data", "stringData"].iter().filter_map(|f| applied.get(f).and_then(Value::as_object)).map(|m| m.len()).sum();
+    if !super::string_data::is_secret(object) {
+        return None;
+    }
+    let applied: Value = serde_json::from_str(annotation_of(object)?).ok()?;
+    let keys = super::secret_values::held_values(&applied);
     (keys > 0).then(|| Finding {
         kind: FindingKind::Leaking,
         detail: format!(
@@ -149,6 +149,8 @@ pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
     let Ok(applied) = serde_json::from_str::<Value>(text) else {
         return Some(Finding { kind: FindingKind::Stale, detail: "the annotation is not valid JSON".into() });
     };
+    // The server keeps `stringData` in `data`: compare what it stored.
+    let applied = super::string_data::as_stored(&applied, live);
     let entries = managed_fields_of(live).unwrap_or_default();
     let mut taken = Vec::new();
     let mut differ = Vec::new();
@@ -247,6 +249,26 @@ mod tests {
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"annotations": {
             LAST_APPLIED_ANNOTATION: r#"{"apiVersion":"v1","data":{"password":"c2VjcmV0"},"kind":"Secret"}"#}}});
         let finding = leaking(&secret).unwrap();
+        assert_eq!(
+            leaking(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"annotations": {
+            LAST_APPLIED_ANNOTATION: r#"{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap"}"#}}})),
+            None
+        );
         assert!(!finding.detail.contains("c2VjcmV0"), "{}", finding.detail);
+    }
+
+    #[test]
+    fn applied_string_data_that_the_server_stored_in_data_is_not_stale() {
+        let annotation = r#"{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{},"name":"s","namespace":"ns"},"stringData":{"token":"abc"}}"#;
+        let fields = json!({"f:data": {".": {}, "f:token": {}}, "f:type": {}});
+        let secret = |token: &str| {
+            json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": "s", "namespace": "ns", "annotations": {LAST_APPLIED_ANNOTATION: annotation},
+                    "managedFields": [entry("kubectl-client-side-apply", "Update", fields.clone())]},
+                "data": {"token": token}})
+        };
+        assert_eq!(stale(&secret("YWJj"), builtin()), None);
+        let finding = stale(&secret("eHl6"), builtin()).expect("a changed value is stale");
+        assert!(finding.detail.contains(".stringData.token") && !finding.detail.contains("abc"), "{}", finding.detail);
     }
 }
