@@ -280,14 +280,21 @@ impl BackupStore {
         let dir = self.dir_of(&record.key());
         create_private_dirs(&dir)?;
         let stamp = record.time.replace([':', '-'], "");
-        for attempt in 0..1000 {
+        let mut attempt = 0;
+        while attempt < 1000 {
             let file = dir.join(if attempt == 0 { format!("{stamp}.json") } else { format!("{stamp}-{attempt}.json") });
             match create_file(&file, true) {
                 Ok(mut handle) => {
                     write_record(&mut handle, record, &file)?;
                     return Ok(file);
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
+                // Another process removed the directory when it emptied it (a discarded or
+                // pruned backup) between our creating it and our file: create it again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 999 => {
+                    create_private_dirs(&dir)?;
+                    attempt += 1;
+                }
                 Err(e) => return Err(Error::Other(format!("cannot write the backup {}: {e}", file.display()))),
             }
         }
