@@ -53,8 +53,12 @@ fn a_warm_cache_sends_one_get_like_kubectl() {
     cluster.kubectl_ok(&["create", "deployment", "web", "-n", &ns, "--image=busybox:1.36", "--replicas=0"]);
     let cache = private_cache("warm");
     let get = format!("/apis/apps/v1/namespaces/{ns}/deployments/web");
+    // The controller annotates the Deployment once; wait for it so both runs see the same object.
+    eventually("the deployment controller's annotation", Duration::from_secs(30), || {
+        let d = cluster.get_json(&ns, "deploy/web");
+        d["metadata"]["annotations"]["deployment.kubernetes.io/revision"].as_str().map(|_| ())
+    });
 
-    // `--time none`: the answer must not depend on when it is printed.
     let (out, cold) = owners(&cluster, &cache, &["-n", &ns, "deploy/web", "--time", "none"]);
     ok(&out);
     assert_eq!(cold, ["/api", "/apis", get.as_str()], "cold: discovery, then the GET");
