@@ -22,6 +22,7 @@ pub mod flags;
 pub mod manifests;
 pub mod metadata_list;
 pub mod objects;
+pub mod openapi;
 pub mod printer;
 pub mod redact;
 pub mod target;
