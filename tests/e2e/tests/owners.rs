@@ -6,11 +6,17 @@
 #[path = "owners/scenarios.rs"]
 mod scenarios;
 
+#[path = "owners/cr_scenarios.rs"]
+mod cr_scenarios;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use fieldwise_e2e::{eventually, fixture, require_cluster, run, text, Cluster};
+use fieldwise_core::schema::Gvk;
+use fieldwise_e2e::{eventually, fixture, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_kube::cache::ServerCache;
 use fieldwise_kube::client;
+use fieldwise_kube::openapi::{Origin, Schemas};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write;
 use serde_json::Value;
@@ -184,10 +190,16 @@ fn predicted_conflicts_equal_the_apiservers_409_causes() {
         }
         outcomes
     });
+    assert_all_agree("conflict prediction", &outcomes, started);
+}
+
+/// Asserts every scenario's prediction equals the apiserver's answer, on at least 200
+/// scenarios with a mix of 409s and successes, within two minutes; prints the figure.
+fn assert_all_agree(what: &str, outcomes: &[scenarios::Outcome], started: Instant) {
     let agreeing = outcomes.iter().filter(|o| o.agrees()).count();
     let with_conflicts = outcomes.iter().filter(|o| o.server.as_ref().is_ok_and(|c| !c.is_empty())).count();
     eprintln!(
-        "conflict prediction: {agreeing}/{} scenarios agree with the apiserver ({with_conflicts} answered 409) in {:?}",
+        "{what}: {agreeing}/{} scenarios agree with the apiserver ({with_conflicts} answered 409) in {:?}",
         outcomes.len(),
         started.elapsed()
     );
@@ -203,6 +215,43 @@ fn predicted_conflicts_equal_the_apiservers_409_causes() {
         "a mix of 409s and successes: {with_conflicts}"
     );
     assert!(started.elapsed() < Duration::from_secs(120), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn predicted_conflicts_on_custom_resources_equal_the_apiservers_409_causes() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-cr-conflicts");
+    let cache = std::env::temp_dir().join(format!("fw-cr-conflicts-cache-{}", std::process::id()));
+    let started = Instant::now();
+    let total: u64 = std::env::var("FIELDWISE_CR_SCENARIOS").ok().and_then(|n| n.parse().ok()).unwrap_or(240);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let outcomes = runtime.block_on(async {
+        let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let widgets = cr_scenarios::widgets(&conn).await;
+        // The schema as the plugins read it: the server's /openapi/v3, cached privately.
+        let mut schemas = Schemas::with_cache(&conn, Some(ServerCache::under(&cache, &conn.server)));
+        let schema = schemas.for_gvk(&Gvk::new("fieldwise.test", "v1", "Widget")).await.expect("Widget schema");
+        assert_eq!(schema.origin, Origin::ServerV3);
+        assert_eq!(schema.strategic, Some(false), "custom resources take no strategic merge patch");
+        let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(12));
+        let mut tasks = tokio::task::JoinSet::new();
+        for seed in 0..total {
+            let (conn, widgets, schema, ns, limit) =
+                (conn.clone(), widgets.clone(), schema.clone(), ns.clone(), limit.clone());
+            tasks.spawn(async move {
+                let _permit = limit.acquire().await.unwrap();
+                cr_scenarios::run(&conn, &widgets, &schema, &ns, seed).await
+            });
+        }
+        let mut outcomes = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.expect("scenario task"));
+        }
+        outcomes
+    });
+    std::fs::remove_dir_all(&cache).ok();
+    assert_all_agree("custom-resource conflict prediction", &outcomes, started);
 }
 
 #[test]
