@@ -72,6 +72,20 @@ pub struct TypeSchema {
     pub strategic: Option<bool>,
 }
 
+impl TypeSchema {
+    /// The schema under which `kubectl apply` (client-side) merges objects of this kind:
+    /// the type's own for types that take strategic merge patches (lists merged by key);
+    /// none for custom resources, whose client-side apply is a JSON merge patch that
+    /// replaces every list whole, so a list differs as a whole, never entry by entry.
+    pub fn for_client_side_apply(&self) -> (&Schema, Option<TypeId>) {
+        static NONE: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+        match self.strategic {
+            Some(false) => (NONE.get_or_init(Schema::new), None),
+            _ => (&self.schema, self.root),
+        }
+    }
+}
+
 /// The content type of a strategic merge patch, as PATCH operations list it.
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
 
@@ -370,6 +384,10 @@ mod tests {
         let types = patch_types(&v3);
         assert!(types[&Gvk::new("apps", "v1", "Deployment")].iter().any(|t| t == STRATEGIC));
         assert!(!types[&Gvk::new("x.test", "v1", "Widget")].iter().any(|t| t == STRATEGIC));
+        let widget = Arc::new(Schema::new());
+        let custom =
+            TypeSchema { schema: widget.clone(), root: None, origin: Origin::ServerV3, strategic: Some(false) };
+        assert!(custom.for_client_side_apply().0.is_empty(), "a merge patch knows no keyed lists");
         let v2 = json!({"paths": {"/api/v1/namespaces/{namespace}/pods/{name}": {"patch": {
             "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": "Pod"},
             "consumes": [STRATEGIC, "application/merge-patch+json"]}}}});

@@ -536,7 +536,8 @@ fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
     );
     let out = conflicts(&added, &["--verify"]);
     assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
-    let atomic = write_file("atomic.yaml", &WIDGET.replace("  replicas: 1\n", "").replace("args: [one, two]", "args: [three]"));
+    let atomic =
+        write_file("atomic.yaml", &WIDGET.replace("  replicas: 1\n", "").replace("args: [one, two]", "args: [three]"));
     let out = conflicts(&atomic, &["--verify"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
