@@ -100,6 +100,8 @@ pub struct Schemas {
     v2: Option<Arc<Document>>,
     /// Whether the offline note was printed.
     noted: bool,
+    /// Whether `/openapi/v3` is asked at all.
+    use_v3: bool,
 }
 
 enum Source {
@@ -132,7 +134,13 @@ impl Schemas {
     }
 
     fn new(source: Source) -> Self {
-        Schemas { source, v3: HashMap::new(), index: None, v2: None, noted: false }
+        Schemas { source, v3: HashMap::new(), index: None, v2: None, noted: false, use_v3: true }
+    }
+
+    /// Schemas read from the server's `/openapi/v2` only: for a server whose v3 is disabled
+    /// or broken, and to check the fallback against a server that has both.
+    pub fn v2_only(conn: &Connection) -> Self {
+        Schemas { use_v3: false, ..Self::with_cache(conn, None) }
     }
 
     /// The schema and root type of objects of `gvk` (see the module docs for the order).
@@ -150,7 +158,8 @@ impl Schemas {
             return Ok(TypeSchema { schema, root, origin: Origin::Embedded, strategic: Some(root.is_some()) });
         }
         let path = group_version_path(gvk);
-        if let Some(document) = self.v3_document(&path).await? {
+        let from_v3 = if self.use_v3 { self.v3_document(&path).await? } else { None };
+        if let Some(document) = from_v3 {
             if document.schema.root(gvk).is_some() {
                 return Ok(document.type_schema(gvk, Origin::ServerV3));
             }

@@ -217,6 +217,46 @@ fn assert_all_agree(what: &str, outcomes: &[scenarios::Outcome], started: Instan
     assert!(started.elapsed() < Duration::from_secs(120), "took {:?}", started.elapsed());
 }
 
+/// The server's `/openapi/v2` (the fallback where v3 is missing) describes a custom resource well
+/// enough to predict the same conflicts: the first 60 custom-resource scenarios under it.
+#[test]
+fn the_openapi_v2_fallback_predicts_custom_resources_too() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-cr-conflicts-v2");
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let outcomes = runtime.block_on(async {
+        let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let widgets = cr_scenarios::widgets(&conn).await;
+        let gvk = Gvk::new("fieldwise.test", "v1", "Widget");
+        // v2 is one document for the whole server, rebuilt when a CRD changes: wait for Widget in it.
+        let mut schema = None;
+        for _ in 0..100 {
+            let typed = Schemas::v2_only(&conn).for_gvk(&gvk).await.expect("/openapi/v2");
+            if typed.root.is_some() {
+                schema = Some(typed);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let schema = schema.expect("Widget in /openapi/v2");
+        assert_eq!((schema.origin, schema.strategic), (Origin::ServerV2, Some(false)));
+        let mut outcomes = Vec::new();
+        let mut tasks = tokio::task::JoinSet::new();
+        for seed in 0..60 {
+            let (conn, widgets, schema, ns) = (conn.clone(), widgets.clone(), schema.clone(), ns.clone());
+            tasks.spawn(async move { cr_scenarios::run(&conn, &widgets, &schema, &ns, seed).await });
+        }
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.expect("scenario task"));
+        }
+        outcomes
+    });
+    let disagreeing: Vec<_> = outcomes.iter().filter(|o| !o.agrees()).map(|o| o.seed).collect();
+    assert!(disagreeing.is_empty(), "seeds predicted differently from the apiserver under v2: {disagreeing:?}");
+    assert!(outcomes.iter().any(|o| o.server.as_ref().is_ok_and(|c| !c.is_empty())), "some 409s");
+}
+
 #[test]
 fn predicted_conflicts_on_custom_resources_equal_the_apiservers_409_causes() {
     let cluster = require_cluster!();
