@@ -24,6 +24,7 @@ pub mod metadata_list;
 pub mod objects;
 pub mod openapi;
 pub mod printer;
+pub mod prompt;
 pub mod redact;
 pub mod target;
 pub mod version;
