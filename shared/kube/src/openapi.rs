@@ -73,6 +73,12 @@ pub struct TypeSchema {
 }
 
 impl TypeSchema {
+    /// Whether strategic merge patches are the kind's natural patch: what the server says,
+    /// else whether the schema describes the kind (the embedded schema holds built-in types only).
+    pub fn takes_strategic(&self) -> bool {
+        self.strategic.unwrap_or(self.root.is_some())
+    }
+
     /// The schema under which `kubectl apply` (client-side) merges objects of this kind:
     /// the type's own for types that take strategic merge patches (lists merged by key);
     /// none for custom resources, whose client-side apply is a JSON merge patch that
@@ -84,6 +90,18 @@ impl TypeSchema {
             _ => (&self.schema, self.root),
         }
     }
+}
+
+/// The type upstream deduces for an object whose kind has no schema: any value, maps merged
+/// key by key, lists atomic (structured-merge-diff's `DeducedParseableType`).
+pub fn deduced() -> (&'static Schema, TypeId) {
+    static DEDUCED: std::sync::OnceLock<(Schema, TypeId)> = std::sync::OnceLock::new();
+    let (schema, root) = DEDUCED.get_or_init(|| {
+        let mut schema = Schema::new();
+        let root = schema.add(None, fieldwise_core::schema::TypeDef::Untyped);
+        (schema, root)
+    });
+    (schema, *root)
 }
 
 /// The content type of a strategic merge patch, as PATCH operations list it.
