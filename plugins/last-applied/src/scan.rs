@@ -7,14 +7,15 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::last_applied::{check, encode, rebuild, Finding};
-use fieldwise_core::schema::builtin;
+use fieldwise_core::last_applied::{annotation_of, check, encode, rebuild, Finding};
+use fieldwise_core::schema::{Gvk, Schema};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{KubeFlags, OutputFormat};
 use fieldwise_kube::metadata_list::list_metadata;
 use fieldwise_kube::objects::{self, ListOptions};
+use fieldwise_kube::openapi::Schemas;
 use fieldwise_kube::target::ObjectRef;
 use futures::stream::{self, StreamExt};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -120,12 +121,14 @@ pub async fn scan(conn: &Connection, catalog: &ResourceCatalog, scope: &ScopeArg
     let types = types_to_scan(catalog, scope)?;
     let namespace = (!scope.all_namespaces).then(|| conn.namespace.clone());
     let progress = progress_bar(types.len());
+    // One reader of the server's schemas for every type: each group-version is read once.
+    let schemas = tokio::sync::Mutex::new(Schemas::connected(conn));
     let outcomes: Vec<(ResourceType, TypeOutcome)> = stream::iter(types)
         .map(|t| {
-            let (namespace, progress) = (namespace.clone(), progress.clone());
+            let (namespace, progress, schemas) = (namespace.clone(), progress.clone(), &schemas);
             async move {
                 progress.set_message(t.plural_group());
-                let outcome = scan_type(conn, &t, namespace.as_deref(), scope).await;
+                let outcome = scan_type(conn, &t, namespace.as_deref(), scope, schemas).await;
                 progress.inc(1);
                 (t, outcome)
             }
@@ -167,16 +170,28 @@ fn progress_bar(len: usize) -> ProgressBar {
 }
 
 /// Lists one type's metadata, decides what it can from it, and fetches full objects for the rest.
+/// The type's schema (from the server: types newer than the embedded schema too) is read only
+/// when an object of the type carries an annotation to compare.
 async fn scan_type(
     conn: &Connection,
     resource: &ResourceType,
     namespace: Option<&str>,
     scope: &ScopeArgs,
+    schemas: &tokio::sync::Mutex<Schemas>,
 ) -> Result<(usize, Vec<Flagged>)> {
     let options = ListOptions { label_selector: scope.selector.clone(), field_selector: None, limit: Some(PAGE) };
     let ns = if resource.namespaced { namespace } else { None };
     let items = list_metadata(conn, resource, ns, &options).await?;
-    let schema = builtin();
+    // Compared as `kubectl apply` merges the kind: by key for built-in types, whole lists for
+    // custom resources (see `TypeSchema::for_client_side_apply`).
+    let typed = if items.iter().any(|item| annotation_of(item).is_some()) {
+        let gvk = Gvk::new(&resource.group, &resource.version, &resource.kind);
+        Some(schemas.lock().await.for_gvk(&gvk).await?)
+    } else {
+        None
+    };
+    let untyped = Schema::new();
+    let schema: &Schema = typed.as_ref().map_or(&untyped, |t| t.for_client_side_apply().0);
     let mut flagged = Vec::new();
     let mut wanted = Vec::new();
     for item in &items {

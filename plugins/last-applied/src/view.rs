@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use clap::Args;
 use fieldwise_core::fieldpath::{extract, field_set_lossy};
 use fieldwise_core::last_applied::{annotation_of, string_data};
-use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client;
 use fieldwise_kube::diff::{redact_pair, unified};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{KubeFlags, OutputFormat};
+use fieldwise_kube::openapi::Schemas;
 use fieldwise_kube::{objects, printer, redact};
 use serde_json::Value;
 
@@ -46,6 +46,7 @@ pub struct ViewArgs {
 pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
+    let mut schemas = Schemas::connected(&conn);
     let mut code = ExitCode::SUCCESS;
     for target in targets::from_args(&args.targets, &catalog, &conn)? {
         let live = objects::get(&conn, &target, None).await?;
@@ -71,9 +72,10 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
         }
         // The server keeps an applied `stringData` in `data`: compare what it stored.
         let applied = string_data::as_stored(&applied, &live);
-        let schema = builtin();
-        let ty = Gvk::of_object(&applied).and_then(|g| schema.root(&g));
-        let (fields, _) = field_set_lossy(&applied, schema, ty);
+        // The fields the annotation sets, as `kubectl apply` merges the kind (server's schema).
+        let typed = schemas.for_object(&live).await?;
+        let (schema, root) = typed.for_client_side_apply();
+        let (fields, _) = field_set_lossy(&applied, schema, root);
         let mut current = extract(&live, &fields);
         if let (Value::Object(map), Some(meta)) = (&mut current, applied.get("metadata")) {
             // The annotation's own (empty) annotations map is kubectl's encoding, not drift.

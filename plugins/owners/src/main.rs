@@ -114,7 +114,8 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", group = "mode")]
     manager: Option<String>,
 
-    /// Predict what a server-side apply of -f would conflict with (exit 3 if anything).
+    /// Predict what a server-side apply of -f would conflict with (exit 3 if anything), under the
+    /// type's schema read from the server (built-in types and custom resources alike).
     #[arg(long, group = "mode", requires = "filenames")]
     conflicts: bool,
 

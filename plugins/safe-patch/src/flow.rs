@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
-use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::{redact_pair, unified, without_server_noise};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::target::{ObjectRef, TargetArgs};
 use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, WriteOptions};
 use fieldwise_kube::{objects, printer, prompt};
@@ -35,7 +35,7 @@ enum PatchSource {
 /// Runs `kubectl safe-patch`.
 pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     if args.local {
-        return run_local(&args);
+        return run_local(&args).await;
     }
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
@@ -46,9 +46,10 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     } else {
         PatchSource::Given(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?)
     };
+    let mut schemas = Schemas::connected(&conn);
     let mut worst = ExitCode::SUCCESS;
     for target in &targets {
-        let code = patch_one(&conn, target, &source, &args, retry_budget).await?;
+        let code = patch_one(&conn, &mut schemas, target, &source, &args, retry_budget).await?;
         if code != ExitCode::SUCCESS {
             worst = code;
         }
@@ -91,13 +92,15 @@ fn resolve_targets(args: &PatchArgs, catalog: &ResourceCatalog, conn: &Connectio
     Ok(targets)
 }
 
-/// The patch type: the flag, else strategic for types with strategic metadata, else merge.
-fn choose_type(requested: Option<PatchType>, has_schema: bool, display: &str) -> PatchType {
+/// The patch type: the flag, else strategic where the server takes it (built-in types), else merge.
+fn choose_type(requested: Option<PatchType>, strategic: bool, display: &str) -> PatchType {
     match requested {
         Some(t) => t,
-        None if has_schema => PatchType::Strategic,
+        None if strategic => PatchType::Strategic,
         None => {
-            eprintln!("note: {display} has no strategic merge metadata (a custom resource?): using --type merge");
+            eprintln!(
+                "note: {display} takes no strategic merge patch (a custom resource): using --type merge (--type apply for server-side apply)"
+            );
             PatchType::Merge
         }
     }
@@ -105,6 +108,7 @@ fn choose_type(requested: Option<PatchType>, has_schema: bool, display: &str) ->
 
 async fn patch_one(
     conn: &Connection,
+    schemas: &mut Schemas,
     target: &ObjectRef,
     source: &PatchSource,
     args: &PatchArgs,
@@ -113,9 +117,10 @@ async fn patch_one(
     let display = target.display();
     let subresource = args.subresource.as_deref();
     let live = objects::get(conn, target, subresource).await?;
-    let schema = builtin();
-    let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
-    let patch_type = choose_type(args.patch_type, ty.is_some(), &display);
+    // The server's own schema: custom resources and built-in types newer than the embedded one.
+    let typed = schemas.for_object(&live).await?;
+    let (schema, ty) = (&*typed.schema, typed.root);
+    let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
     let patch = match source {
         PatchSource::Given(patch) => patch.clone(),
         PatchSource::Edit => match edit::edit_to_patch(&live, patch_type, schema, ty, &display)? {
@@ -141,7 +146,7 @@ async fn patch_one(
             show_secrets: args.show_secrets,
         },
     );
-    let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, ty, args, &display));
+    let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, &typed, args, &display));
     let mut preview = writer.plan(live, &mut planner)?;
     if args.dry_run != DryRun::Client && !preview.is_no_change() {
         if let Err(e) = writer.dry_run(&mut preview, &mut planner).await {
@@ -190,12 +195,12 @@ async fn patch_one(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The planner's input from the command line's choices.
+/// The planner's input from the command line's choices and the object's schema.
 fn plan_input<'a>(
     live: &'a Value,
     patch: &'a Value,
     patch_type: PatchType,
-    ty: Option<fieldwise_core::schema::TypeId>,
+    typed: &'a TypeSchema,
     args: &'a PatchArgs,
     display: &'a str,
 ) -> PlanInput<'a> {
@@ -203,8 +208,9 @@ fn plan_input<'a>(
         live,
         patch,
         patch_type,
-        schema: builtin(),
-        ty,
+        schema: &typed.schema,
+        ty: typed.root,
+        strategic: typed.takes_strategic(),
         field_manager: &args.field_manager,
         fix: args.fix,
         force: args.force,
@@ -251,23 +257,22 @@ fn print_outcome(args: &PatchArgs, display: &str, object: &Value, verb: &str) ->
     printer::print_outcome(display, object, verb, args.output, args.show_secrets)
 }
 
-/// `--local`: patch the object in the -f file offline and print the result.
-fn run_local(args: &PatchArgs) -> Result<ExitCode> {
+/// `--local`: patch the object in the -f file offline (embedded schema) and print the result.
+async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
     let file = args.filename.as_deref().unwrap_or("-");
     let object = input::read_object_file(file)?;
     let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?;
-    let schema = builtin();
-    let ty = Gvk::of_object(&object).and_then(|g| schema.root(&g));
+    let typed = Schemas::offline().for_object(&object).await?;
     let display = format!(
         "{}/{}",
         object.get("kind").and_then(Value::as_str).unwrap_or("object").to_lowercase(),
         object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
     );
-    let patch_type = choose_type(args.patch_type, ty.is_some(), &display);
+    let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
     if patch_type == PatchType::Apply {
         return Err(Error::usage("--type apply needs the server's managedFields; it cannot run with --local"));
     }
-    let planned = plan(&plan_input(&object, &patch, patch_type, ty, args, &display))?;
+    let planned = plan(&plan_input(&object, &patch, patch_type, &typed, args, &display))?;
     print_findings(&planned.findings);
     let result = planned.result;
     let mut shown = result;

@@ -6,6 +6,7 @@ use fieldwise_core::lint::{self, Finding, Severity};
 use fieldwise_core::schema::{Schema, TypeId};
 use fieldwise_core::{json_patch, merge_patch, ownership, strategic};
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::openapi::deduced;
 use fieldwise_kube::write::{PatchType, Planned};
 use serde_json::{Map, Value};
 
@@ -17,10 +18,12 @@ pub struct PlanInput<'a> {
     pub patch: &'a Value,
     /// Its flavour.
     pub patch_type: PatchType,
-    /// The schema (built-in types).
+    /// The schema of the object's type, as the server publishes it (the embedded one offline).
     pub schema: &'a Schema,
     /// The object's root type, if the schema knows it.
     pub ty: Option<TypeId>,
+    /// Whether the server takes strategic merge patches for the kind (custom resources: no).
+    pub strategic: bool,
     /// Our field manager.
     pub field_manager: &'a str,
     /// Use the lints' fixed patch.
@@ -62,12 +65,13 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned> {
                 merge_patch::try_apply(input.live, &patch)
                     .map_err(|e| Error::usage(format!("the merge patch does not apply to {}: {e}", input.display)))?
             } else {
-                let ty = input.ty.ok_or_else(|| {
+                let refuse = || {
                     Error::usage(format!(
-                        "{} has no strategic merge metadata (a custom resource?): use --type merge, or --type apply for server-side apply",
+                        "{} takes no strategic merge patch (the server accepts none for its kind, as for custom resources): use --type merge, or --type apply for server-side apply",
                         input.display
                     ))
-                })?;
+                };
+                let ty = input.ty.filter(|_| input.strategic).ok_or_else(refuse)?;
                 strategic::apply(input.live, &patch, input.schema, ty).map_err(|e| {
                     Error::usage(format!("the strategic merge patch does not apply to {}: {e}", input.display))
                 })?
@@ -79,18 +83,18 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned> {
             let config = with_identity(input.patch, input.live);
             let managed = ownership::managed_fields_of(input.live)
                 .map_err(|e| Error::Other(format!("{}: {e}", input.display)))?;
-            let ty = input.ty.ok_or_else(|| {
-                Error::usage(format!(
-                    "{}: no schema to predict a server-side apply with; try --dry-run=server",
-                    input.display
-                ))
-            })?;
+            // A kind without a published schema is applied by the server under the type it deduces
+            // from the object; predict under the same one rather than refuse.
+            let (schema, ty) = match input.ty {
+                Some(ty) => (input.schema, ty),
+                None => deduced(),
+            };
             let prediction = ownership::predict_apply_conflicts(
                 input.live,
                 &managed,
                 &config,
                 input.field_manager,
-                input.schema,
+                schema,
                 ty,
                 input.force,
             );
@@ -175,6 +179,7 @@ mod tests {
             patch_type,
             schema,
             ty: schema.root(&Gvk::new("apps", "v1", "Deployment")),
+            strategic: true,
             field_manager: "kubectl-safe-patch",
             fix: false,
             force: false,

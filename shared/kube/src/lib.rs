@@ -23,6 +23,7 @@ pub mod flags;
 pub mod manifests;
 pub mod metadata_list;
 pub mod objects;
+pub mod openapi;
 pub mod printer;
 pub mod private_fs;
 pub mod prompt;

@@ -217,3 +217,17 @@ pub fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> O
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Installs the Widget custom resource (`fixtures/widget-crd.yaml`: every list and map type
+/// server-side apply knows, nested) and waits until it is served and its schema is published
+/// at `/openapi/v3`, which the apiserver does a moment after the CRD is Established.
+/// Cluster-scoped and shared by every test: it is installed idempotently and never deleted.
+pub fn install_widget_crd(cluster: &Cluster) {
+    let file = fixture("widget-crd.yaml");
+    cluster.kubectl_ok(&["apply", "--server-side", "--force-conflicts", "-f", file.to_str().expect("UTF-8 path")]);
+    cluster.kubectl_ok(&["wait", "--for=condition=Established", "crd/widgets.fieldwise.test", "--timeout=60s"]);
+    eventually("the Widget schema at /openapi/v3", Duration::from_secs(60), || {
+        let out = run(cluster.kubectl().args(["get", "--raw", "/openapi/v3/apis/fieldwise.test/v1"]));
+        (out.status.success() && text(&out.stdout).contains("\"workers\"")).then_some(())
+    });
+}

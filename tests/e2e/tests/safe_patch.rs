@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use fieldwise_e2e::{fixture, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{fixture, install_widget_crd, require_cluster, run, text, Cluster};
 use serde_json::{json, Value};
 
 /// A private backup directory per test, so tests never see each other's backups.
@@ -347,4 +347,60 @@ fn local_mode_needs_no_cluster() {
     let result: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(result["spec"]["replicas"], 3);
     assert_eq!(result["spec"]["template"]["spec"]["containers"][0]["name"], "busybox");
+}
+
+#[test]
+fn custom_resources_take_apply_and_every_suggestion_works() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-sp-cr");
+    let data = data_dir("cr");
+    let widget = "apiVersion: fieldwise.test/v1\nkind: Widget\nmetadata: {name: w1}\nspec:\n  replicas: 1\n  tags: [a]\n  workers:\n  - {name: main, image: img:1}\n";
+    cluster.kubectl_stdin(&["apply", "-n", &ns, "--server-side", "-f", "-"], widget);
+    // --type apply: predicted from the CRD's schema, written, owned by our manager.
+    let out = safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["widget/w1", "--type", "apply", "-p", r#"{"spec":{"mode":"fast"}}"#, "--yes"],
+    );
+    assert_eq!(ok(&out).trim(), "widget.fieldwise.test/w1 patched");
+    let live = cluster.get_json(&ns, "widget/w1");
+    assert_eq!(live["spec"]["mode"], "fast");
+    assert!(live["metadata"]["managedFields"].to_string().contains("kubectl-safe-patch"));
+    // A conflict with the applier needs --force (exit 2), then goes through.
+    let replicas = r#"{"spec":{"replicas":5}}"#;
+    let out = safe_patch(&cluster, &data, &ns, &["widget/w1", "--type", "apply", "-p", replicas, "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    ok(&safe_patch(&cluster, &data, &ns, &["widget/w1", "--type", "apply", "-p", replicas, "--yes", "--force"]));
+    assert_eq!(cluster.get_json(&ns, "widget/w1")["spec"]["replicas"], 5);
+    // --dry-run=server works for apply: nothing written.
+    let before = cluster.get_json(&ns, "widget/w1")["metadata"]["resourceVersion"].clone();
+    ok(&safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["widget/w1", "--type", "apply", "-p", r#"{"spec":{"mode":"slow"}}"#, "--dry-run=server"],
+    ));
+    assert_eq!(cluster.get_json(&ns, "widget/w1")["metadata"]["resourceVersion"], before);
+    // Strategic is refused (the server takes none for custom resources), suggesting what works.
+    let out = safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["widget/w1", "--type", "strategic", "-p", r#"{"spec":{"tags":["b"]}}"#, "--yes"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--type merge") && stderr.contains("--type apply"), "{stderr}");
+    // Without --type: merge, with a note; the lints read the CRD's schema: the merge patch replaces
+    // the set spec.tags, whose entry "a" the server-side applier owns, so it needs --force.
+    let tags = r#"{"spec":{"tags":["b"]}}"#;
+    let out = safe_patch(&cluster, &data, &ns, &["widget/w1", "-p", tags, "--yes"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("using --type merge") && stderr.contains("replaces the whole list spec.tags"), "{stderr}");
+    assert!(stderr.contains(r#".spec.tags[="a"] owned by kubectl"#), "{stderr}");
+    ok(&safe_patch(&cluster, &data, &ns, &["widget/w1", "-p", tags, "--yes", "--force"]));
+    assert_eq!(cluster.get_json(&ns, "widget/w1")["spec"]["tags"], json!(["b"]));
 }

@@ -130,15 +130,21 @@ fn is_file_writer(entry: &ManagedFieldsEntry) -> bool {
 }
 
 /// Whether the annotation may be stale, from `managedFields` alone: some field it sets is owned by
-/// nobody, or by someone other than the managers that write files (apply, create, replace).
-/// When false, the last writer of every field was the file itself, and the values agree.
+/// nobody, or by someone other than the managers that write files (apply, create, replace), at
+/// it or below it. When false, the last writer of every field was the file itself, and the values agree.
+///
+/// "Below it" matters when `schema` reads a list whole that the server tracks entry by entry: a
+/// custom resource's keyed list, which `kubectl apply` (a JSON merge patch there) replaces whole,
+/// while managedFields record who added each entry.
 pub fn stale_candidate(object: &Value, schema: &Schema) -> bool {
     let Some(applied) = annotation_of(object).and_then(|t| serde_json::from_str::<Value>(t).ok()) else {
         return false;
     };
     let Ok(entries) = managed_fields_of(object) else { return true };
     annotation_leaves(&applied, schema).iter().any(|path| {
-        let owners: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| e.fields.has(path.elements())).collect();
+        let at = |e: &&ManagedFieldsEntry| e.fields.has(path.elements());
+        let below = |e: &&ManagedFieldsEntry| !e.fields.under(path).is_empty();
+        let owners: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| at(e) || below(e)).collect();
         owners.is_empty() || owners.iter().any(|e| !is_file_writer(e))
     })
 }
@@ -230,6 +236,34 @@ mod tests {
 
         let scaled = deployment(annotation, 3, vec![entry("hpa-like", "Apply", json!({"f:spec": {"f:replicas": {}}}))]);
         assert!(stale(&scaled, builtin()).unwrap().detail.contains("owned by hpa-like"));
+    }
+
+    #[test]
+    fn an_entry_added_inside_a_list_read_whole_makes_a_candidate() {
+        // A custom resource: `kubectl apply` merges it with a JSON merge patch, so the annotation's
+        // leaves are read without a schema (lists whole); the server records entries by key.
+        let annotation = r#"{"apiVersion":"x.test/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"workers":[{"name":"main"}]}}"#;
+        let applied = entry(
+            "kubectl-client-side-apply",
+            "Update",
+            json!({"f:spec": {"f:workers": {".": {}, "k:{\"name\":\"main\"}": {".": {}, "f:name": {}}}}}),
+        );
+        let widget = |workers: Value, managers: Vec<Value>| {
+            json!({"apiVersion": "x.test/v1", "kind": "Widget",
+                "metadata": {"name": "w", "annotations": {LAST_APPLIED_ANNOTATION: annotation}, "managedFields": managers},
+                "spec": {"workers": workers}})
+        };
+        let untyped = Schema::new();
+        let clean = widget(json!([{"name": "main"}]), vec![applied.clone()]);
+        assert!(!stale_candidate(&clean, &untyped));
+        let added = entry(
+            "kubectl-patch",
+            "Update",
+            json!({"f:spec": {"f:workers": {"k:{\"name\":\"side\"}": {".": {}, "f:name": {}}}}}),
+        );
+        let patched = widget(json!([{"name": "main"}, {"name": "side"}]), vec![applied, added]);
+        assert!(stale_candidate(&patched, &untyped));
+        assert!(stale(&patched, &untyped).unwrap().detail.contains(".spec.workers"));
     }
 
     #[test]
