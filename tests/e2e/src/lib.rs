@@ -5,6 +5,9 @@
 //! fails when `CI=true` (CI must never skip silently) and otherwise prints a
 //! loud SKIPPED line and returns `None`.
 
+pub mod audit;
+pub mod private_cluster;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
