@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod private_cluster;
+pub mod raw_api;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use fieldwise_e2e::audit::AuditEvent;
 use fieldwise_e2e::private_cluster::PrivateCluster;
+use fieldwise_e2e::raw_api::RawApi;
 use fieldwise_e2e::{eventually, fixture, require_cluster, run, text, Cluster};
 use report::Section;
 use serde_json::{json, Value};
@@ -89,21 +90,40 @@ fn history_rows(out: &Output) -> Vec<String> {
         .collect()
 }
 
+/// The promises a test checks, all of them before it fails, so one run shows every broken one.
+#[derive(Default)]
+struct Checks(Vec<String>);
+
+impl Checks {
+    /// Records `what` as broken unless `kept`.
+    fn promise(&mut self, kept: bool, what: impl FnOnce() -> String) {
+        if !kept {
+            self.0.push(what());
+        }
+    }
+
+    /// Fails the test if any promise was broken.
+    fn verify(self) {
+        assert!(self.0.is_empty(), "{} broken promise(s):\n- {}", self.0.len(), self.0.join("\n- "));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Preview/write races
 
-/// What the concurrent writer (the hook) does between our preview and our write.
+/// What the concurrent writer (the hook) does between our preview and our write. Labels and
+/// annotations, not ConfigMap data, so the diffs show values (data values are masked as `***`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Concurrent {
     /// Adds another label to the labels map we add ours to.
     OtherLabel,
-    /// Changes another data key.
+    /// Changes another field (an annotation).
     OtherField,
-    /// Writes the very value we are about to write.
+    /// Writes the very label value we are about to write.
     SameValue,
     /// Creates the labels map that our patch also creates (`kubectl label cm nolabels other=x`).
     CreatesMap,
-    /// Writes another value to the field we change: the only conflicting case.
+    /// Writes another value to the label we set: the only conflicting case.
     SameFieldOtherValue,
 }
 
@@ -127,23 +147,34 @@ struct RaceOutcome {
 }
 
 /// One race on `object`: reset it, run safe-patch with the concurrent writer as the hook, judge.
-fn race(cluster: &Cluster, data: &Path, ns: &str, object: &str, i: usize, kind: Concurrent) -> RaceOutcome {
-    let labels = if kind == Concurrent::CreatesMap { "null" } else { r#"{"base":"b"}"# };
-    let reset = format!(r#"{{"metadata":{{"labels":{labels}}},"data":{{"target":"t0","other":"o0"}}}}"#);
-    cluster.kubectl_ok(&["patch", "-n", ns, &format!("cm/{object}"), "--type", "merge", "-p", &reset]);
-    let kubectl_patch = |p: String| format!("kubectl patch -n {ns} cm/{object} --type merge -p '{p}' >/dev/null");
+fn race(
+    cluster: &Cluster,
+    api: &RawApi,
+    data: &Path,
+    ns: &str,
+    object: &str,
+    i: usize,
+    kind: Concurrent,
+) -> RaceOutcome {
+    let path = format!("/api/v1/namespaces/{ns}/configmaps/{object}");
+    if kind == Concurrent::CreatesMap {
+        let no_maps = json!({"metadata": {"labels": null, "annotations": null}});
+        api.patch(&path, "application/merge-patch+json", &no_maps);
+    } else {
+        let base = json!([
+            {"op": "add", "path": "/metadata/labels", "value": {"base": "b"}},
+            {"op": "add", "path": "/metadata/annotations", "value": {}},
+        ]);
+        api.patch(&path, "application/json-patch+json", &base);
+    }
+    let label = |value: String| format!("kubectl label -n {ns} cm/{object} --overwrite {value} >/dev/null");
     let hook = match kind {
-        Concurrent::OtherLabel | Concurrent::CreatesMap => {
-            format!("kubectl label -n {ns} cm/{object} other=x{i} >/dev/null")
-        }
-        Concurrent::OtherField => kubectl_patch(format!(r#"{{"data":{{"other":"o{i}"}}}}"#)),
-        Concurrent::SameValue => kubectl_patch(format!(r#"{{"data":{{"target":"p{i}"}}}}"#)),
-        Concurrent::SameFieldOtherValue => kubectl_patch(format!(r#"{{"data":{{"target":"w{i}"}}}}"#)),
+        Concurrent::OtherLabel | Concurrent::CreatesMap => label(format!("other=x{i}")),
+        Concurrent::OtherField => format!("kubectl annotate -n {ns} cm/{object} --overwrite note=o{i} >/dev/null"),
+        Concurrent::SameValue => label(format!("mine=y{i}")),
+        Concurrent::SameFieldOtherValue => label(format!("mine=w{i}")),
     };
-    let ours = match kind {
-        Concurrent::OtherLabel | Concurrent::CreatesMap => format!(r#"{{"metadata":{{"labels":{{"mine":"y{i}"}}}}}}"#),
-        _ => format!(r#"{{"data":{{"target":"p{i}"}}}}"#),
-    };
+    let ours = format!(r#"{{"metadata":{{"labels":{{"mine":"y{i}"}}}}}}"#);
     let patch_type = if (i / CONCURRENT.len()).is_multiple_of(2) { "strategic" } else { "merge" };
     let out = run(safe_patch(cluster, data, ns).env("FIELDWISE_HOOK_BEFORE_WRITE", &hook).args([
         &format!("cm/{object}"),
@@ -153,46 +184,39 @@ fn race(cluster: &Cluster, data: &Path, ns: &str, object: &str, i: usize, kind: 
         &ours,
         "--yes",
     ]));
-    let after = cluster.get_json(ns, &format!("cm/{object}"));
+    let after = api.get(&path);
     let label = |k: &str| after["metadata"]["labels"][k].as_str().unwrap_or_default().to_string();
-    let data_key = |k: &str| after["data"][k].as_str().unwrap_or_default().to_string();
     let code = out.status.code();
     let stdout = text(&out.stdout);
     let stderr = text(&out.stderr);
     let what = format!("race {i} ({kind:?}, --type {patch_type}, {object})");
     let mut outcome = RaceOutcome::default();
-    match kind {
-        Concurrent::SameFieldOtherValue => {
-            outcome.lost_update = data_key("target") != format!("w{i}");
-            if code != Some(3) {
-                outcome.problem = Some(format!("{what}: expected exit 3, {}", describe(&out)));
-            } else if !stderr.contains(&format!("w{i}")) {
-                outcome.problem = Some(format!("{what}: exit 3 without the diff of what moved (w{i}): {stderr}"));
-            }
+    if kind == Concurrent::SameFieldOtherValue {
+        outcome.lost_update = label("mine") != format!("w{i}");
+        if code != Some(3) {
+            outcome.problem = Some(format!("{what}: expected exit 3, {}", describe(&out)));
+        } else if !stderr.contains(&format!("w{i}")) {
+            outcome.problem = Some(format!("{what}: exit 3 without the diff of what moved (w{i}): {stderr}"));
+        } else if outcome.lost_update {
+            outcome.problem = Some(format!("{what}: the other writer's value was overwritten"));
         }
-        _ => {
-            let (ours_there, theirs_there) = match kind {
-                Concurrent::OtherLabel | Concurrent::CreatesMap => {
-                    (label("mine") == format!("y{i}"), label("other") == format!("x{i}"))
-                }
-                Concurrent::OtherField => (data_key("target") == format!("p{i}"), data_key("other") == format!("o{i}")),
-                _ => (data_key("target") == format!("p{i}"), true),
-            };
-            outcome.false_exit_3 = code == Some(3);
-            outcome.lost_update = code == Some(0) && !(ours_there && theirs_there)
-                || code != Some(0) && !theirs_there
-                || kind == Concurrent::OtherLabel && label("base") != "b";
-            if code != Some(0) {
-                outcome.problem = Some(format!("{what}: expected exit 0, {}", describe(&out)));
-            } else if kind == Concurrent::SameValue
-                && stdout.trim() != format!("configmap/{object} patched (no change)")
-            {
-                outcome.problem =
-                    Some(format!("{what}: expected `configmap/{object} patched (no change)`, got {stdout:?}"));
-            } else if outcome.lost_update {
-                outcome.problem = Some(format!("{what}: lost update, object now {}", after["metadata"]["labels"]));
-            }
-        }
+        return outcome;
+    }
+    let ours_there = label("mine") == format!("y{i}");
+    let theirs_there = match kind {
+        Concurrent::OtherLabel | Concurrent::CreatesMap => label("other") == format!("x{i}"),
+        Concurrent::OtherField => after["metadata"]["annotations"]["note"] == format!("o{i}"),
+        _ => ours_there,
+    };
+    let base_kept = kind == Concurrent::CreatesMap || label("base") == "b";
+    outcome.false_exit_3 = code == Some(3);
+    outcome.lost_update = !theirs_there || !base_kept || (code == Some(0) && !ours_there);
+    if code != Some(0) {
+        outcome.problem = Some(format!("{what}: expected exit 0, {}", describe(&out)));
+    } else if kind == Concurrent::SameValue && stdout.trim() != format!("configmap/{object} patched (no change)") {
+        outcome.problem = Some(format!("{what}: expected `configmap/{object} patched (no change)`, got {stdout:?}"));
+    } else if outcome.lost_update {
+        outcome.problem = Some(format!("{what}: lost update, now {}", after["metadata"]));
     }
     outcome
 }
@@ -216,12 +240,13 @@ fn races_lose_no_update_and_stop_only_on_real_conflicts() {
         for w in 0..OBJECTS {
             let (cluster, data, ns, outcomes) = (&cluster, &data, &ns, &outcomes);
             scope.spawn(move || {
+                let api = RawApi::connect(cluster, ns);
                 for i in (w..RACES).step_by(OBJECTS) {
                     if started.elapsed() > TIME_LIMIT {
                         break;
                     }
                     let kind = CONCURRENT[i % CONCURRENT.len()];
-                    let outcome = race(cluster, data, ns, &format!("race-{w}"), i, kind);
+                    let outcome = race(cluster, &api, data, ns, &format!("race-{w}"), i, kind);
                     outcomes.lock().expect("outcomes").push((kind, outcome));
                 }
             });
@@ -249,14 +274,10 @@ fn races_lose_no_update_and_stop_only_on_real_conflicts() {
         section.figure("first problem", first.lines().take(3).collect::<Vec<_>>().join(" / "));
     }
     section.figure("duration", format!("{:.1} s", started.elapsed().as_secs_f64()));
+    let first: Vec<String> = problems.iter().take(5).map(|p| p.chars().take(400).collect()).collect();
     assert!(ran >= 200, "only {ran} races in {TIME_LIMIT:?}");
-    assert_eq!((lost, false_3), (0, 0), "lost updates, false exit 3; first problems:\n{problems:#?}");
-    assert!(
-        problems.is_empty(),
-        "{} races not as promised:\n{:#?}",
-        problems.len(),
-        &problems[..problems.len().min(10)]
-    );
+    assert_eq!((lost, false_3), (0, 0), "lost updates, false exit 3; first problems:\n{first:#?}");
+    assert!(problems.is_empty(), "{} races not as promised; first:\n{first:#?}", problems.len());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -364,12 +385,19 @@ fn field_manager_conflict_on_apply_is_refused_with_names_and_not_retried() {
     section.figure("names field and manager, suggests --force", {
         stderr.contains("spec.replicas") && stderr.contains("ci1") && stderr.contains("--force")
     });
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    assert!(stderr.contains("spec.replicas") && stderr.contains("ci1"), "the conflicting field and manager: {stderr}");
-    assert!(stderr.contains("--force"), "suggests --force: {stderr}");
-    assert!(gets <= 2 && patches <= 2, "no retries: {gets} GETs and {patches} PATCHes: {requests:#?}");
-    assert!(requests.iter().all(|e| !e.is_write() || e.dry_run || e.code >= 400), "nothing written: {requests:#?}");
-    assert_eq!(cluster.get_json(&ns, "deploy/busybox-demo")["spec"]["replicas"], 1);
+    let mut checks = Checks::default();
+    checks.promise(out.status.code() == Some(2), || format!("exit 2 (refused), got {}", describe(&out)));
+    checks.promise(stderr.contains("spec.replicas") && stderr.contains("ci1"), || {
+        format!("the conflicting field and manager named: {stderr}")
+    });
+    checks.promise(stderr.contains("--force"), || format!("--force suggested: {stderr}"));
+    checks.promise(gets <= 2 && patches <= 2, || format!("no retries, but {gets} GETs and {patches} PATCHes"));
+    checks.promise(requests.iter().all(|e| !e.is_write() || e.dry_run || e.code >= 400), || {
+        format!("nothing written: {requests:#?}")
+    });
+    let replicas = cluster.get_json(&ns, "deploy/busybox-demo")["spec"]["replicas"].clone();
+    checks.promise(replicas == 1, || format!("replicas unchanged, now {replicas}"));
+    checks.verify();
 }
 
 #[test]
@@ -429,6 +457,7 @@ fn undo_of_a_scale_write_goes_through_the_scale_subresource_or_refuses_clearly()
     ])));
     assert_eq!(cluster.get_json(&ns, "deploy/busybox-demo")["spec"]["replicas"], 3);
 
+    let mut checks = Checks::default();
     let mut verdicts = Vec::new();
     for args in [&["undo", "deploy/busybox-demo", "--yes"][..], &["undo", "deploy/busybox-demo", "--yes", "--force"]] {
         let mark = cluster.audit_mark();
@@ -438,29 +467,34 @@ fn undo_of_a_scale_write_goes_through_the_scale_subresource_or_refuses_clearly()
         let live = cluster.get_json(&ns, "deploy/busybox-demo");
         let stderr = text(&out.stderr);
         let command = args.join(" ");
-        assert_eq!(live["kind"], "Deployment");
-        assert_eq!(live["spec"]["template"], template, "`{command}` kept the Deployment's template");
-        assert!(
-            writes.iter().all(|e| e.subresource == "scale"),
-            "`{command}` wrote the Deployment itself, not its scale subresource: {writes:#?}"
-        );
+        checks.promise(live["kind"] == "Deployment" && live["spec"]["template"] == template, || {
+            format!("`{command}` kept the Deployment and its template")
+        });
+        checks.promise(writes.iter().all(|e| e.subresource == "scale"), || {
+            format!(
+                "`{command}` wrote the Deployment itself, not its scale subresource: {writes:?}; {}",
+                describe(&out)
+            )
+        });
         if out.status.success() {
-            section.figure(&format!("`{command}`"), "exit 0, restored through the scale subresource");
-            assert_eq!(live["spec"]["replicas"], 1, "`{command}` restored replicas");
-            assert!(!writes.is_empty(), "`{command}` exit 0 with no write: {}", describe(&out));
-            verdicts.push("restored");
+            section.figure(&format!("`{command}`"), format!("exit 0, replicas now {}", live["spec"]["replicas"]));
+            checks.promise(live["spec"]["replicas"] == 1, || format!("`{command}` restored replicas to 1"));
+            checks.promise(!writes.is_empty(), || format!("`{command}` exit 0 with no write: {}", describe(&out)));
+            verdicts.push(format!("`{command}` restored"));
             break;
         }
-        section.figure(&format!("`{command}`"), format!("exit {:?}: {}", out.status.code(), stderr.trim()));
-        assert!(
-            stderr.contains("subresource") && stderr.contains("scale"),
-            "`{command}` refused without naming the subresource as the reason: {}",
-            describe(&out)
-        );
-        assert_eq!(live["spec"]["replicas"], 3, "refused: nothing written");
-        verdicts.push("refused clearly");
+        let first_line = stderr.lines().next().unwrap_or_default().to_string();
+        section.figure(&format!("`{command}`"), format!("exit {:?}: {first_line}", out.status.code()));
+        checks.promise(stderr.contains("subresource") && stderr.contains("scale"), || {
+            format!("`{command}` refused without naming the scale subresource as the reason: {}", describe(&out))
+        });
+        checks.promise(live["spec"]["replicas"] == 3 && writes.is_empty(), || {
+            format!("`{command}` refused but wrote: replicas now {}, writes {writes:?}", live["spec"]["replicas"])
+        });
+        verdicts.push(format!("`{command}` refused (exit {:?})", out.status.code()));
     }
     section.figure("outcome", verdicts.join(", then "));
+    checks.verify();
 }
 
 #[test]
@@ -505,11 +539,19 @@ fn backups_of_colon_and_underscore_names_stay_apart() {
     let after_undo_colon = (who(&underscore), who(&colon));
     section.figure("undo demo_role: who=(demo_role, demo:role)", format!("{after_undo_underscore:?}"));
     section.figure("then undo demo:role: who=(demo_role, demo:role)", format!("{after_undo_colon:?}"));
-    assert_eq!((colon_rows.len(), underscore_rows.len()), (2, 1), "{colon_rows:#?}\n{underscore_rows:#?}");
-    ok(&undo_underscore);
-    assert_eq!(after_undo_underscore, (None, Some("colon-2".into())), "undo restored the right object only");
-    ok(&undo_colon);
-    assert_eq!(after_undo_colon, (None, Some("colon-1".into())), "undo restored the right object only");
+    let mut checks = Checks::default();
+    checks.promise((colon_rows.len(), underscore_rows.len()) == (2, 1), || {
+        format!("`history` lists each object's own backups only: {colon_rows:#?}\n{underscore_rows:#?}")
+    });
+    checks.promise(undo_underscore.status.success(), || format!("undo demo_role: {}", describe(&undo_underscore)));
+    checks.promise(after_undo_underscore == (None, Some("colon-2".into())), || {
+        format!("undo of demo_role restores demo_role only: who=(demo_role, demo:role) = {after_undo_underscore:?}")
+    });
+    checks.promise(undo_colon.status.success(), || format!("undo demo:role: {}", describe(&undo_colon)));
+    checks.promise(after_undo_colon == (None, Some("colon-1".into())), || {
+        format!("undo of demo:role restores demo:role only: who=(demo_role, demo:role) = {after_undo_colon:?}")
+    });
+    checks.verify();
 }
 
 #[test]
@@ -683,14 +725,20 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     section.figure("objects untouched", untouched);
     section.figure("half-written objects", half_written);
     section.figure("backup records after the first run (≤ repaired promised)", backups_after_first);
-    assert!(!first.1, "the first run went on after the apiserver was gone: {}", describe(&first.0));
     assert_eq!(state.len(), OBJECTS, "every object still there");
-    assert_eq!(half_written, 0, "half-written objects");
     assert!(landed < OBJECTS, "the kill came after the repair finished: inconclusive");
-    assert_ne!(first.0.status.code(), Some(0), "the interrupted run reports failure: {}", describe(&first.0));
-    assert!(error_lines <= 5, "one summary, not one error per object ({error_lines} lines): {first_err}");
-    assert!(summary.is_some(), "a summary of done / failed / not tried: {first_err}");
-    assert!(backups_after_first <= landed, "{backups_after_first} backups for {landed} writes that landed");
+    let mut checks = Checks::default();
+    checks.promise(!first.1, || "the first run stopped on its own after the apiserver was gone".into());
+    checks.promise(half_written == 0, || format!("{half_written} half-written objects"));
+    checks.promise(first.0.status.code() != Some(0), || "the interrupted run reports failure".into());
+    checks.promise(error_lines <= 5, || {
+        let head: Vec<&str> = first_err.lines().take(5).collect();
+        format!("one summary, not one error per object: {error_lines} lines, first: {head:#?}")
+    });
+    checks.promise(summary.is_some(), || "a summary of done / failed / not tried".into());
+    checks.promise(backups_after_first <= landed, || {
+        format!("no backup of a write that did not land: {backups_after_first} backups for {landed} writes")
+    });
 
     // Second run: completes.
     let second_started = Instant::now();
@@ -701,8 +749,8 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     section.figure("re-run: exit code", second.status.code().map_or("signal".into(), |c| c.to_string()));
     section.figure("re-run: objects with the exact annotation afterwards", format!("{repaired} of {OBJECTS}"));
     section.figure("re-run: duration", format!("{second_seconds:.1} s"));
-    ok(&second);
-    assert_eq!(repaired, OBJECTS, "the re-run completes");
+    checks.promise(second.status.success(), || format!("re-run: {}", describe(&second)));
+    checks.promise(repaired == OBJECTS, || format!("the re-run completes: {repaired} of {OBJECTS}"));
 
     // Third run: changes nothing.
     let third = run(&mut repair());
@@ -711,8 +759,9 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     section.figure("third run: exit code", third.status.code().map_or("signal".into(), |c| c.to_string()));
     section.figure("third run: objects changed", changed);
     section.figure("first run until killed, total", format!("{:.1} s", first_started.elapsed().as_secs_f64()));
-    ok(&third);
-    assert_eq!(changed, 0, "the third run changes nothing");
+    checks.promise(third.status.success(), || format!("third run: {}", describe(&third)));
+    checks.promise(changed == 0, || format!("the third run changes nothing, changed {changed}"));
+    checks.verify();
 }
 
 /// Waits for `child` at most `limit`, reading its output meanwhile (a full pipe would stall it);

@@ -74,6 +74,9 @@ impl Drop for Section {
             seconds: self.started.elapsed().as_secs_f64(),
             figures: std::mem::take(&mut self.figures),
         };
+        for (name, value) in &measured.figures {
+            eprintln!("figure [{}] {name}: {value}", measured.title);
+        }
         let Ok(mut ended) = ENDED.lock() else { return };
         ended.push(measured);
         if ended.len() == SECTIONS.len() {
