@@ -53,6 +53,11 @@ fn describe(out: &Output) -> String {
     format!("exit {:?}\nstdout: {}\nstderr: {}", out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
+/// An exit code as a person reads it.
+fn exit(out: &Output) -> String {
+    out.status.code().map_or_else(|| "killed by a signal".into(), |c| format!("exit {c}"))
+}
+
 fn ok(out: &Output) -> String {
     assert!(out.status.success(), "{}", describe(out));
     text(&out.stdout)
@@ -379,7 +384,7 @@ fn field_manager_conflict_on_apply_is_refused_with_names_and_not_retried() {
     let requests = user_requests(&cluster, mark, "deployments", &ns, "busybox-demo");
     let (gets, patches) = (count(&requests, "get"), count(&requests, "patch"));
     let stderr = text(&out.stderr);
-    section.figure("exit code (2 promised)", out.status.code().map_or("signal".into(), |c| c.to_string()));
+    section.figure("exit code (2 promised)", exit(&out));
     section.figure("GETs of the object during the command", gets);
     section.figure("PATCHes (dry-run and real) during the command", patches);
     section.figure("names field and manager, suggests --force", {
@@ -420,8 +425,8 @@ fn validation_refusal_exits_1_with_the_server_reason_and_no_retry() {
         section.figure(
             &format!("`-p '{patch}'`"),
             format!(
-                "exit {:?}, server reason shown: {}, PATCH requests: {patches}, GETs: {}",
-                out.status.code(),
+                "{}, server reason shown: {}, PATCH requests: {patches}, GETs: {}",
+                exit(&out),
                 stderr.contains(reason),
                 count(&requests, "get")
             ),
@@ -477,24 +482,39 @@ fn undo_of_a_scale_write_goes_through_the_scale_subresource_or_refuses_clearly()
             )
         });
         if out.status.success() {
-            section.figure(&format!("`{command}`"), format!("exit 0, replicas now {}", live["spec"]["replicas"]));
+            let sent: Vec<String> =
+                writes.iter().map(|e| format!("{} {} {}", e.verb, subresource_of(e), e.code)).collect();
+            section.figure(
+                &format!("`{command}`"),
+                format!("exit 0, replicas now {}; writes sent: {sent:?}", live["spec"]["replicas"]),
+            );
             checks.promise(live["spec"]["replicas"] == 1, || format!("`{command}` restored replicas to 1"));
             checks.promise(!writes.is_empty(), || format!("`{command}` exit 0 with no write: {}", describe(&out)));
             verdicts.push(format!("`{command}` restored"));
             break;
         }
         let first_line = stderr.lines().next().unwrap_or_default().to_string();
-        section.figure(&format!("`{command}`"), format!("exit {:?}: {first_line}", out.status.code()));
+        let sent: Vec<String> = writes.iter().map(|e| format!("{} {} {}", e.verb, subresource_of(e), e.code)).collect();
+        section.figure(&format!("`{command}`"), format!("{}: {first_line}; writes sent: {sent:?}", exit(&out)));
         checks.promise(stderr.contains("subresource") && stderr.contains("scale"), || {
             format!("`{command}` refused without naming the scale subresource as the reason: {}", describe(&out))
         });
         checks.promise(live["spec"]["replicas"] == 3 && writes.is_empty(), || {
             format!("`{command}` refused but wrote: replicas now {}, writes {writes:?}", live["spec"]["replicas"])
         });
-        verdicts.push(format!("`{command}` refused (exit {:?})", out.status.code()));
+        verdicts.push(format!("`{command}` refused ({})", exit(&out)));
     }
     section.figure("outcome", verdicts.join(", then "));
     checks.verify();
+}
+
+/// `deployments/scale` or `deployments` for an audited request.
+fn subresource_of(e: &AuditEvent) -> String {
+    if e.subresource.is_empty() {
+        e.resource.clone()
+    } else {
+        format!("{}/{}", e.resource, e.subresource)
+    }
 }
 
 #[test]
@@ -572,8 +592,8 @@ fn history_prune_keeps_a_bounded_number_of_backups_and_the_newest() {
     let again = run(safe_patch(&cluster, &data, &ns).args(["history", "--prune", "cm/kept"]));
     let after_again = history_rows(&run(safe_patch(&cluster, &data, &ns).args(["history", "cm/kept"]))).len();
     section.figure(&format!("backups listed after {WRITES} writes (default retention)"), before);
-    section.figure("`history --prune`", format!("exit {:?}, backups left {after}", prune.status.code()));
-    section.figure("second `history --prune`", format!("exit {:?}, backups left {after_again}", again.status.code()));
+    section.figure("`history --prune`", format!("{}, backups left {after}", exit(&prune)));
+    section.figure("second `history --prune`", format!("{}, backups left {after_again}", exit(&again)));
     ok(&prune);
     ok(&again);
     assert!((1..WRITES).contains(&after), "retention keeps a bounded number and at least the newest: {after}");
@@ -717,10 +737,7 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     });
     let error_lines = error_lines.count();
     let summary = first_err.lines().chain(first_out.lines()).find(|l| l.to_lowercase().contains("not tried"));
-    section.figure(
-        "first run: exit code",
-        first.0.status.code().map_or("killed (did not stop)".into(), |c| c.to_string()),
-    );
+    section.figure("first run: exit code", exit(&first.0));
     section.figure("first run: stopped after the kill", format!("{stopped_after:.1} s (limit 120 s)"));
     section.figure("first run: lines mentioning an error or failure", error_lines);
     section.figure("first run: summary line", summary.unwrap_or("(none)"));
@@ -749,7 +766,7 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     let second_seconds = second_started.elapsed().as_secs_f64();
     let state = bulk_state(cluster, &ns);
     let repaired = state.values().filter(|(_, v)| *v == Some(true)).count();
-    section.figure("re-run: exit code", second.status.code().map_or("signal".into(), |c| c.to_string()));
+    section.figure("re-run: exit code", exit(&second));
     section.figure("re-run: objects with the exact annotation afterwards", format!("{repaired} of {OBJECTS}"));
     section.figure("re-run: duration", format!("{second_seconds:.1} s"));
     checks.promise(second.status.success(), || format!("re-run: {}", describe(&second)));
@@ -759,7 +776,7 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     let third = run(&mut repair());
     let after_third = bulk_state(cluster, &ns);
     let changed = after_third.iter().filter(|(name, (rv, _))| state.get(*name).map(|s| &s.0) != Some(rv)).count();
-    section.figure("third run: exit code", third.status.code().map_or("signal".into(), |c| c.to_string()));
+    section.figure("third run: exit code", exit(&third));
     section.figure("third run: objects changed", changed);
     section.figure("first run until killed, total", format!("{:.1} s", first_started.elapsed().as_secs_f64()));
     checks.promise(third.status.success(), || format!("third run: {}", describe(&third)));

@@ -41,6 +41,30 @@ struct Run {
 }
 
 static RUN: OnceLock<Run> = OnceLock::new();
+static PANIC_HOOK: OnceLock<()> = OnceLock::new();
+
+thread_local! {
+    /// The first line of the last panic on this thread: why a section failed.
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps the default panic report and remembers the message for the section's "failed because" row.
+fn remember_panics() {
+    PANIC_HOOK.get_or_init(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = info
+                .payload()
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let short: String = message.lines().take(3).collect::<Vec<_>>().join(" / ").chars().take(400).collect();
+            LAST_PANIC.with(|last| *last.borrow_mut() = Some(short));
+            default(info);
+        }));
+    });
+}
 static ENDED: Mutex<Vec<Measured>> = Mutex::new(Vec::new());
 
 /// One running section: figures go in as they are measured; dropping it
@@ -56,6 +80,7 @@ impl Section {
     /// Starts the section `title` (one of [`SECTIONS`]) against `cluster`.
     pub fn start(title: &'static str, cluster: &Cluster) -> Self {
         assert!(SECTIONS.contains(&title), "unknown section {title}");
+        remember_panics();
         RUN.get_or_init(|| Run { started: Instant::now(), utc: utc_now(), load: load_average() });
         Self { title, started: Instant::now(), figures: Vec::new(), cluster: cluster.clone() }
     }
@@ -68,6 +93,10 @@ impl Section {
 
 impl Drop for Section {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            let why = LAST_PANIC.with(|last| last.borrow_mut().take()).unwrap_or_default();
+            self.figure("failed because", why);
+        }
         let measured = Measured {
             title: self.title,
             passed: !std::thread::panicking(),
@@ -155,11 +184,18 @@ fn kubernetes_version(cluster: &Cluster) -> String {
         return format!("unknown (`kubectl version -o json` failed: {})", text(&out.stderr).trim());
     };
     let field = |pointer: &str| v.pointer(pointer).and_then(|s| s.as_str()).unwrap_or("unknown").to_string();
-    format!(
-        "server {} (`kubectl version -o json`), kubectl {}",
-        field("/serverVersion/gitVersion"),
-        field("/clientVersion/gitVersion")
-    )
+    let git_version = field("/serverVersion/gitVersion");
+    let server = if git_version.starts_with("v0.0.0") {
+        // Built from Go modules, the harness's apiserver carries no stamped gitVersion.
+        format!(
+            "{}.{} (major.minor; gitVersion unstamped: `{git_version}`)",
+            field("/serverVersion/major"),
+            field("/serverVersion/minor")
+        )
+    } else {
+        git_version
+    };
+    format!("server {server}, kubectl {} (`kubectl version -o json`)", field("/clientVersion/gitVersion"))
 }
 
 fn utc_now() -> String {
