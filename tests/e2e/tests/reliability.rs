@@ -109,7 +109,15 @@ impl Checks {
 
     /// Fails the test if any promise was broken.
     fn verify(self) {
-        assert!(self.0.is_empty(), "{} broken promise(s):\n- {}", self.0.len(), self.0.join("\n- "));
+        let summary: Vec<String> =
+            self.0.iter().map(|p| p.lines().next().unwrap_or_default().chars().take(160).collect()).collect();
+        assert!(
+            self.0.is_empty(),
+            "{} broken promise(s): {}\n\nin full:\n- {}",
+            self.0.len(),
+            summary.join("; "),
+            self.0.join("\n- ")
+        );
     }
 }
 
@@ -391,7 +399,8 @@ fn field_manager_conflict_on_apply_is_refused_with_names_and_not_retried() {
         stderr.contains("spec.replicas") && stderr.contains("ci1") && stderr.contains("--force")
     });
     let mut checks = Checks::default();
-    checks.promise(out.status.code() == Some(2), || format!("exit 2 (refused), got {}", describe(&out)));
+    checks
+        .promise(out.status.code() == Some(2), || format!("exit 2 (refused), got {}: {}", exit(&out), describe(&out)));
     checks.promise(stderr.contains("spec.replicas") && stderr.contains("ci1"), || {
         format!("the conflicting field and manager named: {stderr}")
     });
@@ -497,7 +506,11 @@ fn undo_of_a_scale_write_goes_through_the_scale_subresource_or_refuses_clearly()
         let sent: Vec<String> = writes.iter().map(|e| format!("{} {} {}", e.verb, subresource_of(e), e.code)).collect();
         section.figure(&format!("`{command}`"), format!("{}: {first_line}; writes sent: {sent:?}", exit(&out)));
         checks.promise(stderr.contains("subresource") && stderr.contains("scale"), || {
-            format!("`{command}` refused without naming the scale subresource as the reason: {}", describe(&out))
+            format!(
+                "`{command}` refused ({}) without naming the scale subresource as the reason: {}",
+                exit(&out),
+                describe(&out)
+            )
         });
         checks.promise(live["spec"]["replicas"] == 3 && writes.is_empty(), || {
             format!("`{command}` refused but wrote: replicas now {}, writes {writes:?}", live["spec"]["replicas"])
@@ -561,7 +574,11 @@ fn backups_of_colon_and_underscore_names_stay_apart() {
     section.figure("then undo demo:role: who=(demo_role, demo:role)", format!("{after_undo_colon:?}"));
     let mut checks = Checks::default();
     checks.promise((colon_rows.len(), underscore_rows.len()) == (2, 1), || {
-        format!("`history` lists each object's own backups only: {colon_rows:#?}\n{underscore_rows:#?}")
+        format!(
+            "`history` lists each object's own backups only: {} rows for demo:role, {} for demo_role\n{colon_rows:#?}\n{underscore_rows:#?}",
+            colon_rows.len(),
+            underscore_rows.len()
+        )
     });
     checks.promise(undo_underscore.status.success(), || format!("undo demo_role: {}", describe(&undo_underscore)));
     checks.promise(after_undo_underscore == (None, Some("colon-2".into())), || {

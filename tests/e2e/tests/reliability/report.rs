@@ -59,7 +59,15 @@ fn remember_panics() {
                 .cloned()
                 .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            let short: String = message.lines().take(3).collect::<Vec<_>>().join(" / ").chars().take(400).collect();
+            let short: String = message
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" / ")
+                .chars()
+                .take(600)
+                .collect();
             LAST_PANIC.with(|last| *last.borrow_mut() = Some(short));
             default(info);
         }));
