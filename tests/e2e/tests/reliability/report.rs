@@ -61,7 +61,7 @@ fn remember_panics() {
                 .unwrap_or_default();
             let short: String = message
                 .lines()
-                .filter(|l| !l.trim().is_empty())
+                .take_while(|l| !l.trim().is_empty())
                 .take(3)
                 .collect::<Vec<_>>()
                 .join(" / ")
