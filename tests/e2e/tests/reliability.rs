@@ -50,7 +50,7 @@ fn last_applied(cluster: &Cluster, data: &Path, ns: &str) -> Command {
 }
 
 fn describe(out: &Output) -> String {
-    format!("exit {:?}\nstdout: {}\nstderr: {}", out.status.code(), text(&out.stdout), text(&out.stderr))
+    format!("{}\nstdout: {}\nstderr: {}", exit(out), text(&out.stdout), text(&out.stderr))
 }
 
 /// An exit code as a person reads it.
@@ -289,7 +289,11 @@ fn races_lose_no_update_and_stop_only_on_real_conflicts() {
     section.figure("duration", format!("{:.1} s", started.elapsed().as_secs_f64()));
     let first: Vec<String> = problems.iter().take(5).map(|p| p.chars().take(400).collect()).collect();
     assert!(ran >= 200, "only {ran} races in {TIME_LIMIT:?}");
-    assert_eq!((lost, false_3), (0, 0), "lost updates, false exit 3; first problems:\n{first:#?}");
+    assert_eq!(
+        (lost, false_3),
+        (0, 0),
+        "{lost} lost updates and {false_3} false exit 3 in {ran} races\n\nfirst problems:\n{first:#?}"
+    );
     assert!(problems.is_empty(), "{} races not as promised; first:\n{first:#?}", problems.len());
 }
 
@@ -354,8 +358,18 @@ fn fifty_parallel_writers_of_disjoint_labels_all_land() {
     section.figure("`kubectl patch`: exit codes", exit_codes(&plain));
     section.figure("`kubectl patch`: wall time for all 50", format!("{plain_seconds:.1} s"));
     let failed: Vec<String> = safe.iter().filter(|o| !o.status.success()).map(describe).take(3).collect();
+    let last_error = safe
+        .iter()
+        .filter(|o| !o.status.success())
+        .filter_map(|o| text(&o.stderr).lines().rfind(|l| !l.trim().is_empty()).map(String::from))
+        .next()
+        .unwrap_or_default();
     assert_eq!(plain_landed, WRITERS, "plain kubectl patch is the baseline: {}", exit_codes(&plain));
-    assert_eq!((safe_landed, safe_ok), (WRITERS, WRITERS), "safe-patch lost writers; first failures: {failed:#?}");
+    assert_eq!(
+        (safe_landed, safe_ok),
+        (WRITERS, WRITERS),
+        "safe-patch: {safe_landed} of {WRITERS} landed, {safe_ok} exit 0; e.g. {last_error}\n\nfirst failures: {failed:#?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
