@@ -361,7 +361,7 @@ fn fifty_parallel_writers_of_disjoint_labels_all_land() {
     let last_error = safe
         .iter()
         .filter(|o| !o.status.success())
-        .filter_map(|o| text(&o.stderr).lines().rfind(|l| !l.trim().is_empty()).map(String::from))
+        .filter_map(|o| text(&o.stderr).lines().find(|l| l.starts_with("error")).map(String::from))
         .next()
         .unwrap_or_default();
     assert_eq!(plain_landed, WRITERS, "plain kubectl patch is the baseline: {}", exit_codes(&plain));
