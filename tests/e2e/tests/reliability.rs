@@ -715,6 +715,7 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     let mut section = Section::start("Bulk repair with the apiserver killed", &shared);
     let private = PrivateCluster::up("reliability");
     let cluster = &private.cluster;
+    section.figure("private cluster (`scripts/cluster up`, killed and restarted)", report::kubernetes_version(cluster));
     let ns = cluster.namespace("fw-rel-bulk");
     let scratch = data_dir("bulk");
     let data = scratch.join("backups");
@@ -784,7 +785,7 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     checks.promise(first.0.status.code() != Some(0), || "the interrupted run reports failure".into());
     checks.promise(error_lines <= 5, || {
         let head: Vec<&str> = first_err.lines().take(5).collect();
-        format!("one summary, not one error per object: {error_lines} lines, first: {head:#?}")
+        format!("one summary, not one error per object: {error_lines} error lines\nthe first: {head:#?}")
     });
     checks.promise(summary.is_some(), || "a summary of done / failed / not tried".into());
     checks.promise(backups_after_first <= landed, || {

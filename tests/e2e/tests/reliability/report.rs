@@ -186,7 +186,7 @@ fn commit() -> String {
 }
 
 /// The server's and kubectl's versions, from `kubectl version -o json`.
-fn kubernetes_version(cluster: &Cluster) -> String {
+pub fn kubernetes_version(cluster: &Cluster) -> String {
     let out = run(cluster.kubectl().args(["version", "-o", "json"]));
     let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else {
         return format!("unknown (`kubectl version -o json` failed: {})", text(&out.stderr).trim());
