@@ -3,7 +3,6 @@
 //! objects from client-side to server-side apply. Thin: flags here, semantics in
 //! `fieldwise_core::last_applied`, cluster I/O in `fieldwise-kube`.
 
-mod guarded;
 mod migrate;
 mod repair;
 mod report;
@@ -107,6 +106,10 @@ pub struct WriteArgs {
     /// Show Secret values in diffs and output (they are hidden by default).
     #[arg(long)]
     pub show_secrets: bool,
+
+    /// Do not ask for confirmation (asked only on a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 fn main() -> ExitCode {

@@ -2,10 +2,11 @@
 //! resourceVersion guard, with backup and undo. Thin: flags here, semantics
 //! in `fieldwise-core`, cluster I/O in `fieldwise-kube`.
 
+mod edit;
 mod flow;
 mod input;
 mod plan;
-mod prompt;
+mod restore;
 mod undo;
 
 use std::process::ExitCode;
@@ -47,7 +48,10 @@ Examples:
 
   # List the backups of an object, and undo the last write
   kubectl safe-patch history deploy/busybox-demo
-  kubectl safe-patch undo deploy/busybox-demo";
+  kubectl safe-patch undo deploy/busybox-demo
+
+  # Remove old backups (default policy: 20 per object, 30 days; see README)
+  kubectl safe-patch history --prune --keep 5 --max-age 7d";
 
 /// Patch a Kubernetes object safely: preview, lint, dry-run, guarded write, backup and undo.
 #[derive(Debug, Parser)]
@@ -73,7 +77,7 @@ struct Cli {
 enum Command {
     /// Restore the pre-image saved before the last (or a chosen) safe-patch write.
     Undo(undo::UndoArgs),
-    /// List the backups saved for an object.
+    /// List the backups saved for an object, or prune old backups (--prune).
     History(undo::HistoryArgs),
     /// Print a shell completion script (bash, zsh or fish).
     Completion(completion::CompletionArgs),

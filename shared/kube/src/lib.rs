@@ -23,6 +23,7 @@ pub mod manifests;
 pub mod metadata_list;
 pub mod objects;
 pub mod printer;
+pub mod prompt;
 pub mod redact;
 pub mod target;
 pub mod version;

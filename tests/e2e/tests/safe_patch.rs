@@ -309,7 +309,7 @@ fn bad_input_is_a_clear_error_and_never_a_write() {
                 "-p",
                 r#"[{"op":"replace","path":"/spec/nope/x","value":1}]"#,
             ],
-            "operation 1 (replace /spec/nope/x)",
+            "operation 0 (replace /spec/nope/x)",
         ),
         (vec!["cm/cm", "-p", r#"{"spec":{"replicas":2}}"#], "unknown field \"spec\""),
         (vec!["deploy/does-not-exist", "-p", r#"{"spec":{"replicas":2}}"#], "Error from server (NotFound)"),
