@@ -605,35 +605,88 @@ fn backups_of_colon_and_underscore_names_stay_apart() {
     checks.verify();
 }
 
+/// Writes `label=value` labels to `cm/object` `writes` times (values 1..=writes), with `env` set.
+fn label_writes(cluster: &Cluster, data: &Path, ns: &str, object: &str, writes: usize, env: &[(&str, &str)]) {
+    for i in 1..=writes {
+        let patch = format!(r#"{{"metadata":{{"labels":{{"n":"{i}"}}}}}}"#);
+        let mut cmd = safe_patch(cluster, data, ns);
+        cmd.envs(env.iter().copied()).args([&format!("cm/{object}"), "--yes", "-p", &patch]);
+        ok(&run(&mut cmd));
+    }
+}
+
+/// How many backups `history` lists for `cm/object`.
+fn backups_listed(cluster: &Cluster, data: &Path, ns: &str, object: &str) -> usize {
+    history_rows(&run(safe_patch(cluster, data, ns).args(["history", &format!("cm/{object}")]))).len()
+}
+
+/// Retention as the README documents it: after each write an object keeps its newest 20 backups
+/// and none older than 30 days; `FIELDWISE_BACKUP_KEEP` / `FIELDWISE_BACKUP_MAX_AGE` and
+/// `history --prune [--keep N] [--max-age AGE]` change that.
 #[test]
-fn history_prune_keeps_a_bounded_number_of_backups_and_the_newest() {
-    const WRITES: usize = 25;
+fn backup_retention_keeps_the_newest_by_default_and_prunes_on_request() {
+    const DEFAULT_KEEP: usize = 20;
+    const WRITES: usize = DEFAULT_KEEP + 2;
     let cluster = require_cluster!();
     let mut section = Section::start("Backup retention", &cluster);
     let ns = cluster.namespace("fw-rel-retention");
     let data = data_dir("retention");
-    cluster.kubectl_ok(&["create", "configmap", "-n", &ns, "kept"]);
-    for i in 1..=WRITES {
-        let patch = format!(r#"{{"metadata":{{"labels":{{"n":"{i}"}}}}}}"#);
-        ok(&run(safe_patch(&cluster, &data, &ns).args(["cm/kept", "--yes", "-p", &patch])));
+    for object in ["kept", "env", "aged"] {
+        cluster.kubectl_ok(&["create", "configmap", "-n", &ns, object]);
     }
-    let before = history_rows(&run(safe_patch(&cluster, &data, &ns).args(["history", "cm/kept"]))).len();
-    let prune = run(safe_patch(&cluster, &data, &ns).args(["history", "--prune", "cm/kept"]));
-    let after = history_rows(&run(safe_patch(&cluster, &data, &ns).args(["history", "cm/kept"]))).len();
-    let again = run(safe_patch(&cluster, &data, &ns).args(["history", "--prune", "cm/kept"]));
-    let after_again = history_rows(&run(safe_patch(&cluster, &data, &ns).args(["history", "cm/kept"]))).len();
-    section.figure(&format!("backups listed after {WRITES} writes (default retention)"), before);
-    section.figure("`history --prune`", format!("{}, backups left {after}", exit(&prune)));
-    section.figure("second `history --prune`", format!("{}, backups left {after_again}", exit(&again)));
-    ok(&prune);
-    ok(&again);
-    assert!((1..WRITES).contains(&after), "retention keeps a bounded number and at least the newest: {after}");
-    assert_eq!(after_again, after, "pruning twice removes nothing more");
+    let mut checks = Checks::default();
+
+    label_writes(&cluster, &data, &ns, "kept", WRITES, &[]);
+    let by_default = backups_listed(&cluster, &data, &ns, "kept");
+    section.figure(&format!("backups kept after {WRITES} writes (default: newest {DEFAULT_KEEP})"), by_default);
+    checks
+        .promise(by_default == DEFAULT_KEEP, || format!("default retention keeps {DEFAULT_KEEP}, listed {by_default}"));
+
+    let prune =
+        |extra: &[&str]| run(safe_patch(&cluster, &data, &ns).args(["history", "--prune", "cm/kept"]).args(extra));
+    let first = prune(&["--keep", "5"]);
+    let after_first = backups_listed(&cluster, &data, &ns, "kept");
+    let again = prune(&["--keep", "5"]);
+    let after_again = backups_listed(&cluster, &data, &ns, "kept");
+    let defaults = prune(&[]);
+    let after_defaults = backups_listed(&cluster, &data, &ns, "kept");
+    section.figure(
+        "`history --prune cm/kept --keep 5`",
+        format!("{}: {}, {after_first} listed", exit(&first), text(&first.stdout).trim()),
+    );
+    section.figure("the same again", format!("{}: {}, {after_again} listed", exit(&again), text(&again.stdout).trim()));
+    section.figure("`history --prune cm/kept` (defaults)", format!("{}, {after_defaults} listed", exit(&defaults)));
+    checks.promise(first.status.success() && after_first == 5, || {
+        format!("--keep 5 leaves 5: {after_first}; {}", describe(&first))
+    });
+    checks.promise(again.status.success() && after_again == 5, || {
+        format!("pruning twice removes nothing more: {after_again}")
+    });
+    checks.promise(defaults.status.success() && after_defaults == 5, || {
+        format!("default prune keeps the 5: {after_defaults}")
+    });
     let undo = run(safe_patch(&cluster, &data, &ns).args(["undo", "cm/kept", "--yes"]));
-    ok(&undo);
     let n = cluster.get_json(&ns, "cm/kept")["metadata"]["labels"]["n"].clone();
     section.figure("undo after pruning restores the last write's pre-image", n == json!((WRITES - 1).to_string()));
-    assert_eq!(n, json!((WRITES - 1).to_string()), "the newest backup survived pruning");
+    checks.promise(undo.status.success() && n == json!((WRITES - 1).to_string()), || {
+        format!("the newest backup survived pruning: n={n}; {}", describe(&undo))
+    });
+
+    label_writes(&cluster, &data, &ns, "env", 5, &[("FIELDWISE_BACKUP_KEEP", "3")]);
+    let with_env = backups_listed(&cluster, &data, &ns, "env");
+    section.figure("FIELDWISE_BACKUP_KEEP=3, 5 writes: backups kept", with_env);
+    checks.promise(with_env == 3, || format!("FIELDWISE_BACKUP_KEEP=3 keeps 3, listed {with_env}"));
+
+    label_writes(&cluster, &data, &ns, "aged", 2, &[]);
+    std::thread::sleep(Duration::from_secs(5));
+    label_writes(&cluster, &data, &ns, "aged", 1, &[]);
+    let aged = run(safe_patch(&cluster, &data, &ns).args(["history", "--prune", "cm/aged", "--max-age", "4s"]));
+    let young = backups_listed(&cluster, &data, &ns, "aged");
+    section.figure("2 backups 5 s old and 1 new, `--max-age 4s`: backups kept", young);
+    checks.promise(aged.status.success() && young == 1, || {
+        format!("--max-age 4s keeps the new one only: {young}; {}", describe(&aged))
+    });
+    checks.verify();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -810,7 +863,10 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     let changed = after_third.iter().filter(|(name, (rv, _))| state.get(*name).map(|s| &s.0) != Some(rv)).count();
     section.figure("third run: exit code", exit(&third));
     section.figure("third run: objects changed", changed);
-    section.figure("first run until killed, total", format!("{:.1} s", first_started.elapsed().as_secs_f64()));
+    section.figure(
+        "from the first repair to the end of the third run",
+        format!("{:.1} s", first_started.elapsed().as_secs_f64()),
+    );
     checks.promise(third.status.success(), || format!("third run: {}", describe(&third)));
     checks.promise(changed == 0, || format!("the third run changes nothing, changed {changed}"));
     checks.verify();
