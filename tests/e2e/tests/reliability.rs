@@ -223,7 +223,10 @@ fn race(
     };
     let base_kept = kind == Concurrent::CreatesMap || label("base") == "b";
     outcome.false_exit_3 = code == Some(3);
-    outcome.lost_update = !theirs_there || !base_kept || (code == Some(0) && !ours_there);
+    // Lost: our success without both changes, our write over theirs, or the untouched label gone. An
+    // error before the hook ran leaves neither change: a problem, not a lost update.
+    outcome.lost_update =
+        (code == Some(0) && !(ours_there && theirs_there)) || (ours_there && !theirs_there) || !base_kept;
     if code != Some(0) {
         outcome.problem = Some(format!("{what}: expected exit 0, {}", describe(&out)));
     } else if kind == Concurrent::SameValue && stdout.trim() != format!("configmap/{object} patched (no change)") {
@@ -284,7 +287,8 @@ fn races_lose_no_update_and_stop_only_on_real_conflicts() {
     section.figure("false exit 3 (same-effect change stopped)", false_3);
     section.figure("races not as promised (any reason)", problems.len());
     if let Some(first) = problems.first() {
-        section.figure("first problem", first.lines().take(3).collect::<Vec<_>>().join(" / "));
+        let error = first.lines().find(|l| l.starts_with("error")).unwrap_or_default();
+        section.figure("first problem", format!("{} / {error}", first.lines().next().unwrap_or_default()));
     }
     section.figure("duration", format!("{:.1} s", started.elapsed().as_secs_f64()));
     let first: Vec<String> = problems.iter().take(5).map(|p| p.chars().take(400).collect()).collect();
