@@ -225,8 +225,7 @@ fn race(
     outcome.false_exit_3 = code == Some(3);
     // Lost: our success without both changes, our write over theirs, or the untouched label gone. An
     // error before the hook ran leaves neither change: a problem, not a lost update.
-    outcome.lost_update =
-        (code == Some(0) && !(ours_there && theirs_there)) || (ours_there && !theirs_there) || !base_kept;
+    outcome.lost_update = !base_kept || (code == Some(0) && !ours_there) || (ours_there && !theirs_there);
     if code != Some(0) {
         outcome.problem = Some(format!("{what}: expected exit 0, {}", describe(&out)));
     } else if kind == Concurrent::SameValue && stdout.trim() != format!("configmap/{object} patched (no change)") {
