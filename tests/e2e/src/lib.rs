@@ -5,6 +5,10 @@
 //! fails when `CI=true` (CI must never skip silently) and otherwise prints a
 //! loud SKIPPED line and returns `None`.
 
+pub mod audit;
+pub mod private_cluster;
+pub mod raw_api;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -19,14 +23,20 @@ pub struct Cluster {
     pub kubeconfig: PathBuf,
 }
 
-/// The state directory `scripts/cluster` uses.
+/// The state directory `scripts/cluster` uses: `$FIELDWISE_CLUSTER_DIR`, else
+/// one per Kubernetes version (`FIELDWISE_KUBE_VERSION`, default 1.37) so that
+/// both versions' clusters can run at once.
 pub fn cluster_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("FIELDWISE_CLUSTER_DIR") {
         return PathBuf::from(dir);
     }
     let tmp = std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
     let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    tmp.join(format!("fieldwise-cluster-{}", uid.unwrap_or_default()))
+    let suffix = match std::env::var("FIELDWISE_KUBE_VERSION").as_deref() {
+        Ok("1.33") => "-1.33",
+        _ => "",
+    };
+    tmp.join(format!("fieldwise-cluster-{}{suffix}", uid.unwrap_or_default()))
 }
 
 /// The running cluster; see the crate docs for what happens without one.
