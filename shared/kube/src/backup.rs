@@ -13,7 +13,8 @@
 //! saved before the request is sent and then either completed with what the
 //! write produced, marked unknown (the connection broke and the object could not
 //! be read again), or removed (the write certainly did not happen). So every
-//! record is of a write that happened, or may have.
+//! record is of a write that happened, or may have; the next write of the object
+//! removes the `unknown` records its live version shows never landed.
 //!
 //! Backups are pruned by a [`Retention`] policy after each write of an object,
 //! and on demand (`kubectl safe-patch history --prune`).
@@ -316,6 +317,23 @@ impl BackupStore {
         }
         sort_oldest_first(&mut backups);
         Ok(backups)
+    }
+
+    /// Settles the `unknown` records of one object against its live version: a record
+    /// whose pre-image has the live resourceVersion is of a write that never landed
+    /// (the object has not changed since), so it is removed. Returns how many were.
+    pub fn settle_unknown(&self, key: &ObjectKey, live: &Value) -> Result<usize> {
+        let live_rv = live.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+        let mut settled = 0;
+        for backup in self.list(key)? {
+            let before_rv = backup.record.before.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+            if backup.record.state == WriteState::Unknown && live_rv.is_some() && before_rv == live_rv {
+                fs::remove_file(&backup.file)
+                    .map_err(|e| Error::Other(format!("cannot remove the backup {}: {e}", backup.file.display())))?;
+                settled += 1;
+            }
+        }
+        Ok(settled)
     }
 
     /// Removes the backups of one object that `policy` does not keep.
@@ -643,6 +661,23 @@ mod tests {
         assert_eq!(listed[0].file, file);
         assert_eq!(listed[0].record.state, WriteState::Unknown);
         assert_eq!(listed[0].record.before, serde_json::json!({"v": 2}));
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn unknown_records_of_writes_that_never_landed_are_settled() {
+        let (store, root) = temp_store("settle");
+        let mut landed = record("2026-01-01T00:00:00.000Z", "s");
+        landed.before = serde_json::json!({"metadata": {"resourceVersion": "5"}});
+        store.begin(landed).unwrap().unknown().unwrap();
+        let mut lost = record("2026-01-02T00:00:00.000Z", "s");
+        lost.before = serde_json::json!({"metadata": {"resourceVersion": "7"}});
+        store.begin(lost).unwrap().unknown().unwrap();
+        let live = serde_json::json!({"metadata": {"resourceVersion": "7"}});
+        assert_eq!(store.settle_unknown(&key("s"), &live).unwrap(), 1);
+        let left = store.list(&key("s")).unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].record.before["metadata"]["resourceVersion"], "5", "the one that may have landed stays");
         fs::remove_dir_all(root).unwrap();
     }
 

@@ -203,6 +203,10 @@ impl<'a> GuardedWrite<'a> {
         }
         let store = BackupStore::open_default()?;
         let Preview { mut live, mut planned, effect: approved, .. } = preview;
+        // Earlier writes whose outcome was unknown, and that this version shows never landed.
+        if let Err(e) = store.settle_unknown(&ObjectKey::of(self.conn, self.target), &live) {
+            eprintln!("warning: {}", e.to_string().trim_start_matches("error: "));
+        }
         let record = BackupRecord::before_write(
             self.conn,
             self.target,
