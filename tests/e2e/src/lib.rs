@@ -241,3 +241,22 @@ pub fn install_widget_crd(cluster: &Cluster) {
         (out.status.success() && text(&out.stdout).contains("\"workers\"")).then_some(())
     });
 }
+
+/// Every regular file below `dir` (recursively), leaving out the subtree `skip`:
+/// tests search what a command wrote (backups, caches, temporary files).
+pub fn files_below(dir: &Path, skip: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if Some(path.as_path()) == skip {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => out.extend(files_below(&path, skip)),
+            Ok(t) if t.is_file() => out.push(path),
+            _ => {}
+        }
+    }
+    out
+}

@@ -2,7 +2,7 @@
 //! resources read from `/openapi/v3`, cached by content hash (a cached entry is used as is, a
 //! damaged one fetched again), `/openapi/v2` agreeing with it, and the embedded schema offline.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use fieldwise_core::schema::{Gvk, TypeDef};
 use fieldwise_e2e::{install_widget_crd, require_cluster, Cluster};
@@ -18,20 +18,6 @@ async fn connect(cluster: &Cluster) -> Connection {
     client::connect(&cluster.flags("default")).await.expect("connect")
 }
 
-/// Every file below `dir`.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 #[test]
 fn v3_documents_are_cached_by_hash_and_used_as_cached() {
     let cluster = require_cluster!();
@@ -45,7 +31,7 @@ fn v3_documents_are_cached_by_hash_and_used_as_cached() {
         assert_eq!((typed.origin, typed.strategic), (Origin::ServerV3, Some(true)));
         let root = typed.root.expect("Deployment");
         assert!(typed.schema.field(root, "spec").is_some());
-        let cached: Vec<PathBuf> = files(&base);
+        let cached: Vec<PathBuf> = fieldwise_e2e::files_below(&base, None);
         assert_eq!(cached.len(), 1, "only the group-version asked for is fetched: {cached:?}");
         let entry = &cached[0];
         assert!(entry.to_string_lossy().contains("/openapi/v3/apis_apps_v1/"), "{}", entry.display());

@@ -562,8 +562,10 @@ fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
     fields.sort();
     assert_eq!(fields, [".spec.replicas", r#".spec.workers[name="main"].env[name="A"].value"#]);
     // The schema was cached by its content hash, per server.
-    let cached: Vec<_> =
-        walk(&cache).into_iter().filter(|p| p.to_string_lossy().contains("apis_fieldwise.test_v1")).collect();
+    let cached: Vec<_> = fieldwise_e2e::files_below(&cache, None)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("apis_fieldwise.test_v1"))
+        .collect();
     assert_eq!(cached.len(), 1, "one cached v3 document for fieldwise.test/v1: {cached:?}");
 
     // A new entry of a keyed list or a set is no conflict; replacing an atomic list is.
@@ -616,18 +618,4 @@ fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("embedded"), "{}", text(&out.stderr));
     std::fs::remove_dir_all(&dir).ok();
-}
-
-/// Every file below `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }

@@ -221,7 +221,7 @@ fn undo_restores_the_exact_pre_image_and_refuses_after_a_change() {
     let patch = r#"{"metadata":{"labels":{"tier":"web"}},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:1.36"}]}}}}"#;
     ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", patch, "--yes"]));
     // Backups are private.
-    let files: Vec<PathBuf> = walk(&data);
+    let files: Vec<PathBuf> = fieldwise_e2e::files_below(&data, None);
     assert_eq!(files.len(), 1);
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777, 0o600);
@@ -242,19 +242,6 @@ fn undo_restores_the_exact_pre_image_and_refuses_after_a_change() {
     assert_eq!(deployment(&cluster, &ns)["spec"]["replicas"], 5, "refused: nothing written");
     ok(&safe_patch(&cluster, &data, &ns, &["undo", "deploy/busybox-demo", "--yes", "--force"]));
     assert_eq!(deployment(&cluster, &ns)["spec"], original["spec"]);
-}
-
-fn walk(dir: &PathBuf) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]

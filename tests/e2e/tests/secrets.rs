@@ -95,24 +95,6 @@ fn hits(haystack: &[u8], canaries: &[String]) -> Vec<String> {
     found
 }
 
-/// Every regular file under `dir` (recursively), skipping `skip`.
-fn files_under(dir: &Path, skip: Option<&Path>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return out };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if Some(path.as_path()) == skip {
-            continue;
-        }
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => out.extend(files_under(&path, skip)),
-            Ok(t) if t.is_file() => out.push(path),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Backups: files 0600, directories 0700.
 fn assert_private(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -207,7 +189,7 @@ impl Suite {
         report("stderr", &out.stderr);
         let backups = self.data.join("backups");
         for root in [&dir, &self.data] {
-            for file in files_under(root, Some(&backups)) {
+            for file in fieldwise_e2e::files_below(root, Some(&backups)) {
                 report(&file.display().to_string(), &std::fs::read(&file).unwrap_or_default());
             }
         }
