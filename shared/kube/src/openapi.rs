@@ -123,7 +123,7 @@ pub struct Schemas {
 }
 
 enum Source {
-    Server { conn: Connection, cache: Option<ServerCache> },
+    Server { conn: Box<Connection>, cache: Option<ServerCache> },
     Offline,
 }
 
@@ -143,7 +143,7 @@ impl Schemas {
 
     /// Schemas read from the server, cached in `cache` (for tests: a private directory).
     pub fn with_cache(conn: &Connection, cache: Option<ServerCache>) -> Self {
-        Self::new(Source::Server { conn: conn.clone(), cache })
+        Self::new(Source::Server { conn: Box::new(conn.clone()), cache })
     }
 
     /// The embedded built-in schema, for commands that never talk to a server (`--local`).
