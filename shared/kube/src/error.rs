@@ -8,6 +8,8 @@ use std::fmt;
 pub enum Error {
     /// The command line itself is wrong (flags, arguments, input files).
     Usage(String),
+    /// The reader of stdout went away (`| head`): stop quietly, see [`crate::stdout`].
+    StdoutClosed,
     /// The kubeconfig is missing, unreadable, or names something that is not there.
     Kubeconfig(String),
     /// The server could not be reached at all.
@@ -106,9 +108,13 @@ impl Error {
         matches!(self, Error::Api { code: 403, .. })
     }
 
-    /// The process exit code for this error: 1, as kubectl uses for every failure.
+    /// The process exit code for this error: 1, as kubectl uses for every failure; 141 (what a
+    /// shell reports for SIGPIPE) when stdout was closed.
     pub fn exit_code(&self) -> u8 {
-        1
+        match self {
+            Error::StdoutClosed => crate::stdout::CLOSED_PIPE_EXIT,
+            _ => 1,
+        }
     }
 }
 
@@ -131,6 +137,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Usage(m) => write!(f, "error: {m}"),
+            Error::StdoutClosed => write!(f, "error: standard output was closed"),
             Error::Kubeconfig(m) => write!(f, "error: {m}"),
             Error::Unreachable { server, reason } => write!(
                 f,

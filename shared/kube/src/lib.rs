@@ -24,6 +24,7 @@ pub mod metadata_list;
 pub mod objects;
 pub mod printer;
 pub mod redact;
+pub mod stdout;
 pub mod target;
 pub mod version;
 pub mod write;

@@ -26,7 +26,8 @@ pub fn yaml(value: &Value) -> Result<String> {
 
 /// Prints the outcome of a write the kubectl way: `deployment.apps/x patched` by
 /// default, the name with `-o name`, or the object (Secret and ConfigMap values
-/// redacted unless `show_secrets`) with `-o json|yaml`.
+/// redacted unless `show_secrets`) with `-o json|yaml`. A closed stdout is
+/// [`Error::StdoutClosed`], so a bulk command stops at once (see [`crate::stdout`]).
 pub fn print_outcome(
     display: &str,
     object: &Value,
@@ -35,17 +36,16 @@ pub fn print_outcome(
     show_secrets: bool,
 ) -> Result<()> {
     match output {
-        None => println!("{display} {verb}"),
-        Some(OutputFormat::Name) => println!("{display}"),
+        None => crate::stdout::write(&format!("{display} {verb}\n")),
+        Some(OutputFormat::Name) => crate::stdout::write(&format!("{display}\n")),
         Some(format) => {
             let mut shown = object.clone();
             if !show_secrets {
                 crate::redact::redact(&mut shown);
             }
-            print!("{}", render(&shown, format)?);
+            crate::stdout::write(&render(&shown, format)?)
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]
