@@ -5,6 +5,7 @@
 
 mod guarded;
 mod migrate;
+mod progress;
 mod repair;
 mod report;
 mod scan;
