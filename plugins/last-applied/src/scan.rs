@@ -8,10 +8,12 @@
 //! possibly stale ones) and dropped once checked, and findings leave through a bounded
 //! channel per type (a type ahead of the printer waits when its channel is full).
 //!
-//! Each object is read once. A type starts with a small metadata page; when a page has
-//! many candidates, the following pages of that type are listed as full objects instead
-//! (the same `continue` snapshot, another representation), and when a full page has few,
-//! the type goes back to metadata and a GET per candidate. No type is listed twice.
+//! No type is listed twice. A type starts with a small metadata page (its candidates fetched
+//! with a GET each); when a page has many candidates, the following pages of that type are
+//! listed as full objects instead (the same `continue` snapshot, another representation),
+//! and when a full page has few, the type goes back to metadata and a GET per candidate. A
+//! metadata page that turns out dense is read once more in full from its `continue` token,
+//! one request instead of hundreds of GETs: only then is an object's metadata read twice.
 //!
 //! [`events`] is the streaming entry point `scan`, `repair --from-scan` and
 //! `migrate --from-scan` share; [`scan`] collects it for callers that want everything.
@@ -43,9 +45,12 @@ use crate::ScopeArgs;
 pub const EXIT_FINDINGS: u8 = 2;
 /// Page size for lists.
 const PAGE: u32 = 500;
-/// The first page of each type: small, so a type's first decision (metadata or full
-/// objects) costs little when it is wrong.
-const FIRST_PAGE: u32 = 100;
+/// The first page of each type: small, because its candidates are fetched with a GET each
+/// (a first page cannot be read again from the same snapshot), and it decides the next page.
+const FIRST_PAGE: u32 = 20;
+/// A later metadata page with more candidates than this (and dense, see [`DENSE_ONE_IN`]) is
+/// read once more as full objects, from the same snapshot, instead of a GET per candidate.
+const REREAD_OVER: usize = 8;
 /// A page where more than one object in this many is a candidate makes the next page a
 /// full list: one large answer beats that many GETs.
 const DENSE_ONE_IN: usize = 10;
@@ -306,8 +311,23 @@ impl TypeScanner<'_> {
             count += size;
             self.progress.page(&resource.plural_group(), size);
             let (flagged, candidates) = match representation {
-                Representation::Metadata => self.check_metadata_page(resource, items).await?,
                 Representation::Full => self.check_full_page(resource, items),
+                Representation::Metadata => {
+                    let checked: Vec<Checked> = items.iter().map(|item| check_metadata(resource, item)).collect();
+                    drop(items);
+                    let candidates = checked.iter().filter(|c| c.needs_values).count();
+                    // Many candidates: one full read of this page (same snapshot) beats a GET each.
+                    let full = if candidates > REREAD_OVER && candidates * DENSE_ONE_IN > size {
+                        let _permit = self.permit().await?;
+                        pager.reread_page(self.conn, Some(limit), None).await?
+                    } else {
+                        None
+                    };
+                    match full {
+                        Some(items) => (self.check_full_page(resource, items).0, candidates),
+                        None => (self.check_metadata_page(checked).await?, candidates),
+                    }
+                }
             };
             for f in flagged {
                 tx.send(Ok(ScanEvent::Flagged(f))).await.map_err(|_| Error::Other("the scan was stopped".into()))?;
@@ -323,12 +343,9 @@ impl TypeScanner<'_> {
         self.requests.acquire().await.map_err(|e| Error::Other(format!("request limiter closed: {e}")))
     }
 
-    /// A metadata page: findings from the metadata, then a GET per candidate (in parallel,
-    /// in order). Returns the flagged objects and how many were candidates.
-    async fn check_metadata_page(&self, resource: &ResourceType, items: Vec<Value>) -> Result<(Vec<Flagged>, usize)> {
-        let checked: Vec<Checked> = items.iter().map(|item| check_metadata(resource, item)).collect();
-        drop(items);
-        let candidates = checked.iter().filter(|c| c.needs_values).count();
+    /// A metadata page's objects: a GET per candidate (in parallel, in order), then the
+    /// flagged objects.
+    async fn check_metadata_page(&self, checked: Vec<Checked>) -> Result<Vec<Flagged>> {
         let fetched: Vec<Result<Option<Value>>> = stream::iter(checked.iter().filter(|c| c.needs_values))
             .map(|c| async move {
                 let _permit = self.permit().await?;
@@ -347,7 +364,7 @@ impl TypeScanner<'_> {
             let live = if c.needs_values { fetched.next().transpose()?.flatten() } else { None };
             flagged.extend(self.finish(c, live));
         }
-        Ok((flagged, candidates))
+        Ok(flagged)
     }
 
     /// A page of full objects: every check from the page itself.

@@ -66,7 +66,9 @@ pub struct Pager<'a> {
     resource: &'a ResourceType,
     namespace: Option<&'a str>,
     options: &'a ListOptions,
+    /// The token of the next page, and of the page last returned (`None` for the first).
     token: Option<String>,
+    current: Option<String>,
     finished: bool,
 }
 
@@ -74,7 +76,7 @@ impl<'a> Pager<'a> {
     /// A pager at the first page of `resource` in `namespace` (all namespaces when `None`).
     /// `options.limit` is ignored: each [`Pager::next_page`] names its own page size.
     pub fn new(resource: &'a ResourceType, namespace: Option<&'a str>, options: &'a ListOptions) -> Self {
-        Pager { resource, namespace, options, token: None, finished: false }
+        Pager { resource, namespace, options, token: None, current: None, finished: false }
     }
 
     /// The next page (items with their `apiVersion` and `kind` restored), `None` after the
@@ -89,6 +91,35 @@ impl<'a> Pager<'a> {
         if self.finished {
             return Ok(None);
         }
+        let token = self.token.take();
+        let (items, next) = self.fetch(conn, token.as_deref(), limit, accept).await?;
+        self.current = token;
+        self.finished = next.is_none();
+        self.token = next;
+        Ok(Some(items))
+    }
+
+    /// The page [`Pager::next_page`] last returned, read again in another representation
+    /// (`limit` must be the same), from the same snapshot. `None` for the first page, which
+    /// has no `continue` token to pin its snapshot: a second read could see other objects.
+    pub async fn reread_page(
+        &self,
+        conn: &Connection,
+        limit: Option<u32>,
+        accept: Option<&str>,
+    ) -> Result<Option<Vec<Value>>> {
+        let Some(token) = &self.current else { return Ok(None) };
+        Ok(Some(self.fetch(conn, Some(token), limit, accept).await?.0))
+    }
+
+    /// One page from `token` (the first page when `None`), and the token of the next.
+    async fn fetch(
+        &self,
+        conn: &Connection,
+        token: Option<&str>,
+        limit: Option<u32>,
+        accept: Option<&str>,
+    ) -> Result<(Vec<Value>, Option<String>)> {
         let mut query = Vec::new();
         if let Some(s) = &self.options.label_selector {
             query.push(format!("labelSelector={}", encode(s)));
@@ -99,7 +130,7 @@ impl<'a> Pager<'a> {
         if let Some(limit) = limit {
             query.push(format!("limit={limit}"));
         }
-        if let Some(t) = &self.token {
+        if let Some(t) = token {
             query.push(format!("continue={}", encode(t)));
         }
         let mut url = self.resource.collection_path(self.namespace);
@@ -124,10 +155,9 @@ impl<'a> Pager<'a> {
                 items.push(item);
             }
         }
-        self.token =
+        let next =
             page.pointer("/metadata/continue").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
-        self.finished = self.token.is_none();
-        Ok(Some(items))
+        Ok((items, next))
     }
 }
 
