@@ -59,7 +59,7 @@ fn closed_pipes_end_quietly_in_every_plugin() {
         ("kubectl-safe_patch", vec!["--help"]),
     ];
     for (exe, args) in &cases {
-        let (code, stderr) = run_with_closed_stdout(&mut with_data_dir(cluster.plugin(exe), &dir).args(args));
+        let (code, stderr) = run_with_closed_stdout(with_data_dir(cluster.plugin(exe), &dir).args(args));
         assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{exe} {args:?}: {stderr}");
         // `view` of an object without annotation prints only an error, and --help may fit in
         // the pipe before it is noticed; everything that writes rows must see the closed pipe.
