@@ -2,7 +2,8 @@
 //! 10 namespaces) through the API with bounded concurrency, as `kubectl create` and
 //! `kubectl apply` would have made them, far faster than one kubectl per object.
 //!
-//! Usage: `bench_load COUNT PREFIX SAMPLE_DIR` (KUBECONFIG from the environment). Of every
+//! Usage: `bench_load FROM TO PREFIX SAMPLE_DIR` (objects FROM..TO, so a larger size adds to
+//! a smaller one; KUBECONFIG from the environment). Of every
 //! 100 objects: 85 ConfigMaps, 10 Secrets, 5 Deployments; one in 10 is made as
 //! `kubectl apply` makes it (the last-applied annotation kubectl writes, manager
 //! `kubectl-client-side-apply`), the rest as `kubectl create` makes them (manager
@@ -28,10 +29,12 @@ const SAMPLE_EVERY: usize = 97;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    let [_, count, prefix, samples] = &args[..] else {
-        return Err("usage: bench_load COUNT PREFIX SAMPLE_DIR".into());
+    let [_, from, to, prefix, samples] = &args[..] else {
+        return Err("usage: bench_load FROM TO PREFIX SAMPLE_DIR".into());
     };
-    let count: usize = count.parse().map_err(|e| format!("COUNT: {e}"))?;
+    let from: usize = from.parse().map_err(|e| format!("FROM: {e}"))?;
+    let to: usize = to.parse().map_err(|e| format!("TO: {e}"))?;
+    let count = to.saturating_sub(from);
     std::fs::create_dir_all(samples).map_err(|e| format!("{samples}: {e}"))?;
     let flags = KubeFlags { request_timeout: "60s".into(), ..Default::default() };
     let conn = client::connect(&flags).await.map_err(|e| e.to_string())?;
@@ -41,7 +44,7 @@ async fn main() -> Result<(), String> {
             "metadata": {"name": format!("{prefix}-{n}"), "labels": {"fieldwise-bench": "scan"}}});
         post(&conn, "/api/v1/namespaces", "kubectl-create", &body).await?;
     }
-    let failures = stream::iter(0..count)
+    let failures = stream::iter(from..to)
         .map(|i| {
             let conn = &conn;
             async move {
