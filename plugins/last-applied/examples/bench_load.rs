@@ -102,7 +102,7 @@ fn object(prefix: &str, i: usize) -> (String, &'static str, Value, bool) {
             (format!("/apis/apps/v1/namespaces/{ns}/deployments"), body)
         }
     };
-    let sample = manager == "kubectl-create" && i % SAMPLE_EVERY == 0 && i % 100 < 95 && i % 1000 != 7;
+    let sample = manager == "kubectl-create" && i.is_multiple_of(SAMPLE_EVERY) && i % 100 < 95 && i % 1000 != 7;
     (path, manager, body, sample)
 }
 
@@ -122,7 +122,7 @@ async fn post(conn: &client::Connection, path: &str, manager: &str, body: &Value
         .body(serde_json::to_vec(body).map_err(|e| e.to_string())?);
     match send(conn, request).await {
         Ok(_) => Ok(()),
-        Err(e) if matches!(e, fieldwise_kube::Error::Api { code: 409, .. }) => Ok(()), // already there
+        Err(fieldwise_kube::Error::Api { code: 409, .. }) => Ok(()), // already there
         Err(e) => Err(format!("{path}: {e}")),
     }
 }
