@@ -4,6 +4,7 @@
 //! `fieldwise_core::last_applied`, cluster I/O in `fieldwise-kube`.
 
 mod migrate;
+mod progress;
 mod repair;
 mod report;
 mod scan;

@@ -8,6 +8,8 @@ use std::fmt;
 pub enum Error {
     /// The command line itself is wrong (flags, arguments, input files).
     Usage(String),
+    /// The reader of stdout went away (`| head`): stop quietly, see [`crate::stdout`].
+    StdoutClosed,
     /// The kubeconfig is missing, unreadable, or names something that is not there.
     Kubeconfig(String),
     /// The server could not be reached, or the connection failed during the request.
@@ -170,12 +172,13 @@ impl Error {
     }
 
     /// The process exit code: 3 when the object changed since the preview, 2 when
-    /// the write was refused for a reason `--force` would override, else 1 as
-    /// kubectl uses for every failure.
+    /// the write was refused for a reason `--force` would override, 141 (what a shell
+    /// reports for SIGPIPE) when stdout was closed, else 1 as kubectl uses for every failure.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::ChangedSincePreview { .. } => 3,
             Error::FieldManagerConflict { .. } => 2,
+            Error::StdoutClosed => crate::stdout::CLOSED_PIPE_EXIT,
             _ => 1,
         }
     }
@@ -231,6 +234,7 @@ impl Error {
     fn write_unredacted(&self, f: &mut impl fmt::Write) -> fmt::Result {
         match self {
             Error::Usage(m) => write!(f, "error: {m}"),
+            Error::StdoutClosed => write!(f, "error: standard output was closed"),
             Error::Kubeconfig(m) => write!(f, "error: {m}"),
             Error::Unreachable { server, reason, .. } => write!(
                 f,

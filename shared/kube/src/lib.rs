@@ -28,6 +28,7 @@ pub mod printer;
 pub mod private_fs;
 pub mod prompt;
 pub mod redact;
+pub mod stdout;
 pub mod target;
 pub mod version;
 pub mod write;

@@ -71,7 +71,8 @@ pub fn shown_object(object: &Value, show_secrets: bool, show_managed_fields: boo
 
 /// Prints the outcome of a write the kubectl way: `deployment.apps/x patched` by
 /// default, the name (`deployment.apps/x`) with `-o name`, or the object with
-/// `-o json|yaml` as [`shown_object`] shows it.
+/// `-o json|yaml` as [`shown_object`] shows it. A closed stdout is
+/// [`Error::StdoutClosed`], so a bulk command stops at once (see [`crate::stdout`]).
 pub fn print_outcome(
     display: &str,
     object: &Value,
@@ -80,11 +81,10 @@ pub fn print_outcome(
     show_secrets: bool,
 ) -> Result<()> {
     match output {
-        None => println!("{display} {verb}"),
-        Some(OutputFormat::Name) => println!("{display}"),
-        Some(format) => print!("{}", render(&shown_object(object, show_secrets, false), format)?),
+        None => crate::stdout::write(&format!("{display} {verb}\n")),
+        Some(OutputFormat::Name) => crate::stdout::write(&format!("{display}\n")),
+        Some(format) => crate::stdout::write(&render(&shown_object(object, show_secrets, false), format)?),
     }
-    Ok(())
 }
 
 #[cfg(test)]
