@@ -212,16 +212,15 @@ pub fn events<'a>(
 ) -> impl Stream<Item = Result<ScanEvent>> + 'a {
     let concurrency = usize::from(scope.concurrency);
     let (senders, receivers): (Vec<_>, Vec<_>) = types.iter().map(|_| mpsc::channel(EVENTS_AHEAD)).unzip();
-    let scanner =
-        Rc::new(TypeScanner {
-            conn,
-            namespace,
-            scope,
-            keep_live,
-            progress,
-            requests: Semaphore::new(concurrency),
-            schemas: tokio::sync::Mutex::new(Schemas::connected(conn)),
-        });
+    let scanner = Rc::new(TypeScanner {
+        conn,
+        namespace,
+        scope,
+        keep_live,
+        progress,
+        requests: Semaphore::new(concurrency),
+        schemas: tokio::sync::Mutex::new(Schemas::connected(conn)),
+    });
     let producers = stream::iter(types.into_iter().zip(senders)).for_each_concurrent(concurrency, move |(t, tx)| {
         let scanner = Rc::clone(&scanner);
         async move { scanner.run(t, tx).await }
