@@ -27,7 +27,7 @@ use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
-use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{objects, printer, prompt};
 use serde_json::{json, Value};
 
@@ -170,6 +170,7 @@ async fn migrate_one(
             field_manager: &args.field_manager,
             force: false,
             subresource: None,
+            validation: FieldValidation::Strict,
             schema,
             ty,
             retry_budget,

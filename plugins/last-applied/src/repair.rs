@@ -28,7 +28,7 @@ use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
-use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{objects, printer, prompt, redact};
 use serde_json::{json, Value};
 
@@ -249,6 +249,7 @@ impl Repair<'_> {
                 field_manager: &self.args.field_manager,
                 force: false,
                 subresource: None,
+                validation: FieldValidation::Strict,
                 schema,
                 ty,
                 retry_budget: self.retry_budget,

@@ -8,7 +8,7 @@ use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::ResourceType;
 use fieldwise_kube::openapi::Schemas;
 use fieldwise_kube::target::ObjectRef;
-use fieldwise_kube::write::{self, PatchRequest, PatchType};
+use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
 use fieldwise_kube::{objects, redact, Error, Result};
 use serde_json::{json, Value};
 
@@ -142,6 +142,7 @@ pub async fn dry_run(
         dry_run: true,
         force: false,
         subresource: None,
+        validation: FieldValidation::Strict,
     };
     match write::patch(conn, target, &request).await {
         Ok(_) => Ok((200, Vec::new())),

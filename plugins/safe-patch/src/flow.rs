@@ -140,6 +140,7 @@ async fn patch_one(
             field_manager: &args.field_manager,
             force: args.force,
             subresource,
+            validation: args.validate,
             schema,
             ty,
             retry_budget,

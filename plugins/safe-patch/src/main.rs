@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
-use fieldwise_kube::write::PatchType;
+use fieldwise_kube::write::{FieldValidation, PatchType};
 use fieldwise_kube::{cli, completion, version};
 
 /// mimalloc rather than the system allocator: the plugins decode whole objects into
@@ -113,6 +113,12 @@ pub struct PatchArgs {
     /// The field manager recorded in managedFields.
     #[arg(long, default_value = "kubectl-safe-patch")]
     pub field_manager: String,
+
+    /// What the server does with fields the type does not have: strict refuses the patch (the
+    /// default here, unlike kubectl patch, which lets the server drop them), warn drops them
+    /// with a warning, ignore drops them silently.
+    #[arg(long, value_enum, default_value = "strict", num_args = 0..=1, default_missing_value = "strict", require_equals = true)]
+    pub validate: FieldValidation,
 
     /// none: write; client: preview and lint only; server: also a server-side dry-run, no write.
     #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]

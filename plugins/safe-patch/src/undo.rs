@@ -17,7 +17,7 @@ use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::KubeFlags;
 use fieldwise_kube::target::{ObjectRef, TargetArgs};
-use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{objects, prompt};
 use serde_json::{Map, Value};
 
@@ -164,6 +164,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
             field_manager: &args.field_manager,
             force: false,
             subresource,
+            validation: FieldValidation::Strict,
             schema,
             ty,
             retry_budget,

@@ -391,3 +391,22 @@ fn custom_resources_take_apply_and_every_suggestion_works() {
     ok(&safe_patch(&cluster, &data, &ns, &["widget/w1", "-p", tags, "--yes", "--force"]));
     assert_eq!(cluster.get_json(&ns, "widget/w1")["spec"]["tags"], json!(["b"]));
 }
+
+/// `--validate` loosens the strict default, as kubectl's flag does (kubectl patch sends none,
+/// so the server warns and drops unknown fields).
+#[test]
+fn validate_strict_by_default_and_loosened_by_the_flag() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-sp-validate");
+    let data = data_dir("validate");
+    cluster.kubectl_ok(&["create", "configmap", "v", "-n", &ns, "--from-literal=a=1"]);
+    let unknown = r#"{"spec":{"replicas":2}}"#;
+    let strict = safe_patch(&cluster, &data, &ns, &["cm/v", "-p", unknown, "--yes"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict.stderr));
+    assert!(text(&strict.stderr).contains("unknown field \"spec\""), "{}", text(&strict.stderr));
+    for loose in ["--validate=ignore", "--validate=warn"] {
+        let out = safe_patch(&cluster, &data, &ns, &["cm/v", "-p", unknown, "--yes", loose]);
+        assert_eq!(ok(&out).trim(), "configmap/v patched (no change)", "{loose}: {}", text(&out.stderr));
+    }
+    assert!(cluster.get_json(&ns, "cm/v").get("spec").is_none(), "the server dropped the unknown field");
+}

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::backoff::Backoff;
 use super::classify::{classify, Answer};
 use super::guard::{guarded_body, resource_version};
-use super::request::{patch, PatchRequest, PatchType};
+use super::request::{patch, FieldValidation, PatchRequest, PatchType};
 use crate::backup::{BackupRecord, BackupStore, ObjectKey, PendingBackup, Retention};
 use crate::client::Connection;
 use crate::diff::{redact_pair, unified, without_server_noise};
@@ -76,6 +76,8 @@ pub struct WriteOptions<'a> {
     pub force: bool,
     /// Write through this subresource (`status`, `scale`).
     pub subresource: Option<&'a str>,
+    /// What the server does with fields the type does not have (`--validate`).
+    pub validation: FieldValidation,
     /// The schema that tells list entries apart when effects are compared.
     pub schema: &'a Schema,
     /// The object's type in `schema`, if known.
@@ -317,6 +319,7 @@ impl<'a> GuardedWrite<'a> {
             dry_run,
             force: self.options.force,
             subresource: self.options.subresource,
+            validation: self.options.validation,
         };
         patch(self.conn, self.target, &request).await
     }

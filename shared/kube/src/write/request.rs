@@ -46,6 +46,30 @@ impl PatchType {
     }
 }
 
+/// How the server treats fields the object's type does not have (the `fieldValidation`
+/// query parameter, kubectl's `--validate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum FieldValidation {
+    /// Refuse the request (a patch meant for another kind, a typo): the default.
+    #[default]
+    Strict,
+    /// Accept it, drop the unknown fields, and answer with warnings.
+    Warn,
+    /// Accept it and drop the unknown fields silently.
+    Ignore,
+}
+
+impl FieldValidation {
+    /// The query parameter's value.
+    pub fn query_value(self) -> &'static str {
+        match self {
+            FieldValidation::Strict => "Strict",
+            FieldValidation::Warn => "Warn",
+            FieldValidation::Ignore => "Ignore",
+        }
+    }
+}
+
 /// How to send a patch.
 #[derive(Debug, Clone)]
 pub struct PatchRequest<'a> {
@@ -61,6 +85,8 @@ pub struct PatchRequest<'a> {
     pub force: bool,
     /// `status`, `scale`, ... or the main resource.
     pub subresource: Option<&'a str>,
+    /// What the server does with fields the type does not have.
+    pub validation: FieldValidation,
 }
 
 /// Sends one PATCH and returns the object the server answered with.
@@ -69,9 +95,12 @@ pub struct PatchRequest<'a> {
 /// server-side apply refused with 409 Conflict names each conflicting field
 /// there ([`Error::causes`]), for callers that compare or explain them.
 pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest<'_>) -> Result<Value> {
-    // Strict, as kubectl's default --validate=strict: a field the type does not
-    // have (a patch meant for another kind, a typo) is refused, not dropped.
-    let mut query = vec![format!("fieldManager={}", encode(request.field_manager)), "fieldValidation=Strict".into()];
+    // Strict unless asked otherwise: a field the type does not have (a patch meant for
+    // another kind, a typo) is refused, not dropped.
+    let mut query = vec![
+        format!("fieldManager={}", encode(request.field_manager)),
+        format!("fieldValidation={}", request.validation.query_value()),
+    ];
     if request.dry_run {
         query.push("dryRun=All".into());
     }

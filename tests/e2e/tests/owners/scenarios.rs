@@ -9,7 +9,7 @@ use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::target::ObjectRef;
-use fieldwise_kube::write::{self, PatchRequest, PatchType};
+use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
 use fieldwise_kube::{objects, Result};
 use serde_json::{json, Value};
 
@@ -50,7 +50,15 @@ pub async fn deployments(conn: &Connection) -> ResourceType {
 /// A PATCH of `body` as `field_manager`, through the glue crate's `write::patch` as the
 /// plugins send it; set `force`, `dry_run` or `subresource` with struct update syntax.
 pub fn request<'a>(patch_type: PatchType, body: &'a Value, field_manager: &'a str) -> PatchRequest<'a> {
-    PatchRequest { patch_type, body, field_manager, dry_run: false, force: false, subresource: None }
+    PatchRequest {
+        patch_type,
+        body,
+        field_manager,
+        dry_run: false,
+        force: false,
+        subresource: None,
+        validation: FieldValidation::Strict,
+    }
 }
 
 /// A server-side apply of `config` as `field_manager` (no force, no dry run).
