@@ -447,18 +447,21 @@ fn validation_refusal_exits_1_with_the_server_reason_and_no_retry() {
         let out = run(safe_patch(&cluster, &data, &ns).args(["deploy/busybox-demo", "--yes", "-p", patch]));
         let requests = user_requests(&cluster, mark, "deployments", &ns, "busybox-demo");
         let patches = count(&requests, "patch");
+        // A PATCH that lost a race with the deployment controller (409) is re-planned, not a
+        // retry of the refusal: the refusal itself (422) must be sent exactly once.
+        let refused = requests.iter().filter(|e| e.verb == "patch" && e.code == 422).count();
         let stderr = text(&out.stderr);
         section.figure(
             &format!("`-p '{patch}'`"),
             format!(
-                "{}, server reason shown: {}, PATCH requests: {patches}, GETs: {}",
+                "{}, server reason shown: {}, PATCH requests: {patches} ({refused} refused with 422), GETs: {}",
                 exit(&out),
                 stderr.contains(reason),
                 count(&requests, "get")
             ),
         );
-        if out.status.code() != Some(1) || !stderr.contains(reason) || patches > 1 {
-            failures.push(format!("{patch}: {patches} PATCHes, {}", describe(&out)));
+        if out.status.code() != Some(1) || !stderr.contains(reason) || refused != 1 {
+            failures.push(format!("{patch}: {patches} PATCHes, {refused} refused, {}", describe(&out)));
         }
         if stderr.contains("panicked") || requests.iter().any(|e| e.is_write() && !e.dry_run && e.code < 400) {
             failures.push(format!("{patch}: a write landed or a panic: {}", describe(&out)));
