@@ -75,7 +75,7 @@ enum Command {
     Undo(undo::UndoArgs),
     /// List the backups saved for an object.
     History(undo::HistoryArgs),
-    /// Print a shell completion script (bash, zsh or fish).
+    /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
 }
 
@@ -151,7 +151,7 @@ fn main() -> ExitCode {
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
     match cli.command {
-        Some(Command::Completion(args)) => completion::print_script(Cli::command(), args.shell),
+        Some(Command::Completion(args)) => completion::run(Cli::command(), args.action),
         Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),
         Some(Command::History(args)) => cli::run(undo::history(cli.kube, args)),
         None => cli::run(flow::run(cli.kube, cli.patch)),
