@@ -60,9 +60,9 @@ func adminClient(l clusterLayout) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-// poll calls check every 200ms until it reports done, a component dies, or
-// the deadline passes.
-func poll(ctx context.Context, died <-chan string, what string, timeout time.Duration, check func() (bool, error)) error {
+// poll calls check every 200ms until it reports done, one of the watched
+// components exits, or the deadline passes.
+func poll(ctx context.Context, watched []*component, what string, timeout time.Duration, check func() (bool, error)) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for time.Now().Before(deadline) {
@@ -71,23 +71,26 @@ func poll(ctx context.Context, died <-chan string, what string, timeout time.Dur
 			return nil
 		}
 		last = err
+		for _, c := range watched {
+			if c.exited() {
+				return fmt.Errorf("%s exited while waiting for %s", c.name, what)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case name := <-died:
-			return fmt.Errorf("%s exited while waiting for %s", name, what)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
 }
 
-func waitReady(ctx context.Context, died <-chan string, l clusterLayout, server string) error {
+func waitReady(ctx context.Context, watched []*component, l clusterLayout, server string) error {
 	client, err := adminClient(l)
 	if err != nil {
 		return err
 	}
-	return poll(ctx, died, server+"/readyz", 5*time.Minute, func() (bool, error) {
+	return poll(ctx, watched, server+"/readyz", 5*time.Minute, func() (bool, error) {
 		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil && string(body) == "ok", err
 	})
@@ -112,12 +115,12 @@ func grantRestrictedView(ctx context.Context, l clusterLayout) error {
 
 // waitDefaultServiceAccount waits for the controller-manager's first visible
 // work: without the default ServiceAccount, ReplicaSets cannot create Pods.
-func waitDefaultServiceAccount(ctx context.Context, died <-chan string, l clusterLayout) error {
+func waitDefaultServiceAccount(ctx context.Context, watched []*component, l clusterLayout) error {
 	client, err := adminClient(l)
 	if err != nil {
 		return err
 	}
-	return poll(ctx, died, "the default ServiceAccount", 3*time.Minute, func() (bool, error) {
+	return poll(ctx, watched, "the default ServiceAccount", 3*time.Minute, func() (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, err
 	})

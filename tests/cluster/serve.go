@@ -1,8 +1,8 @@
 package main
 
 // serve brings the control plane up, writes the kubeconfigs, declares the
-// cluster ready by writing DIR/ready, and tears everything down on SIGTERM or
-// when any component dies.
+// cluster ready by writing DIR/ready, then supervises it (plane.go) until
+// SIGTERM or an unexpected exit of a component.
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -71,31 +70,38 @@ func serve(args []string) error {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	died := make(chan string, 2)
+	// Registered before anything starts: SIGUSR1's default action would kill serve.
+	control := make(chan os.Signal, 4)
+	signal.Notify(control, apiserverStopSignal, apiserverStartSignal)
+	defer signal.Stop(control)
 
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	apiserver, err := startComponent(layout, died, "apiserver", apiserverFlags(layout, etcdClientPort, apiPort))
-	if err != nil {
+	p := &plane{
+		layout:   layout,
+		server:   server,
+		died:     make(chan *component, 8),
+		apiFlags: apiserverFlags(layout, etcdClientPort, apiPort),
+		kcmFlags: controllerManagerFlags(layout),
+	}
+	defer p.stopAll()
+	if p.apiserver, err = startComponent(layout, p.died, "apiserver", p.apiFlags); err != nil {
 		return err
 	}
-	defer stop(apiserver)
 
 	if err := writeKubeconfigs(layout, server, creds); err != nil {
 		return fmt.Errorf("writing kubeconfigs: %w", err)
 	}
-	if err := waitReady(ctx, died, layout, server); err != nil {
+	if err := waitReady(ctx, []*component{p.apiserver}, layout, server); err != nil {
 		return err
 	}
 	if err := grantRestrictedView(ctx, layout); err != nil {
 		return fmt.Errorf("granting the restricted user read access: %w", err)
 	}
 
-	kcm, err := startComponent(layout, died, "controller-manager", controllerManagerFlags(layout))
-	if err != nil {
+	if p.kcm, err = startComponent(layout, p.died, "controller-manager", p.kcmFlags); err != nil {
 		return err
 	}
-	defer stop(kcm)
-	if err := waitDefaultServiceAccount(ctx, died, layout); err != nil {
+	if err := waitDefaultServiceAccount(ctx, []*component{p.apiserver, p.kcm}, layout); err != nil {
 		return err
 	}
 
@@ -103,14 +109,7 @@ func serve(args []string) error {
 		return err
 	}
 	fmt.Printf("fieldwise-cluster ready at %s (KUBECONFIG=%s)\n", server, layout.path("kubeconfig"))
-
-	select {
-	case <-ctx.Done():
-		fmt.Println("fieldwise-cluster: stopping")
-		return nil
-	case name := <-died:
-		return fmt.Errorf("%s exited; see %s", name, layout.path(name+".log"))
-	}
+	return p.supervise(ctx, control)
 }
 
 func freePorts(n int) ([]int, error) {
@@ -258,50 +257,3 @@ omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
 `
-
-func startComponent(l clusterLayout, died chan<- string, name string, flags []string) (*exec.Cmd, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	logFile, err := os.OpenFile(l.path(name+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(self, flags...)
-	cmd.Args[0] = upstreamName[name]
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// A component must never outlive the orchestrator that owns its etcd.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		died <- name
-	}()
-	return cmd, nil
-}
-
-// upstreamName is the binary name each component runs under (see main.go).
-var upstreamName = map[string]string{"apiserver": "kube-apiserver", "controller-manager": "kube-controller-manager"}
-
-func stop(cmd *exec.Cmd) {
-	if cmd.Process == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for cmd.ProcessState == nil {
-			time.Sleep(50 * time.Millisecond)
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-	}
-}

@@ -3,8 +3,8 @@
 //! objects from client-side to server-side apply. Thin: flags here, semantics in
 //! `fieldwise_core::last_applied`, cluster I/O in `fieldwise-kube`.
 
-mod guarded;
 mod migrate;
+mod progress;
 mod repair;
 mod report;
 mod scan;
@@ -100,13 +100,18 @@ pub struct WriteArgs {
     #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
     pub dry_run: DryRun,
 
-    /// Print the written objects as json or yaml instead of the usual messages.
+    /// Print the written objects instead of the usual messages: json or yaml (no managedFields, ConfigMap
+    /// data in clear, Secret values as *** unless --show-secrets), or name (kind.group/name).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 
-    /// Show Secret values in diffs and output (they are hidden by default).
+    /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown).
     #[arg(long)]
     pub show_secrets: bool,
+
+    /// Do not ask for confirmation (asked only on a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 fn main() -> ExitCode {
@@ -116,6 +121,12 @@ fn main() -> ExitCode {
     }
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
+    fieldwise_kube::redact::set_show_secrets(match &cli.command {
+        Command::View(args) => args.show_secrets,
+        Command::Repair(args) => args.write.show_secrets,
+        Command::Migrate(args) => args.write.show_secrets,
+        Command::Scan(_) | Command::Completion(_) => false,
+    });
     match cli.command {
         Command::Completion(args) => completion::run(Cli::command(), args.action),
         Command::Scan(args) => cli::run(scan::run(cli.kube, args)),

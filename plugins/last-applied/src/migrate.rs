@@ -1,8 +1,9 @@
 //! `migrate`: hand an object from client-side to server-side apply, as
 //! `kubectl apply --server-side` does on its first run (client-go's csaupgrade):
 //! the fields of the client-side managers move into the applier's `Apply`
-//! entry, in one JSON Patch of `metadata.managedFields` guarded by a `test` (and,
-//! as csaupgrade does, a `replace`) of `metadata.resourceVersion`. With
+//! entry, in one JSON Patch of `metadata.managedFields` (with, as csaupgrade
+//! does, a `replace` of `metadata.resourceVersion`), written through the one
+//! write path, which guards it with a `test` of the resourceVersion. With
 //! `--drop-annotation` the same patch removes the annotation, the cure for one
 //! that is too large to keep.
 //!
@@ -19,17 +20,17 @@ use fieldwise_core::last_applied::{
     annotation_of, upgrade_managed_fields, CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER, LAST_APPLIED_ANNOTATION,
 };
 use fieldwise_core::ownership::{managed_fields_of, Operation};
-use fieldwise_kube::backup::BackupStore;
+use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
-use fieldwise_kube::write::PatchType;
-use fieldwise_kube::{objects, printer};
+use fieldwise_kube::write::bulk::{self, BulkOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::{objects, printer, prompt};
 use serde_json::{json, Value};
 
-use crate::guarded::{self, resource_version, Write, MAX_ATTEMPTS};
 use crate::{scan, targets, ScopeArgs, WriteArgs};
 
 /// `migrate`'s flags.
@@ -63,26 +64,47 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     if args.targets.is_empty() && !args.from_scan {
         return Err(Error::usage("an object is required: TYPE/NAME or --from-scan (see --help)"));
     }
+    let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let store = BackupStore::open_default()?;
-    let work = if args.from_scan {
+    let work: Vec<ObjectRef> = if args.from_scan {
         scan::scan(&conn, &catalog, &args.scope).await?.flagged.into_iter().map(|f| f.target).collect()
     } else {
         targets::from_args(&args.targets, &catalog, &conn)?
     };
-    let mut failed = 0;
-    for target in &work {
-        match migrate_one(&conn, target, &args, &store).await {
-            Ok((object, verb)) => report(&args, target, &object, &verb)?,
-            Err(e) if args.from_scan => {
-                failed += 1;
-                eprintln!("error: {}: {}", target.display(), e.to_string().trim_start_matches("error: "));
-            }
-            Err(e) => return Err(e),
-        }
+    if work.is_empty() {
+        eprintln!("Nothing to migrate.");
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    let question = match work.as_slice() {
+        [one] => format!("Migrate {} to server-side apply ({})?", one.display(), args.field_manager),
+        many => format!("Migrate {} object(s) to server-side apply ({})?", many.len(), args.field_manager),
+    };
+    if args.write.dry_run == DryRun::None && !prompt::approved(args.write.yes, &question) {
+        eprintln!("Not migrated.");
+        return Ok(ExitCode::from(2));
+    }
+    if let [target] = work.as_slice() {
+        let (object, verb) = migrate_one(&conn, target, &args, retry_budget).await?;
+        report(&args, target, &object, &verb)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let summary = bulk::run(
+        work,
+        BulkOptions::with_concurrency(usize::from(args.scope.concurrency)),
+        ObjectRef::display,
+        |target| {
+            let (conn, args) = (&conn, &args);
+            async move {
+                let (object, verb) = migrate_one(conn, &target, args, retry_budget).await?;
+                report(args, &target, &object, &verb)?;
+                Ok(if verb == "unchanged" { "unchanged" } else { "migrated" })
+            }
+        },
+    )
+    .await;
+    summary.print();
+    Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// The client-side managers to upgrade, in a fixed order.
@@ -104,71 +126,99 @@ fn client_side_managers(live: &Value) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// The migration of one object planned against `live`: the JSON Patch (without its guard).
+fn plan_migration(target: &ObjectRef, live: &Value, args: &MigrateArgs) -> Result<(Planned, bool)> {
+    let names = client_side_managers(live)?;
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let raw = live.pointer("/metadata/managedFields").and_then(Value::as_array).cloned().unwrap_or_default();
+    let upgraded = upgrade_managed_fields(&raw, &names, &args.field_manager, "")
+        .map_err(|e| Error::Other(format!("{}: {e}", target.display())))?;
+    let drop = args.drop_annotation && annotation_of(live).is_some();
+    let rv = live.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null);
+    let mut ops = Vec::new();
+    if let Some(list) = &upgraded {
+        ops.push(json!({"op": "replace", "path": "/metadata/managedFields", "value": list}));
+    }
+    if drop {
+        let key = LAST_APPLIED_ANNOTATION.replace('~', "~0").replace('/', "~1");
+        ops.push(json!({"op": "remove", "path": format!("/metadata/annotations/{key}")}));
+    }
+    if !ops.is_empty() {
+        ops.push(json!({"op": "replace", "path": "/metadata/resourceVersion", "value": rv}));
+    }
+    let patch = Value::Array(ops);
+    let result = fieldwise_core::json_patch::apply(live, &patch)
+        .map_err(|e| Error::Other(format!("{}: cannot plan the migration: {e}", target.display())))?;
+    Ok((Planned { patch_type: PatchType::Json, patch, result, findings: vec![] }, upgraded.is_some()))
+}
+
 async fn migrate_one(
     conn: &Connection,
     target: &ObjectRef,
     args: &MigrateArgs,
-    store: &BackupStore,
+    retry_budget: std::time::Duration,
 ) -> Result<(Value, String)> {
-    for _ in 0..MAX_ATTEMPTS {
-        let live = objects::get(conn, target, None).await?;
-        let names = client_side_managers(&live)?;
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let raw = live.pointer("/metadata/managedFields").and_then(Value::as_array).cloned().unwrap_or_default();
-        let upgraded = upgrade_managed_fields(&raw, &names, &args.field_manager, "")
-            .map_err(|e| Error::Other(format!("{}: {e}", target.display())))?;
-        let drop = args.drop_annotation && annotation_of(&live).is_some();
-        if upgraded.is_none() && !drop {
-            return Ok((live, "unchanged".into()));
-        }
-        let rv = resource_version(&live).unwrap_or_default().to_string();
-        let mut ops = vec![json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv})];
-        let moved: Vec<&str> = names.iter().copied().filter(|n| raw.iter().any(|e| e["manager"] == *n)).collect();
-        if let Some(list) = &upgraded {
-            ops.push(json!({"op": "replace", "path": "/metadata/managedFields", "value": list}));
-        }
-        ops.push(json!({"op": "replace", "path": "/metadata/resourceVersion", "value": rv}));
-        if drop {
-            let key = LAST_APPLIED_ANNOTATION.replace('~', "~0").replace('/', "~1");
-            ops.push(json!({"op": "remove", "path": format!("/metadata/annotations/{key}")}));
-        }
-        if upgraded.is_some() {
-            eprintln!("{}: fields of {} move to {} (Apply)", target.display(), moved.join(", "), args.field_manager);
-        }
-        let body = Value::Array(ops);
-        let write = Write {
-            target,
-            before: &live,
-            patch_type: PatchType::Json,
-            body: &body,
+    let live = objects::get(conn, target, None).await?;
+    let schema = builtin();
+    let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
+    let writer = GuardedWrite::new(
+        conn,
+        target,
+        WriteOptions {
+            intent: Intent::Rule,
+            operation: "last-applied migrate".into(),
             field_manager: &args.field_manager,
-            operation: "last-applied migrate",
-        };
-        match guarded::send(conn, &write, args.write.dry_run, store).await {
-            Ok(written) => {
-                let mut verb = format!("migrated to server-side apply ({})", args.field_manager);
-                if upgraded.is_none() {
-                    verb = "annotation dropped".into();
-                } else if drop {
-                    verb.push_str(", annotation dropped");
-                }
-                match args.write.dry_run {
-                    DryRun::Client => verb.push_str(" (dry run)"),
-                    DryRun::Server => verb.push_str(" (server dry run)"),
-                    DryRun::None => {}
-                }
-                return Ok((written, verb));
-            }
-            // A failed `test` is refused as invalid (422); a stale resourceVersion as a conflict.
-            Err(e) if e.is_conflict() || is_failed_test(&e) => continue,
-            Err(e) => return Err(e),
-        }
+            force: false,
+            subresource: None,
+            schema,
+            ty,
+            retry_budget,
+            show_secrets: args.write.show_secrets,
+        },
+    );
+    let mut planner = |live: &Value| plan_migration(target, live, args).map(|(planned, _)| planned);
+    let (_, upgrades) = plan_migration(target, &live, args)?;
+    let mut preview = writer.plan(live, &mut planner)?;
+    if preview.is_no_change() {
+        return Ok((preview.live, "unchanged".into()));
     }
-    Err(Error::Other(format!("{} kept changing; gave up after {MAX_ATTEMPTS} attempts", target.display())))
-}
-
-fn is_failed_test(err: &Error) -> bool {
-    matches!(err, Error::Api { code: 422 | 500, message, .. } if message.contains("test"))
+    if upgrades {
+        let moved: Vec<String> = client_side_managers(&preview.live)?
+            .into_iter()
+            .filter(|n| {
+                preview
+                    .live
+                    .pointer("/metadata/managedFields")
+                    .and_then(Value::as_array)
+                    .is_some_and(|l| l.iter().any(|e| e["manager"] == n.as_str()))
+            })
+            .collect();
+        eprintln!("{}: fields of {} move to {} (Apply)", target.display(), moved.join(", "), args.field_manager);
+    }
+    let mut verb = if upgrades {
+        format!("migrated to server-side apply ({})", args.field_manager)
+    } else {
+        "annotation dropped".to_string()
+    };
+    if upgrades && args.drop_annotation && annotation_of(&preview.live).is_some() {
+        verb.push_str(", annotation dropped");
+    }
+    let object = match args.write.dry_run {
+        DryRun::Client => {
+            verb.push_str(" (dry run)");
+            preview.planned.result
+        }
+        DryRun::Server => {
+            writer.dry_run(&mut preview, &mut planner).await?;
+            verb.push_str(" (server dry run)");
+            preview.result().clone()
+        }
+        DryRun::None => match writer.commit(preview, &mut planner).await? {
+            Committed::Written(written) => written,
+            Committed::NoChange(object) => return Ok((object, "unchanged".into())),
+        },
+    };
+    Ok((object, verb))
 }
 
 fn report(args: &MigrateArgs, target: &ObjectRef, object: &Value, verb: &str) -> Result<()> {

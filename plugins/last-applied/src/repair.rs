@@ -6,28 +6,36 @@
 //! the annotation and `metadata.resourceVersion` (refused if the object changed
 //! since it was read; then it is read and computed again), after a backup of the
 //! pre-image. An annotation that is already right is left alone ("unchanged").
+//!
+//! A Secret's annotation would hold its values in clear text, the very leak `scan`
+//! reports: without `--store-secret-values`, a single repair of such a Secret is
+//! refused (exit 2) and a bulk repair skips it, each saying why and suggesting
+//! `kubectl last-applied migrate` (`fieldwise_core::last_applied::secret_values`).
 
 use std::process::ExitCode;
 
 use clap::Args;
+use fieldwise_core::last_applied::secret_values::{refusal_reason, repair_decision, RepairDecision};
 use fieldwise_core::last_applied::{
     annotation_of, annotations_size_with, encode, rebuild, FindingKind, LAST_APPLIED_ANNOTATION,
     TOTAL_ANNOTATIONS_LIMIT,
 };
-use fieldwise_kube::backup::BackupStore;
+use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::unified;
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
-use fieldwise_kube::write::PatchType;
-use fieldwise_kube::{objects, printer, redact};
-use futures::stream::{self, StreamExt};
+use fieldwise_kube::write::bulk::{self, BulkOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::{objects, printer, prompt, redact};
 use serde_json::{json, Value};
 
-use crate::guarded::{self, resource_version, Write, MAX_ATTEMPTS};
 use crate::{scan, targets, ScopeArgs, WriteArgs};
+
+/// Exit code when the user declined the confirmation, or a repair needs `--store-secret-values`.
+const EXIT_DECLINED: u8 = 2;
 
 /// `repair`'s flags.
 #[derive(Debug, Args)]
@@ -47,6 +55,12 @@ pub struct RepairArgs {
     /// The field manager of the write (by default the one kubectl apply writes the annotation as).
     #[arg(long, default_value = "kubectl-client-side-apply")]
     pub field_manager: String,
+
+    /// Store a Secret's values in its annotation, in clear text readable by anyone who can read its metadata.
+    /// Without it a repair that would do so is refused (bulk: the Secret is skipped); `kubectl last-applied
+    /// migrate` moves the Secret to server-side apply, which needs no annotation.
+    #[arg(long)]
+    pub store_secret_values: bool,
 
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -69,6 +83,9 @@ enum Source {
 enum Outcome {
     Repaired(Value),
     Unchanged(Value),
+    Declined,
+    /// The annotation would hold Secret values and the user did not ask for that: why.
+    Refused(String),
 }
 
 /// Runs `kubectl last-applied repair`.
@@ -76,132 +93,206 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
     if args.targets.is_empty() && args.filename.is_empty() && !args.from_scan {
         return Err(Error::usage("an object is required: TYPE/NAME, -f FILE or --from-scan (see --help)"));
     }
-    if args.write.output == Some(OutputFormat::Name) && args.from_scan {
-        return Err(Error::usage("-o name is not supported with --from-scan"));
-    }
+    let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let store = BackupStore::open_default()?;
     if args.from_scan {
-        return bulk(&conn, &catalog, &args, &store).await;
+        return bulk_repair(&conn, &catalog, &args, retry_budget).await;
     }
     let work: Vec<(ObjectRef, Source)> = if args.filename.is_empty() {
         targets::from_args(&args.targets, &catalog, &conn)?.into_iter().map(|t| (t, Source::Live)).collect()
     } else {
         targets::from_files(&args.filename, &catalog, &conn)?.into_iter().map(|(t, v)| (t, Source::File(v))).collect()
     };
+    let mut code = ExitCode::SUCCESS;
     for (target, source) in &work {
-        let outcome = repair_one(&conn, target, source, None, &args, &store, true).await?;
-        report(&args, target, &outcome)?;
+        let repair = Repair { conn: &conn, target, source, args: &args, retry_budget, interactive: true };
+        match repair.run(None).await? {
+            Outcome::Declined => {
+                eprintln!("Not repaired: {}.", target.display());
+                code = ExitCode::from(EXIT_DECLINED);
+            }
+            Outcome::Refused(reason) => {
+                eprintln!("error: {reason}");
+                code = ExitCode::from(EXIT_DECLINED);
+            }
+            outcome => report(&args, target, &outcome)?,
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
-/// `--from-scan`: every missing or stale finding, in parallel; failures are reported, not fatal.
-async fn bulk(
+/// `--from-scan`: every missing or stale finding, through the bulk runner.
+async fn bulk_repair(
     conn: &Connection,
     catalog: &ResourceCatalog,
     args: &RepairArgs,
-    store: &BackupStore,
+    retry_budget: std::time::Duration,
 ) -> Result<ExitCode> {
     let result = scan::scan(conn, catalog, &args.scope).await?;
     for s in &result.skipped {
         eprintln!("warning: skipped {}: {}", s.resource.plural_group(), s.reason);
     }
-    let work: Vec<_> = result
+    let (work, secrets): (Vec<_>, Vec<_>) = result
         .flagged
         .into_iter()
         .filter(|f| f.findings.iter().any(|x| matches!(x.kind, FindingKind::Missing | FindingKind::Stale)))
-        .collect();
-    let outcomes: Vec<_> = stream::iter(work)
-        .map(|f| async move {
-            let outcome = repair_one(conn, &f.target, &Source::Live, f.live.clone(), args, store, false).await;
-            (f.target, outcome)
+        .partition(|f| args.store_secret_values || !holds_secret_values(f));
+    for f in &secrets {
+        eprintln!("skipped: {}", refusal_reason(&f.target.display(), secret_values_of(f)));
+    }
+    if work.is_empty() {
+        eprintln!("Nothing to repair.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.write.dry_run == DryRun::None
+        && !prompt::approved(args.write.yes, &format!("Repair the annotation of {} object(s)?", work.len()))
+    {
+        eprintln!("Not repaired.");
+        return Ok(ExitCode::from(EXIT_DECLINED));
+    }
+    let summary = bulk::run(
+        work,
+        BulkOptions::with_concurrency(usize::from(args.scope.concurrency)),
+        |f| f.target.display(),
+        |f| async move {
+            let repair =
+                Repair { conn, target: &f.target, source: &Source::Live, args, retry_budget, interactive: false };
+            let outcome = repair.run(f.live).await?;
+            report(args, &f.target, &outcome)?;
+            Ok(match outcome {
+                Outcome::Repaired(_) => "repaired",
+                Outcome::Unchanged(_) | Outcome::Declined => "unchanged",
+                Outcome::Refused(reason) => return Err(Error::Other(reason)),
+            })
+        },
+    )
+    .await;
+    summary.print();
+    Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// The configuration the annotation of `target` should hold.
+fn wanted_config(target: &ObjectRef, source: &Source, live: &Value) -> Result<Value> {
+    match source {
+        Source::File(config) => Ok(config.clone()),
+        Source::Live => rebuild(live).map_err(|e| Error::Other(format!("{}: {e}", target.display()))),
+    }
+}
+
+/// How many Secret values the rebuilt annotation of a flagged object would hold; a
+/// Secret whose live object was not fetched counts as holding some.
+fn secret_values_of(flagged: &scan::Flagged) -> usize {
+    match &flagged.live {
+        Some(live) => rebuild(live).map_or(0, |config| match repair_decision(&config, false) {
+            RepairDecision::Refuse { values } => values,
+            RepairDecision::Write => 0,
+        }),
+        None => usize::from(flagged.target.resource.kind == "Secret" && flagged.target.resource.group.is_empty()),
+    }
+}
+
+fn holds_secret_values(flagged: &scan::Flagged) -> bool {
+    secret_values_of(flagged) > 0
+}
+
+/// The repair of one object, planned against whatever version of it the write path holds.
+fn plan_repair(target: &ObjectRef, source: &Source, live: &Value, store_secret_values: bool) -> Result<Planned> {
+    let config = wanted_config(target, source, live)?;
+    if let RepairDecision::Refuse { values } = repair_decision(&config, store_secret_values) {
+        // A re-plan that now meets Secret values (Repair::run checked the first read).
+        return Err(Error::Other(refusal_reason(&target.display(), values)));
+    }
+    let text = encode(&config, target.namespace.as_deref());
+    if annotation_of(live) == Some(text.as_str()) {
+        return Ok(Planned { patch_type: PatchType::Merge, patch: json!({}), result: live.clone(), findings: vec![] });
+    }
+    let size = annotations_size_with(live, &text);
+    if size > TOTAL_ANNOTATIONS_LIMIT {
+        return Err(Error::Other(format!(
+            "{}: the annotation would make the annotations {size} bytes, over the {TOTAL_ANNOTATIONS_LIMIT}-byte limit; use `kubectl last-applied migrate {} --drop-annotation` and server-side apply instead",
+            target.display(),
+            target.display()
+        )));
+    }
+    let patch = json!({"metadata": {"annotations": {LAST_APPLIED_ANNOTATION: text}}});
+    let result = fieldwise_core::merge_patch::try_apply(live, &patch)
+        .map_err(|e| Error::Other(format!("{}: {e}", target.display())))?;
+    Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: vec![] })
+}
+
+/// One object's repair.
+struct Repair<'a> {
+    conn: &'a Connection,
+    target: &'a ObjectRef,
+    source: &'a Source,
+    args: &'a RepairArgs,
+    retry_budget: std::time::Duration,
+    /// Show the diff and ask (single repairs); bulk repairs asked once for all.
+    interactive: bool,
+}
+
+impl Repair<'_> {
+    async fn run(&self, prefetched: Option<Value>) -> Result<Outcome> {
+        let live = match prefetched {
+            Some(live) => live,
+            None => objects::get(self.conn, self.target, None).await?,
+        };
+        let schema = builtin();
+        let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
+        let writer = GuardedWrite::new(
+            self.conn,
+            self.target,
+            WriteOptions {
+                intent: Intent::Rule,
+                operation: "last-applied repair".into(),
+                field_manager: &self.args.field_manager,
+                force: false,
+                subresource: None,
+                schema,
+                ty,
+                retry_budget: self.retry_budget,
+                show_secrets: self.args.write.show_secrets,
+            },
+        );
+        if let RepairDecision::Refuse { values } =
+            repair_decision(&wanted_config(self.target, self.source, &live)?, self.args.store_secret_values)
+        {
+            return Ok(Outcome::Refused(refusal_reason(&self.target.display(), values)));
+        }
+        let store = self.args.store_secret_values;
+        let mut planner = |live: &Value| plan_repair(self.target, self.source, live, store);
+        let mut preview = writer.plan(live, &mut planner)?;
+        if preview.is_no_change() {
+            return Ok(Outcome::Unchanged(preview.live));
+        }
+        if self.interactive {
+            show_diff(self.target, &preview.live, &preview.planned.result, self.args.write.show_secrets);
+        }
+        match self.args.write.dry_run {
+            DryRun::Client => return Ok(Outcome::Repaired(preview.planned.result)),
+            DryRun::Server => {
+                writer.dry_run(&mut preview, &mut planner).await?;
+                return Ok(Outcome::Repaired(preview.result().clone()));
+            }
+            DryRun::None => {}
+        }
+        if self.interactive
+            && !prompt::approved(self.args.write.yes, &format!("Repair the annotation of {}?", self.target.display()))
+        {
+            return Ok(Outcome::Declined);
+        }
+        Ok(match writer.commit(preview, &mut planner).await? {
+            Committed::Written(written) => Outcome::Repaired(written),
+            Committed::NoChange(object) => Outcome::Unchanged(object),
         })
-        .buffer_unordered(usize::from(args.scope.concurrency))
-        .collect()
-        .await;
-    let (mut repaired, mut unchanged, mut failed) = (0, 0, 0);
-    for (target, outcome) in &outcomes {
-        match outcome {
-            Ok(o) => {
-                match o {
-                    Outcome::Repaired(_) => repaired += 1,
-                    Outcome::Unchanged(_) => unchanged += 1,
-                }
-                report(args, target, o)?;
-            }
-            Err(e) => {
-                failed += 1;
-                eprintln!("error: {}: {}", target.display(), e.to_string().trim_start_matches("error: "));
-            }
-        }
     }
-    eprintln!("{repaired} repaired, {unchanged} unchanged, {failed} failed");
-    Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
-/// The annotation `target` should carry.
-fn wanted(target: &ObjectRef, source: &Source, live: &Value) -> Result<String> {
-    let config = match source {
-        Source::File(config) => config.clone(),
-        Source::Live => rebuild(live).map_err(|e| Error::Other(format!("{}: {e}", target.display())))?,
-    };
-    Ok(encode(&config, target.namespace.as_deref()))
-}
-
-async fn repair_one(
-    conn: &Connection,
-    target: &ObjectRef,
-    source: &Source,
-    mut live: Option<Value>,
-    args: &RepairArgs,
-    store: &BackupStore,
-    show: bool,
-) -> Result<Outcome> {
-    for _ in 0..MAX_ATTEMPTS {
-        let current = match live.take() {
-            Some(v) => v,
-            None => objects::get(conn, target, None).await?,
-        };
-        let text = wanted(target, source, &current)?;
-        if annotation_of(&current) == Some(text.as_str()) {
-            return Ok(Outcome::Unchanged(current));
-        }
-        let size = annotations_size_with(&current, &text);
-        if size > TOTAL_ANNOTATIONS_LIMIT {
-            return Err(Error::Other(format!(
-                "{}: the annotation would make the annotations {size} bytes, over the {TOTAL_ANNOTATIONS_LIMIT}-byte limit; use `kubectl last-applied migrate {} --drop-annotation` and server-side apply instead",
-                target.display(),
-                target.display()
-            )));
-        }
-        if show {
-            show_diff(target, &current, &text, args.write.show_secrets);
-        }
-        let rv = resource_version(&current).unwrap_or_default().to_string();
-        let body = json!({"metadata": {"annotations": {LAST_APPLIED_ANNOTATION: text}, "resourceVersion": rv}});
-        let write = Write {
-            target,
-            before: &current,
-            patch_type: PatchType::Merge,
-            body: &body,
-            field_manager: &args.field_manager,
-            operation: "last-applied repair",
-        };
-        match guarded::send(conn, &write, args.write.dry_run, store).await {
-            Ok(written) => return Ok(Outcome::Repaired(written)),
-            Err(e) if e.is_conflict() => continue, // changed since read: read and compute again
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Error::Other(format!("{} kept changing; gave up after {MAX_ATTEMPTS} attempts", target.display())))
 }
 
 /// The annotation before and after, as YAML, Secret values hidden.
-fn show_diff(target: &ObjectRef, live: &Value, text: &str, show_secrets: bool) {
+fn show_diff(target: &ObjectRef, live: &Value, result: &Value, show_secrets: bool) {
     let parse = |t: Option<&str>| t.and_then(|t| serde_json::from_str::<Value>(t).ok()).unwrap_or(json!({}));
-    let (mut old, mut new) = (parse(annotation_of(live)), parse(Some(text)));
+    let (mut old, mut new) = (parse(annotation_of(live)), parse(annotation_of(result)));
     if !show_secrets {
         redact::redact(&mut old);
         redact::redact(&mut new);
@@ -221,6 +312,7 @@ fn report(args: &RepairArgs, target: &ObjectRef, outcome: &Outcome) -> Result<()
             DryRun::Client => (o, "repaired (dry run)".to_string()),
             DryRun::Server => (o, "repaired (server dry run)".to_string()),
         },
+        Outcome::Declined | Outcome::Refused(_) => return Ok(()),
     };
     printer::print_outcome(&target.display(), object, &verb, args.write.output, args.write.show_secrets)
 }

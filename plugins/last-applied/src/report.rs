@@ -1,85 +1,327 @@
-//! The scan report: a table for people, `-o json|yaml` for machines (the shape is
-//! documented in docs/last-applied-output.md).
+//! The scan report, written as the findings arrive: a table for people, `-o json|yaml` for
+//! machines (still one valid document, streamed), `--json-lines` for pipelines (the shapes
+//! are documented in docs/last-applied-output.md).
+//!
+//! Nothing grows with the number of findings: the table is aligned in small blocks (column
+//! widths only grow, so a later block may be wider than an earlier one), the documents are
+//! written item by item, and only the skipped types (at most one per type) wait for the end.
 
-use fieldwise_kube::error::Result;
-use fieldwise_kube::flags::OutputFormat;
-use fieldwise_kube::printer;
+use std::io::Write;
+
+use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::stdout;
 use serde_json::{json, Value};
 
-use crate::scan::ScanResult;
+use crate::progress::Progress;
+use crate::scan::{Flagged, Skipped};
 
-/// Prints the report to stdout.
-pub fn print(result: &ScanResult, format: Option<OutputFormat>) -> Result<()> {
-    match format {
-        Some(format) => print!("{}", printer::render(&to_value(result), format)?),
-        None => print!("{}", table(result)),
-    }
-    Ok(())
+/// Table rows aligned together before they are written.
+const TABLE_BLOCK: usize = 64;
+
+/// The report's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// KIND, NAMESPACE, NAME, FINDING, DETAIL; skipped types on stderr.
+    Table,
+    /// One JSON document (`LastAppliedScan`).
+    Json,
+    /// The same document as YAML.
+    Yaml,
+    /// One finding per line; skipped types on stderr.
+    JsonLines,
+    /// `kind.group/name` of each object with findings, once (`-o name`, as kubectl prints
+    /// names); skipped types on stderr.
+    Name,
 }
 
-/// The report as a document.
-pub fn to_value(result: &ScanResult) -> Value {
-    let findings: Vec<Value> = result
-        .flagged
-        .iter()
-        .flat_map(|f| {
-            f.findings.iter().map(move |x| {
-                json!({
-                    "apiVersion": f.target.resource.api_version(),
-                    "kind": f.target.resource.kind,
-                    "resource": f.target.resource.plural_group(),
-                    "namespace": f.target.namespace,
-                    "name": f.target.name,
-                    "finding": x.kind.as_str(),
-                    "detail": x.detail,
-                })
-            })
+/// Writes one scan's report as it goes (to stdout in `scan`).
+pub struct ReportWriter<'a, W: Write> {
+    sink: W,
+    format: Format,
+    namespace: Option<String>,
+    progress: &'a Progress,
+    findings: usize,
+    objects: usize,
+    types: usize,
+    skipped: Vec<Skipped>,
+    /// Table rows not yet written, and the column widths so far.
+    rows: Vec<[String; 5]>,
+    widths: [usize; 4],
+}
+
+impl<'a, W: Write> ReportWriter<'a, W> {
+    /// A report of a scan of `namespace` (`None`: all) written to `sink`.
+    pub fn new(sink: W, format: Format, namespace: Option<String>, progress: &'a Progress) -> Self {
+        ReportWriter {
+            sink,
+            format,
+            namespace,
+            progress,
+            findings: 0,
+            objects: 0,
+            types: 0,
+            skipped: Vec::new(),
+            rows: Vec::new(),
+            widths: ["KIND".len(), "NAMESPACE".len(), "NAME".len(), "FINDING".len()],
+        }
+    }
+
+    /// Writes what comes before the findings.
+    pub fn begin(&mut self) -> Result<()> {
+        match self.format {
+            Format::Json => self.out(&format!("{}\"findings\": [", json_head(&self.namespace))),
+            Format::Yaml => self.out(&yaml_head(&self.namespace)?),
+            Format::Table | Format::JsonLines | Format::Name => Ok(()),
+        }
+    }
+
+    /// Writes an object's findings.
+    pub fn flagged(&mut self, f: &Flagged) -> Result<()> {
+        if self.format == Format::Name {
+            self.findings += f.findings.len();
+            return self.out(&format!("{}\n", f.target.display()));
+        }
+        for (index, value) in finding_values(f).enumerate() {
+            let text = match self.format {
+                Format::Json => {
+                    let separator = if self.findings + index == 0 { "\n" } else { ",\n" };
+                    format!("{separator}{}", indent(&serde_json::to_string_pretty(&value)?, "    ", true))
+                }
+                Format::Yaml => {
+                    let list = serde_yaml::to_string(&[&value]).map_err(yaml_error)?;
+                    if self.findings + index == 0 {
+                        format!("findings:\n{list}")
+                    } else {
+                        list
+                    }
+                }
+                Format::JsonLines => format!("{}\n", serde_json::to_string(&value)?),
+                Format::Table | Format::Name => String::new(),
+            };
+            self.out(&text)?;
+        }
+        if self.format == Format::Table {
+            for x in &f.findings {
+                self.rows.push([
+                    f.target.resource.kind.clone(),
+                    f.target.namespace.clone().unwrap_or_default(),
+                    f.target.name.clone(),
+                    x.kind.as_str().to_string(),
+                    x.detail.clone(),
+                ]);
+            }
+            if self.rows.len() >= TABLE_BLOCK {
+                self.flush_rows()?;
+            }
+        }
+        self.findings += f.findings.len();
+        Ok(())
+    }
+
+    /// Notes a type that could not be listed: on stderr at once for the table and JSON Lines,
+    /// in the document's `skipped` list otherwise.
+    pub fn skipped(&mut self, s: Skipped) -> Result<()> {
+        if matches!(self.format, Format::Table | Format::JsonLines | Format::Name) {
+            self.flush_rows()?;
+            let line = format!("skipped {}: {}", s.resource.plural_group(), s.reason);
+            self.progress.suspend(|| eprintln!("{line}"));
+        }
+        self.skipped.push(s);
+        Ok(())
+    }
+
+    /// Notes a type listed to the end, with its object count.
+    pub fn type_done(&mut self, objects: usize) -> Result<()> {
+        self.types += 1;
+        self.objects += objects;
+        self.flush_rows()
+    }
+
+    /// Writes what comes after the findings; returns how many findings were reported.
+    pub fn finish(mut self) -> Result<usize> {
+        self.flush_rows()?;
+        let skipped: Vec<Value> = self
+            .skipped
+            .iter()
+            .map(|s| json!({"apiVersion": s.resource.api_version(), "resource": s.resource.plural_group(), "reason": s.reason}))
+            .collect();
+        let tail = json!({"skipped": skipped, "scanned": {"types": self.types, "objects": self.objects}});
+        let text = match self.format {
+            Format::Table if self.findings == 0 => {
+                format!("No last-applied problems in {} objects of {} types.\n", self.objects, self.types)
+            }
+            Format::Table | Format::JsonLines | Format::Name => String::new(),
+            Format::Json => {
+                let close = if self.findings == 0 { "],\n" } else { "\n  ],\n" };
+                let body = serde_json::to_string_pretty(&tail)?;
+                // The tail's members, without its braces, continue the open document.
+                let members = body.trim_start_matches('{').trim_end_matches('}').trim_matches('\n');
+                format!("{close}{members}\n}}\n")
+            }
+            Format::Yaml => {
+                let none = if self.findings == 0 { "findings: []\n" } else { "" };
+                format!("{none}{}", serde_yaml::to_string(&tail).map_err(yaml_error)?)
+            }
+        };
+        self.out(&text)?;
+        Ok(self.findings)
+    }
+
+    /// Writes the buffered table rows, aligned with the widths seen so far (the header first).
+    fn flush_rows(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let header = self.findings == self.rows.len();
+        for row in &self.rows {
+            for (width, cell) in self.widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.len());
+            }
+        }
+        let mut text = String::new();
+        let header_row = ["KIND", "NAMESPACE", "NAME", "FINDING", "DETAIL"].map(String::from);
+        for row in header.then_some(&header_row).into_iter().chain(&self.rows) {
+            for (i, width) in self.widths.iter().enumerate() {
+                text.push_str(&format!("{:<w$}   ", row[i], w = width));
+            }
+            text.push_str(&row[4]);
+            text.push('\n');
+        }
+        self.rows.clear();
+        self.out(&text)
+    }
+
+    /// Writes and flushes, so each piece reaches the reader as it is found; a closed pipe
+    /// becomes [`Error::StdoutClosed`] and stops the scan.
+    fn out(&mut self, text: &str) -> Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let sink = &mut self.sink;
+        self.progress.suspend(|| sink.write_all(text.as_bytes()).and_then(|()| sink.flush())).map_err(stdout::from_io)
+    }
+}
+
+/// One document per finding of `f` (one object may have several).
+pub fn finding_values(f: &Flagged) -> impl Iterator<Item = Value> + '_ {
+    f.findings.iter().map(move |x| {
+        json!({
+            "apiVersion": f.target.resource.api_version(),
+            "kind": f.target.resource.kind,
+            "resource": f.target.resource.plural_group(),
+            "namespace": f.target.namespace,
+            "name": f.target.name,
+            "finding": x.kind.as_str(),
+            "detail": x.detail,
         })
-        .collect();
-    let skipped: Vec<Value> = result
-        .skipped
-        .iter()
-        .map(|s| json!({"apiVersion": s.resource.api_version(), "resource": s.resource.plural_group(), "reason": s.reason}))
-        .collect();
-    json!({
-        "apiVersion": "fieldwise.dev/v1alpha1",
-        "kind": "LastAppliedScan",
-        "namespace": result.namespace,
-        "scanned": {"types": result.types, "objects": result.objects},
-        "findings": findings,
-        "skipped": skipped,
     })
 }
 
-/// KIND, NAMESPACE, NAME, FINDING, DETAIL; then the types that were skipped.
-pub fn table(result: &ScanResult) -> String {
-    let mut rows = vec![["KIND", "NAMESPACE", "NAME", "FINDING", "DETAIL"].map(String::from)];
-    for f in &result.flagged {
-        for x in &f.findings {
-            rows.push([
-                f.target.resource.kind.clone(),
-                f.target.namespace.clone().unwrap_or_default(),
-                f.target.name.clone(),
-                x.kind.as_str().to_string(),
-                x.detail.clone(),
-            ]);
-        }
-    }
-    let mut out = String::new();
-    if rows.len() == 1 {
-        out.push_str(&format!("No last-applied problems in {} objects of {} types.\n", result.objects, result.types));
+/// The document's opening members, up to where `"findings"` starts.
+fn json_head(namespace: &Option<String>) -> String {
+    let namespace = serde_json::to_string(namespace).unwrap_or_else(|_| "null".into());
+    format!("{{\n  \"apiVersion\": \"fieldwise.dev/v1alpha1\",\n  \"kind\": \"LastAppliedScan\",\n  \"namespace\": {namespace},\n  ")
+}
+
+fn yaml_head(namespace: &Option<String>) -> Result<String> {
+    let head = json!({"apiVersion": "fieldwise.dev/v1alpha1", "kind": "LastAppliedScan", "namespace": namespace});
+    serde_yaml::to_string(&head).map_err(yaml_error)
+}
+
+fn yaml_error(e: serde_yaml::Error) -> Error {
+    Error::Other(format!("cannot write YAML: {e}"))
+}
+
+/// `text` with every line indented by `prefix` (the first too when `first`).
+fn indent(text: &str, prefix: &str, first: bool) -> String {
+    let body = text.replace('\n', &format!("\n{prefix}"));
+    if first {
+        format!("{prefix}{body}")
     } else {
-        let widths: Vec<usize> = (0..4).map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0)).collect();
-        for row in &rows {
-            for (i, width) in widths.iter().enumerate() {
-                out.push_str(&format!("{:<w$}   ", row[i], w = width));
-            }
-            out.push_str(&row[4]);
-            out.push('\n');
+        body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldwise_core::last_applied::{Finding, FindingKind};
+    use fieldwise_kube::discovery::ResourceType;
+    use fieldwise_kube::target::ObjectRef;
+
+    fn configmaps() -> ResourceType {
+        ResourceType {
+            group: String::new(),
+            version: "v1".into(),
+            plural: "configmaps".into(),
+            singular: "configmap".into(),
+            kind: "ConfigMap".into(),
+            short_names: vec!["cm".into()],
+            namespaced: true,
+            verbs: vec!["get".into(), "list".into()],
+            subresources: Vec::new(),
+            preferred: true,
         }
     }
-    for s in &result.skipped {
-        out.push_str(&format!("skipped {}: {}\n", s.resource.plural_group(), s.reason));
+
+    fn flagged(name: &str, kinds: &[FindingKind]) -> Flagged {
+        Flagged {
+            target: ObjectRef { resource: configmaps(), namespace: Some("prod".into()), name: name.into() },
+            findings: kinds.iter().map(|&kind| Finding { kind, detail: format!("{} detail", kind.as_str()) }).collect(),
+            live: None,
+        }
     }
-    out
+
+    /// The report written by a ReportWriter fed `objects` (one type, 7 objects).
+    fn streamed(objects: &[Flagged], format: Format) -> String {
+        let progress = Progress::new(1);
+        let mut sink = Vec::new();
+        let mut writer = ReportWriter::new(&mut sink, format, Some("prod".into()), &progress);
+        writer.begin().unwrap();
+        for f in objects {
+            writer.flagged(f).unwrap();
+        }
+        writer.type_done(7).unwrap();
+        writer.finish().unwrap();
+        String::from_utf8(sink).unwrap()
+    }
+
+    /// The same report as one document, rendered whole.
+    fn whole(objects: &[Flagged], format: Format) -> String {
+        let findings: Vec<Value> = objects.iter().flat_map(finding_values).collect();
+        let doc = json!({
+            "apiVersion": "fieldwise.dev/v1alpha1", "kind": "LastAppliedScan", "namespace": "prod",
+            "findings": findings, "skipped": [], "scanned": {"types": 1, "objects": 7},
+        });
+        match format {
+            Format::Json => serde_json::to_string_pretty(&doc).unwrap() + "\n",
+            _ => serde_yaml::to_string(&doc).unwrap(),
+        }
+    }
+
+    #[test]
+    fn streamed_documents_equal_the_whole_document_byte_for_byte() {
+        let many = [flagged("a", &[FindingKind::Missing, FindingKind::Oversized]), flagged("b", &[FindingKind::Stale])];
+        for format in [Format::Json, Format::Yaml] {
+            for objects in [&many[..], &many[..1], &[]] {
+                assert_eq!(streamed(objects, format), whole(objects, format), "{format:?}, {} objects", objects.len());
+            }
+        }
+    }
+
+    #[test]
+    fn json_lines_and_table() {
+        let many =
+            [flagged("a", &[FindingKind::Missing, FindingKind::Oversized]), flagged("bb", &[FindingKind::Stale])];
+        let lines = streamed(&many, Format::JsonLines);
+        let parsed: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(parsed.len(), 3);
+        assert_eq!((parsed[1]["name"].as_str(), parsed[1]["finding"].as_str()), (Some("a"), Some("oversized")));
+        let table = streamed(&many, Format::Table);
+        let rows: Vec<&str> = table.lines().collect();
+        assert_eq!(rows.len(), 4, "{table}");
+        assert!(rows[0].starts_with("KIND        NAMESPACE   NAME   FINDING     DETAIL"), "{table}");
+        assert!(rows[3].starts_with("ConfigMap   prod        bb     stale       stale detail"), "{table}");
+        assert_eq!(streamed(&[], Format::Table), "No last-applied problems in 7 objects of 1 types.\n");
+    }
 }

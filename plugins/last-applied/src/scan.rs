@@ -1,33 +1,63 @@
-//! `scan`: every listable type (or the chosen ones) listed as metadata only, in
-//! parallel; full objects fetched only for the candidates that need values
-//! (missing annotations, to size the one kubectl would write; possibly stale ones).
+//! `scan`: every listable type (or the chosen ones) read page by page as metadata, findings
+//! streamed out as they are found, in a deterministic order (type, then the server's list
+//! order: namespace, name).
+//!
+//! Memory is bounded by the page size and the concurrency, not by the cluster: each page is
+//! checked and dropped before the next is asked for, full objects are fetched only for the
+//! candidates that need values (missing annotations, to size the one kubectl would write;
+//! possibly stale ones) and dropped once checked, and findings leave through a bounded
+//! channel per type (a type ahead of the printer waits when its channel is full).
+//!
+//! No type is listed twice. A type starts with a small metadata page (its candidates fetched
+//! with a GET each); when a page has many candidates, the following pages of that type are
+//! listed as full objects instead (the same `continue` snapshot, another representation),
+//! and when a full page has few, the type goes back to metadata and a GET per candidate. A
+//! metadata page that turns out dense is read once more in full from its `continue` token,
+//! one request instead of hundreds of GETs: only then is an object's metadata read twice.
+//!
+//! [`events`] is the streaming entry point `scan`, `repair --from-scan` and
+//! `migrate --from-scan` share; [`scan`] collects it for callers that want everything.
 
-use std::collections::{BTreeMap, HashSet};
-use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::rc::Rc;
 
 use clap::Args;
-use fieldwise_core::last_applied::{check, encode, rebuild, Finding};
-use fieldwise_core::schema::builtin;
+use fieldwise_core::last_applied::{annotation_of, check, encode, rebuild, Finding};
+use fieldwise_core::schema::{Gvk, Schema};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{KubeFlags, OutputFormat};
-use fieldwise_kube::metadata_list::list_metadata;
-use fieldwise_kube::objects::{self, ListOptions};
+use fieldwise_kube::metadata_list::PARTIAL_METADATA_LIST;
+use fieldwise_kube::objects::{self, ListOptions, Pager};
+use fieldwise_kube::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::target::ObjectRef;
-use futures::stream::{self, StreamExt};
-use indicatif::{ProgressBar, ProgressStyle};
+use futures::channel::mpsc;
+use futures::stream::{self, Stream, StreamExt};
+use futures::SinkExt;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
-use crate::{report, ScopeArgs};
+use crate::progress::Progress;
+use crate::report::{Format, ReportWriter};
+use crate::ScopeArgs;
 
 /// Exit code when the scan found problems.
 pub const EXIT_FINDINGS: u8 = 2;
 /// Page size for lists.
 const PAGE: u32 = 500;
-/// Above this many candidates in one type, one full list beats a GET each.
-const GET_EACH_UP_TO: usize = 10;
+/// The first page of each type: small, because its candidates are fetched with a GET each
+/// (a first page cannot be read again from the same snapshot), and it decides the next page.
+const FIRST_PAGE: u32 = 20;
+/// A later metadata page with more candidates than this (and dense, see [`DENSE_ONE_IN`]) is
+/// read once more as full objects, from the same snapshot, instead of a GET per candidate.
+const REREAD_OVER: usize = 8;
+/// A page where more than one object in this many is a candidate makes the next page a
+/// full list: one large answer beats that many GETs.
+const DENSE_ONE_IN: usize = 10;
+/// Events a type may run ahead of the printer: bounds the memory of types scanned in
+/// parallel while an earlier type is still being printed.
+const EVENTS_AHEAD: usize = 64;
 
 /// `scan`'s flags.
 #[derive(Debug, Args)]
@@ -35,19 +65,25 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
 
-    /// Print the report as json or yaml (shape: docs/last-applied-output.md).
+    /// Print the report as json or yaml (shape: docs/last-applied-output.md; details never quote a value),
+    /// streamed as found, or name (kind.group/name of each object with findings).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
+
+    /// Print one JSON object per finding and line (JSON Lines) instead of one document.
+    #[arg(long, conflicts_with = "output")]
+    pub json_lines: bool,
 }
 
-/// One object with problems, and the full object when the scan fetched it.
+/// One object with problems, and the full object when the scan fetched it and was asked
+/// to keep it (see [`events`]).
 #[derive(Debug, Clone)]
 pub struct Flagged {
     /// The object.
     pub target: ObjectRef,
-    /// What is wrong.
+    /// What is wrong, sorted by kind.
     pub findings: Vec<Finding>,
-    /// The full object, when fetched (missing and stale candidates).
+    /// The full object, when fetched (missing and stale candidates) and kept.
     pub live: Option<Value>,
 }
 
@@ -60,10 +96,25 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// Everything a scan learned.
+/// What a scan reports, in order: per type, its flagged objects, then that the type is done
+/// (or that it was skipped).
+#[derive(Debug)]
+pub enum ScanEvent {
+    /// An object with findings.
+    Flagged(Flagged),
+    /// A type the user may not (or the server will not) list.
+    Skipped(Skipped),
+    /// A type listed to the end.
+    TypeDone {
+        /// How many objects it had.
+        objects: usize,
+    },
+}
+
+/// Everything a scan learned, collected (see [`scan`]).
 #[derive(Debug, Default)]
 pub struct ScanResult {
-    /// Objects with findings, sorted by type, namespace and name.
+    /// Objects with findings, in scan order (type, namespace, name).
     pub flagged: Vec<Flagged>,
     /// Types that could not be listed.
     pub skipped: Vec<Skipped>,
@@ -71,27 +122,48 @@ pub struct ScanResult {
     pub types: usize,
     /// How many objects were looked at.
     pub objects: usize,
-    /// The namespace scanned, `None` for all.
-    pub namespace: Option<String>,
 }
 
-/// Runs `kubectl last-applied scan`.
+/// Runs `kubectl last-applied scan`: findings are printed as they arrive.
 pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
-    if args.output == Some(OutputFormat::Name) {
-        return Err(Error::usage("-o name is not supported by scan; use -o json or -o yaml"));
-    }
+    let format = match (args.output, args.json_lines) {
+        (Some(OutputFormat::Name), _) => Format::Name,
+        (Some(OutputFormat::Json), _) => Format::Json,
+        (Some(OutputFormat::Yaml), _) => Format::Yaml,
+        (None, true) => Format::JsonLines,
+        (None, false) => Format::Table,
+    };
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let result = scan(&conn, &catalog, &args.scope).await?;
-    report::print(&result, args.output)?;
-    Ok(if result.flagged.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FINDINGS) })
+    let types = types_to_scan(&catalog, &args.scope)?;
+    let namespace = namespace_of(&conn, &args.scope);
+    let progress = Progress::new(types.len());
+    let mut report = ReportWriter::new(std::io::stdout(), format, namespace.clone(), &progress);
+    report.begin()?;
+    let mut stream = std::pin::pin!(events(&conn, types, namespace, &args.scope, false, &progress));
+    while let Some(event) = stream.next().await {
+        match event? {
+            ScanEvent::Flagged(f) => report.flagged(&f)?,
+            ScanEvent::Skipped(s) => report.skipped(s)?,
+            ScanEvent::TypeDone { objects, .. } => report.type_done(objects)?,
+        }
+    }
+    progress.finish();
+    let findings = report.finish()?;
+    Ok(if findings == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FINDINGS) })
 }
 
-/// The types to scan: the ones named, else every preferred type that can be listed and read
-/// (one per kind and plural: `events` and `events.events.k8s.io` are the same objects).
+/// The namespace a scope scans: `None` with `-A`.
+pub fn namespace_of(conn: &Connection, scope: &ScopeArgs) -> Option<String> {
+    (!scope.all_namespaces).then(|| conn.namespace.clone())
+}
+
+/// The types to scan, sorted by `plural.group` (the report's order): the ones named, else
+/// every preferred type that can be listed and read (one per kind and plural: `events` and
+/// `events.events.k8s.io` are the same objects).
 pub fn types_to_scan(catalog: &ResourceCatalog, scope: &ScopeArgs) -> Result<Vec<ResourceType>> {
+    let mut out: Vec<ResourceType> = Vec::new();
     if !scope.kinds.is_empty() {
-        let mut out: Vec<ResourceType> = Vec::new();
         for name in scope.kinds.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
             let t = catalog.resolve(name)?;
             if !t.supports("list") {
@@ -104,157 +176,262 @@ pub fn types_to_scan(catalog: &ResourceCatalog, scope: &ScopeArgs) -> Result<Vec
                 out.push(t.clone());
             }
         }
-        return Ok(out);
+    } else {
+        let mut seen = std::collections::HashSet::new();
+        out = catalog
+            .types()
+            .iter()
+            .filter(|t| t.preferred && t.supports("list") && t.supports("get"))
+            .filter(|t| scope.all_namespaces || t.namespaced)
+            .filter(|t| seen.insert((t.plural.clone(), t.kind.clone())))
+            .cloned()
+            .collect();
     }
-    let mut seen = HashSet::new();
-    Ok(catalog
-        .types()
-        .iter()
-        .filter(|t| t.preferred && t.supports("list") && t.supports("get"))
-        .filter(|t| scope.all_namespaces || t.namespaced)
-        .filter(|t| seen.insert((t.plural.clone(), t.kind.clone())))
-        .cloned()
-        .collect())
+    out.sort_by_key(ResourceType::plural_group);
+    Ok(out)
 }
 
-/// Scans the types the scope names (see the module docs).
+/// The scan as a stream, in order (type, namespace, name): the entry point for consumers
+/// that act on findings as they come (`scan` prints them; `repair --from-scan` can repair
+/// them with its own bounded concurrency while the scan goes on).
+///
+/// Up to `scope.concurrency` types are scanned at once and at most `scope.concurrency`
+/// requests are in flight; a type ahead of the consumer pauses after [`EVENTS_AHEAD`]
+/// events, so memory stays bounded however slowly the consumer goes. With `keep_live`,
+/// each [`Flagged`] carries the full object when the scan fetched one (missing and stale
+/// candidates), so a repair need not GET it again. The first `Err` ends the scan; types
+/// the user may not list are [`ScanEvent::Skipped`], not errors. Dropping the stream stops
+/// the scan.
+pub fn events<'a>(
+    conn: &'a Connection,
+    types: Vec<ResourceType>,
+    namespace: Option<String>,
+    scope: &'a ScopeArgs,
+    keep_live: bool,
+    progress: &'a Progress,
+) -> impl Stream<Item = Result<ScanEvent>> + 'a {
+    let concurrency = usize::from(scope.concurrency);
+    let (senders, receivers): (Vec<_>, Vec<_>) = types.iter().map(|_| mpsc::channel(EVENTS_AHEAD)).unzip();
+    let scanner = Rc::new(TypeScanner {
+        conn,
+        namespace,
+        scope,
+        keep_live,
+        progress,
+        requests: Semaphore::new(concurrency),
+        schemas: tokio::sync::Mutex::new(Schemas::connected(conn)),
+    });
+    let producers = stream::iter(types.into_iter().zip(senders)).for_each_concurrent(concurrency, move |(t, tx)| {
+        let scanner = Rc::clone(&scanner);
+        async move { scanner.run(t, tx).await }
+    });
+    // The producers yield nothing themselves: polled beside the ordered receivers, they
+    // run as far ahead as the channels allow.
+    let producers = stream::once(producers).filter_map(|()| futures::future::ready(None));
+    stream::select(producers, stream::iter(receivers).flatten())
+}
+
+/// Scans the types the scope names and collects everything (memory grows with the findings:
+/// for callers that need the whole list; streaming callers use [`events`]).
 pub async fn scan(conn: &Connection, catalog: &ResourceCatalog, scope: &ScopeArgs) -> Result<ScanResult> {
     let types = types_to_scan(catalog, scope)?;
-    let namespace = (!scope.all_namespaces).then(|| conn.namespace.clone());
-    let progress = progress_bar(types.len());
-    let outcomes: Vec<(ResourceType, TypeOutcome)> = stream::iter(types)
-        .map(|t| {
-            let (namespace, progress) = (namespace.clone(), progress.clone());
-            async move {
-                progress.set_message(t.plural_group());
-                let outcome = scan_type(conn, &t, namespace.as_deref(), scope).await;
-                progress.inc(1);
-                (t, outcome)
-            }
-        })
-        .buffer_unordered(usize::from(scope.concurrency))
-        .collect()
-        .await;
-    progress.finish_and_clear();
-    let mut result = ScanResult { namespace, ..Default::default() };
-    for (resource, outcome) in outcomes {
-        match outcome {
-            Ok((count, flagged)) => {
+    let namespace = namespace_of(conn, scope);
+    let progress = Progress::new(types.len());
+    let mut result = ScanResult::default();
+    let mut stream = std::pin::pin!(events(conn, types, namespace, scope, true, &progress));
+    while let Some(event) = stream.next().await {
+        match event? {
+            ScanEvent::Flagged(f) => result.flagged.push(f),
+            ScanEvent::Skipped(s) => result.skipped.push(s),
+            ScanEvent::TypeDone { objects, .. } => {
                 result.types += 1;
-                result.objects += count;
-                result.flagged.extend(flagged);
+                result.objects += objects;
             }
-            // Not allowed, or not really listable: report it and go on with the rest.
-            Err(Error::Api { code: 403..=406, reason, message, .. }) => {
-                result.skipped.push(Skipped { resource, reason: format!("{reason}: {message}") })
-            }
-            Err(e) => return Err(e),
         }
     }
-    let key = |f: &Flagged| (f.target.resource.plural_group(), f.target.namespace.clone(), f.target.name.clone());
-    result.flagged.sort_by_key(key);
-    result.skipped.sort_by_key(|s| s.resource.plural_group());
+    progress.finish();
     Ok(result)
 }
 
-fn progress_bar(len: usize) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len as u64);
-    if let Ok(style) = ProgressStyle::with_template("scanning {bar:30} {pos}/{len} types {msg}") {
-        bar.set_style(style);
-    }
-    bar
+/// The scan's per-type work, shared by the types scanned in parallel.
+struct TypeScanner<'a> {
+    conn: &'a Connection,
+    namespace: Option<String>,
+    scope: &'a ScopeArgs,
+    keep_live: bool,
+    progress: &'a Progress,
+    /// At most `--concurrency` requests in flight, lists and GETs together.
+    requests: Semaphore,
+    /// The server's schemas, one reader for every type: each group-version is read once.
+    schemas: tokio::sync::Mutex<Schemas>,
 }
 
-/// Lists one type's metadata, decides what it can from it, and fetches full objects for the rest.
-async fn scan_type(
-    conn: &Connection,
-    resource: &ResourceType,
-    namespace: Option<&str>,
-    scope: &ScopeArgs,
-) -> Result<(usize, Vec<Flagged>)> {
-    let options = ListOptions { label_selector: scope.selector.clone(), field_selector: None, limit: Some(PAGE) };
-    let ns = if resource.namespaced { namespace } else { None };
-    let items = list_metadata(conn, resource, ns, &options).await?;
-    let schema = builtin();
-    let mut flagged = Vec::new();
-    let mut wanted = Vec::new();
-    for item in &items {
-        let mut findings = Vec::new();
-        findings.extend(check::missing(item));
-        findings.extend(check::leaking(item));
-        let missing = !findings.is_empty() && findings[0].kind == fieldwise_core::last_applied::FindingKind::Missing;
-        if !missing {
-            findings.extend(check::oversized(item, None));
-        }
-        let need_full = missing || check::stale_candidate(item, schema);
-        let target = ObjectRef {
-            resource: resource.clone(),
-            namespace: item.pointer("/metadata/namespace").and_then(Value::as_str).map(String::from),
-            name: item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
+/// How the next page of a type is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Representation {
+    /// Metadata only, then a GET per candidate.
+    Metadata,
+    /// Full objects: candidates are checked from the list itself.
+    Full,
+}
+
+/// An object read from a page: what its metadata says, and whether its values are needed.
+struct Checked {
+    target: ObjectRef,
+    findings: Vec<Finding>,
+    /// No annotation (but kubectl wrote it): size the annotation repair would write.
+    missing: bool,
+    /// The full object is needed (missing, or possibly stale).
+    needs_values: bool,
+}
+
+type Events = mpsc::Sender<Result<ScanEvent>>;
+
+impl TypeScanner<'_> {
+    /// Scans one type into its channel, ending with `TypeDone`, `Skipped` or the error.
+    async fn run(&self, resource: ResourceType, mut tx: Events) {
+        let last = match self.scan_type(&resource, &mut tx).await {
+            Ok(objects) => Ok(ScanEvent::TypeDone { objects }),
+            // Not allowed, or not really listable: report it and go on with the rest.
+            Err(Error::Api { code: 403..=406, reason, message, .. }) => {
+                Ok(ScanEvent::Skipped(Skipped { resource, reason: format!("{reason}: {message}") }))
+            }
+            Err(e) => Err(e),
         };
-        if need_full {
-            wanted.push(flagged.len());
-        }
-        flagged.push(Flagged { target, findings, live: None });
+        // A closed channel means the consumer stopped: nothing left to tell.
+        let _ = tx.send(last).await;
+        self.progress.type_done();
     }
-    if !wanted.is_empty() {
-        let full = fetch_full(conn, resource, ns, &options, &flagged, &wanted).await?;
-        for index in wanted {
-            let f = &mut flagged[index];
-            let Some(live) = full.get(&(f.target.namespace.clone(), f.target.name.clone())) else { continue };
-            if f.findings.iter().any(|x| x.kind == fieldwise_core::last_applied::FindingKind::Missing) {
-                let would_write = rebuild(live).ok().map(|config| encode(&config, f.target.namespace.as_deref()));
-                f.findings.extend(check::oversized(live, would_write.as_deref()));
-            } else {
-                f.findings.extend(check::stale(live, schema));
+
+    /// Reads the type page by page and sends its flagged objects; returns how many objects it had.
+    async fn scan_type(&self, resource: &ResourceType, tx: &mut Events) -> Result<usize> {
+        let ns = if resource.namespaced { self.namespace.as_deref() } else { None };
+        let options = ListOptions { label_selector: self.scope.selector.clone(), ..Default::default() };
+        let mut pager = Pager::new(resource, ns, &options);
+        let (mut representation, mut limit, mut count) = (Representation::Metadata, FIRST_PAGE, 0);
+        // Compared as `kubectl apply` merges the kind (server's schema: by key for built-in
+        // types, whole lists for custom resources), read once an object carries an annotation.
+        let mut typed: Option<TypeSchema> = None;
+        let untyped = Schema::new();
+        loop {
+            let accept = (representation == Representation::Metadata).then_some(PARTIAL_METADATA_LIST);
+            let page = {
+                let _permit = self.permit().await?;
+                pager.next_page(self.conn, Some(limit), accept).await?
+            };
+            let Some(items) = page else { break };
+            let size = items.len();
+            count += size;
+            if typed.is_none() && items.iter().any(|item| annotation_of(item).is_some()) {
+                let gvk = Gvk::new(&resource.group, &resource.version, &resource.kind);
+                typed = Some(self.schemas.lock().await.for_gvk(&gvk).await?);
             }
-            f.live = Some(live.clone());
+            let schema: &Schema = typed.as_ref().map_or(&untyped, |t| t.for_client_side_apply().0);
+            self.progress.page(&resource.plural_group(), size);
+            let (flagged, candidates) = match representation {
+                Representation::Full => self.check_full_page(resource, items, schema),
+                Representation::Metadata => {
+                    let checked: Vec<Checked> =
+                        items.iter().map(|item| check_metadata(resource, item, schema)).collect();
+                    drop(items);
+                    let candidates = checked.iter().filter(|c| c.needs_values).count();
+                    // Many candidates: one full read of this page (same snapshot) beats a GET each.
+                    let full = if candidates > REREAD_OVER && candidates * DENSE_ONE_IN > size {
+                        let _permit = self.permit().await?;
+                        pager.reread_page(self.conn, Some(limit), None).await?
+                    } else {
+                        None
+                    };
+                    match full {
+                        Some(items) => (self.check_full_page(resource, items, schema).0, candidates),
+                        None => (self.check_metadata_page(checked, schema).await?, candidates),
+                    }
+                }
+            };
+            for f in flagged {
+                tx.send(Ok(ScanEvent::Flagged(f))).await.map_err(|_| Error::Other("the scan was stopped".into()))?;
+            }
+            representation =
+                if candidates * DENSE_ONE_IN > size { Representation::Full } else { Representation::Metadata };
+            limit = PAGE;
         }
+        Ok(count)
     }
-    let count = items.len();
-    flagged.retain(|f| !f.findings.is_empty());
-    for f in &mut flagged {
-        f.findings.sort_by_key(|x| x.kind);
+
+    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        self.requests.acquire().await.map_err(|e| Error::Other(format!("request limiter closed: {e}")))
     }
-    Ok((count, flagged))
+
+    /// A metadata page's objects: a GET per candidate (in parallel, in order), then the
+    /// flagged objects.
+    async fn check_metadata_page(&self, checked: Vec<Checked>, schema: &Schema) -> Result<Vec<Flagged>> {
+        let fetched: Vec<Result<Option<Value>>> = stream::iter(checked.iter().filter(|c| c.needs_values))
+            .map(|c| async move {
+                let _permit = self.permit().await?;
+                match objects::get(self.conn, &c.target, None).await {
+                    Ok(object) => Ok(Some(object)),
+                    Err(e) if e.is_not_found() => Ok(None), // deleted since the list
+                    Err(e) => Err(e),
+                }
+            })
+            .buffered(usize::from(self.scope.concurrency))
+            .collect()
+            .await;
+        let mut fetched = fetched.into_iter();
+        let mut flagged = Vec::new();
+        for c in checked {
+            let live = if c.needs_values { fetched.next().transpose()?.flatten() } else { None };
+            flagged.extend(self.finish(c, live, schema));
+        }
+        Ok(flagged)
+    }
+
+    /// A page of full objects: every check from the page itself.
+    fn check_full_page(&self, resource: &ResourceType, items: Vec<Value>, schema: &Schema) -> (Vec<Flagged>, usize) {
+        let mut candidates = 0;
+        let mut flagged = Vec::new();
+        for item in items {
+            let c = check_metadata(resource, &item, schema);
+            let live = c.needs_values.then_some(item);
+            candidates += usize::from(live.is_some());
+            flagged.extend(self.finish(c, live, schema));
+        }
+        (flagged, candidates)
+    }
+
+    /// Completes an object's findings with its values (when fetched); `None` when it is clean.
+    fn finish(&self, mut c: Checked, live: Option<Value>, schema: &Schema) -> Option<Flagged> {
+        if let Some(live) = &live {
+            if c.missing {
+                let would_write = rebuild(live).ok().map(|config| encode(&config, c.target.namespace.as_deref()));
+                c.findings.extend(check::oversized(live, would_write.as_deref()));
+            } else {
+                c.findings.extend(check::stale(live, schema));
+            }
+        }
+        if c.findings.is_empty() {
+            return None;
+        }
+        c.findings.sort_by_key(|x| x.kind);
+        Some(Flagged { target: c.target, findings: c.findings, live: live.filter(|_| self.keep_live) })
+    }
 }
 
-/// One type's scan: how many objects, and those with findings.
-type TypeOutcome = Result<(usize, Vec<Flagged>)>;
-
-type ByName = BTreeMap<(Option<String>, String), Value>;
-
-/// Full objects for the candidates: a GET each when few, else one (paginated) list.
-async fn fetch_full(
-    conn: &Connection,
-    resource: &ResourceType,
-    namespace: Option<&str>,
-    options: &ListOptions,
-    flagged: &[Flagged],
-    wanted: &[usize],
-) -> Result<ByName> {
-    let key = |v: &Value| {
-        let ns = v.pointer("/metadata/namespace").and_then(Value::as_str).map(String::from);
-        (ns, v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string())
+/// What an object's metadata decides (missing, leaking, oversized as it stands) and whether
+/// its values are needed to decide the rest.
+fn check_metadata(resource: &ResourceType, item: &Value, schema: &Schema) -> Checked {
+    let mut findings = Vec::new();
+    findings.extend(check::missing(item));
+    let missing = !findings.is_empty();
+    findings.extend(check::leaking(item));
+    if !missing {
+        findings.extend(check::oversized(item, None));
+    }
+    let needs_values = missing || check::stale_candidate(item, schema);
+    let target = ObjectRef {
+        resource: resource.clone(),
+        namespace: item.pointer("/metadata/namespace").and_then(Value::as_str).map(String::from),
+        name: item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
     };
-    let mut out = ByName::new();
-    if wanted.len() > GET_EACH_UP_TO {
-        for object in objects::list(conn, resource, namespace, options).await? {
-            out.insert(key(&object), object);
-        }
-        return Ok(out);
-    }
-    for &index in wanted {
-        match objects::get(conn, &flagged[index].target, None).await {
-            Ok(object) => {
-                out.insert(key(&object), object);
-            }
-            Err(e) if e.is_not_found() => {} // deleted since the list
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
+    Checked { target, findings, missing, needs_values }
 }

@@ -6,13 +6,13 @@ use std::process::ExitCode;
 
 use clap::Args;
 use fieldwise_core::fieldpath::{extract, field_set_lossy};
-use fieldwise_core::last_applied::annotation_of;
-use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_core::last_applied::{annotation_of, string_data};
 use fieldwise_kube::client;
 use fieldwise_kube::diff::{redact_pair, unified};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{KubeFlags, OutputFormat};
+use fieldwise_kube::openapi::Schemas;
 use fieldwise_kube::{objects, printer, redact};
 use serde_json::Value;
 
@@ -32,7 +32,8 @@ pub struct ViewArgs {
     #[arg(long)]
     pub diff: bool,
 
-    /// Print the annotation as json or yaml (default yaml).
+    /// Print the annotation as json or yaml (default yaml; Secret values as *** unless --show-secrets), or
+    /// the object's name (kind.group/name).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 
@@ -43,11 +44,9 @@ pub struct ViewArgs {
 
 /// Runs `kubectl last-applied view`.
 pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
-    if args.output == Some(OutputFormat::Name) {
-        return Err(Error::usage("-o name is not supported by view; use -o json or -o yaml"));
-    }
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
+    let mut schemas = Schemas::connected(&conn);
     let mut code = ExitCode::SUCCESS;
     for target in targets::from_args(&args.targets, &catalog, &conn)? {
         let live = objects::get(&conn, &target, None).await?;
@@ -59,6 +58,10 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
         };
         let applied: Value = serde_json::from_str(text)
             .map_err(|e| Error::Other(format!("{}: the annotation is not valid JSON: {e}", target.display())))?;
+        if args.output == Some(OutputFormat::Name) && !args.diff {
+            println!("{}", target.display());
+            continue;
+        }
         if !args.diff {
             let mut shown = applied;
             if !args.show_secrets {
@@ -67,9 +70,12 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
             print!("{}", printer::render(&shown, args.output.unwrap_or(OutputFormat::Yaml))?);
             continue;
         }
-        let schema = builtin();
-        let ty = Gvk::of_object(&applied).and_then(|g| schema.root(&g));
-        let (fields, _) = field_set_lossy(&applied, schema, ty);
+        // The server keeps an applied `stringData` in `data`: compare what it stored.
+        let applied = string_data::as_stored(&applied, &live);
+        // The fields the annotation sets, as `kubectl apply` merges the kind (server's schema).
+        let typed = schemas.for_object(&live).await?;
+        let (schema, root) = typed.for_client_side_apply();
+        let (fields, _) = field_set_lossy(&applied, schema, root);
         let mut current = extract(&live, &fields);
         if let (Value::Object(map), Some(meta)) = (&mut current, applied.get("metadata")) {
             // The annotation's own (empty) annotations map is kubectl's encoding, not drift.

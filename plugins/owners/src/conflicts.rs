@@ -3,9 +3,10 @@
 //! apiserver with a dry run and checks that the prediction matches.
 
 use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts, ApplyPrediction, Conflict};
-use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_core::schema::Gvk;
 use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::ResourceType;
+use fieldwise_kube::openapi::Schemas;
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::{self, PatchRequest, PatchType};
 use fieldwise_kube::{objects, redact, Error, Result};
@@ -58,15 +59,27 @@ pub fn causes_of(conflicts: &[Conflict]) -> Vec<Cause> {
     causes
 }
 
-/// Predicts the apply of `config` by `field_manager` to the object at `resource` (and verifies it).
+/// How to check one configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckOptions<'a> {
+    /// The applying manager (`--field-manager`).
+    pub field_manager: &'a str,
+    /// Ask the apiserver with a dry run too (`--verify`).
+    pub verify: bool,
+    /// Show values of Secrets and ConfigMaps (`--show-values`).
+    pub show_values: bool,
+}
+
+/// Predicts the apply of `config` to the object at `resource` (and verifies it), under
+/// the type's schema as the server publishes it (built-in types and custom resources alike).
 pub async fn check(
     conn: &Connection,
+    schemas: &mut Schemas,
     resource: &ResourceType,
     config: &Value,
-    field_manager: &str,
-    verify: bool,
-    show_values: bool,
+    options: &CheckOptions<'_>,
 ) -> Result<ConflictReport> {
+    let CheckOptions { field_manager, verify, show_values } = *options;
     let name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     if name.is_empty() {
         return Err(Error::usage(format!("the {} in the file has no metadata.name", resource.kind)));
@@ -78,12 +91,13 @@ pub async fn check(
     let display = target.display();
     let gvk =
         Gvk::of_object(config).ok_or_else(|| Error::usage(format!("{display}: the file has no apiVersion/kind")))?;
-    let schema = builtin();
-    let ty = schema.root(&gvk).ok_or_else(|| {
-        Error::usage(format!(
-            "{display}: cannot predict conflicts for {} {}: only built-in types are supported (its schema is not built in)",
+    let typed = schemas.for_gvk(&gvk).await?;
+    let ty = typed.root.ok_or_else(|| {
+        Error::Other(format!(
+            "{display}: cannot predict conflicts for {} {}: {} does not describe it (a custom resource without a schema?)",
             gvk.kind,
-            resource.api_version()
+            resource.api_version(),
+            typed.origin.describe()
         ))
     })?;
     let live = match objects::get(conn, &target, None).await {
@@ -94,7 +108,7 @@ pub async fn check(
     let prediction = match &live {
         Some(live) => {
             let managed = managed_fields_of(live).map_err(|e| Error::Other(format!("{display}: {e}")))?;
-            predict_apply_conflicts(live, &managed, config, field_manager, schema, ty, false)
+            predict_apply_conflicts(live, &managed, config, field_manager, &typed.schema, ty, false)
         }
         None => ApplyPrediction::default(),
     };
@@ -104,7 +118,7 @@ pub async fn check(
         exists: live.is_some(),
         prediction,
         verification: None,
-        show_values: show_values || !redact::is_sensitive(config),
+        show_values: show_values || !redact::is_secret(config),
     };
     if verify {
         let (status, causes) = dry_run(conn, &target, config, field_manager).await?;

@@ -3,7 +3,7 @@
 
 use fieldwise_core::fieldpath::{parse_field_path, value_at, Path, Set};
 use fieldwise_core::ownership::ManagedFieldsEntry;
-use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_kube::openapi::TypeSchema;
 use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
@@ -66,11 +66,17 @@ pub struct FieldAnswer {
     pub owners: Vec<(usize, Path)>,
 }
 
-/// Answers `--field TEXT` for `subject`, reading values from `shown`.
-pub fn query(subject: &Subject, entries: &[ManagedFieldsEntry], shown: &Value, text: &str) -> Result<FieldAnswer> {
-    let schema = builtin();
-    let ty = Gvk::of_object(&subject.object).and_then(|g| schema.root(&g));
-    let path = parse_field_path(text, &subject.object, schema, ty).map_err(|e| Error::usage(e.to_string()))?;
+/// Answers `--field TEXT` for `subject`, reading values from `shown`; `schema` (the
+/// object's type, from the server) tells keyed lists (`[name=x]`) from atomic ones.
+pub fn query(
+    subject: &Subject,
+    entries: &[ManagedFieldsEntry],
+    shown: &Value,
+    text: &str,
+    schema: &TypeSchema,
+) -> Result<FieldAnswer> {
+    let path = parse_field_path(text, &subject.object, &schema.schema, schema.root)
+        .map_err(|e| Error::usage(e.to_string()))?;
     let value = value_at(shown, path.elements()).cloned();
     let mut relation = Relation::Exact;
     let mut owners: Vec<(usize, Path)> = Vec::new();

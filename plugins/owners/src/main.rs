@@ -114,7 +114,8 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", group = "mode")]
     manager: Option<String>,
 
-    /// Predict what a server-side apply of -f would conflict with (exit 3 if anything).
+    /// Predict what a server-side apply of -f would conflict with (exit 3 if anything), under the
+    /// type's schema read from the server (built-in types and custom resources alike).
     #[arg(long, group = "mode", requires = "filenames")]
     conflicts: bool,
 
@@ -142,11 +143,13 @@ pub struct Cli {
     #[arg(long)]
     show_metadata: bool,
 
-    /// Show Secret and ConfigMap values (redacted as *** by default).
-    #[arg(long)]
+    /// Show Secret values, in the view and in -o json|yaml (redacted as *** by default; ConfigMaps are
+    /// always shown).
+    #[arg(long = "show-secrets", visible_alias = "show-values")]
     show_values: bool,
 
-    /// Machine output: json or yaml (shape: docs/owners-output.md).
+    /// Machine output: json or yaml (shape: docs/owners-output.md; Secret values as *** unless
+    /// --show-secrets), or name (kind.group/name of each object).
     #[arg(short = 'o', long, value_enum)]
     output: Option<OutputFormat>,
 }
@@ -166,5 +169,6 @@ fn main() -> ExitCode {
     if let Some(OwnersCommand::Completion(args)) = &cli.command {
         return fieldwise_kube::completion::run(Cli::command(), args.action);
     }
+    fieldwise_kube::redact::set_show_secrets(cli.show_values);
     cli::run(report::run(cli))
 }

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::flags::OutputFormat;
+use fieldwise_kube::openapi::Schemas;
 use fieldwise_kube::{color, manifests, printer, Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
@@ -28,7 +30,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         colored::control::set_override(false);
     }
     if cli.local {
-        return run_local(&cli);
+        return run_local(&cli).await;
     }
     if cli.targets.is_empty() && cli.filenames.is_empty() {
         return Err(Error::usage(
@@ -52,13 +54,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         eprintln!("No resources found.");
         return Ok(ExitCode::SUCCESS);
     }
+    let mut schemas = Schemas::connected(&conn);
     let mut sections = Vec::new();
     for subject in &subjects {
         let section = if cli.tree {
             let t = tree::build(&conn, &catalog, subject).await?;
             Section { text: tree::render(&t), json: json!({"tree": tree::json(&t)}) }
         } else {
-            section(&cli, subject)?
+            section(&cli, subject, &mut schemas).await?
         };
         sections.push((subject, section));
     }
@@ -66,7 +69,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_local(cli: &Cli) -> Result<ExitCode> {
+async fn run_local(cli: &Cli) -> Result<ExitCode> {
     if cli.filenames.is_empty() {
         return Err(Error::usage("--local reads objects from files: give -f FILE (or -f - for stdin)"));
     }
@@ -79,9 +82,10 @@ fn run_local(cli: &Cli) -> Result<ExitCode> {
     if subjects.is_empty() {
         return Err(Error::usage("the files hold no objects"));
     }
+    let mut schemas = Schemas::offline();
     let mut sections = Vec::new();
     for subject in &subjects {
-        sections.push((subject, section(cli, subject)?));
+        sections.push((subject, section(cli, subject, &mut schemas).await?));
     }
     print(cli, sections)?;
     Ok(ExitCode::SUCCESS)
@@ -97,8 +101,9 @@ fn view(cli: &Cli) -> ViewOptions {
     ViewOptions { show_status: cli.show_status, show_metadata: cli.show_metadata, show_values: cli.show_values }
 }
 
-/// The section of one object for every mode but `--tree` and `--conflicts`.
-fn section(cli: &Cli, subject: &Subject) -> Result<Section> {
+/// The section of one object for every mode but `--tree` and `--conflicts`; the
+/// object's schema is read (from `schemas`) only for a `--field` question.
+async fn section(cli: &Cli, subject: &Subject, schemas: &mut Schemas) -> Result<Section> {
     let entries = subject.required_entries()?;
     let now = Timestamp::now();
     let options = view(cli);
@@ -112,7 +117,8 @@ fn section(cli: &Cli, subject: &Subject) -> Result<Section> {
         // Status and metadata are never hidden from a question about them.
         let all = ViewOptions { show_status: true, show_metadata: true, ..options };
         let (shown, _) = all.prepare(&subject.object);
-        let answer = fields::query(subject, &entries, &shown, text)?;
+        let schema = schemas.for_object(&subject.object).await?;
+        let answer = fields::query(subject, &entries, &shown, text, &schema)?;
         return Ok(Section {
             text: fields::render(subject, &entries, &answer, cli.time, now),
             json: json!({"field": fields::json(&entries, &answer, text)}),
@@ -147,6 +153,12 @@ fn print(cli: &Cli, sections: Vec<(&Subject, Section)>) -> Result<()> {
         print!("{}", texts.join(separator));
         return Ok(());
     };
+    if format == OutputFormat::Name {
+        for (subject, _) in &sections {
+            print!("{}", printer::render(&subject.reference(), format)?);
+        }
+        return Ok(());
+    }
     let items: Vec<Value> = sections
         .into_iter()
         .map(|(subject, s)| {
@@ -173,11 +185,16 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
     if configs.is_empty() {
         return Err(Error::usage("the files hold no objects to apply"));
     }
+    let mut schemas = Schemas::connected(conn);
     let mut reports = Vec::new();
     for m in &configs {
         let resource = load::resource_of(catalog, &m.value, &m.source)?;
-        let report =
-            conflicts::check(conn, resource, &m.value, &cli.field_manager, cli.verify, cli.show_values).await?;
+        let options = conflicts::CheckOptions {
+            field_manager: &cli.field_manager,
+            verify: cli.verify,
+            show_values: cli.show_values,
+        };
+        let report = conflicts::check(conn, &mut schemas, resource, &m.value, &options).await?;
         reports.push((m, report));
     }
     let any_conflict = reports.iter().any(|(_, r)| !r.prediction.conflicts.is_empty());
@@ -186,6 +203,11 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
         None => {
             for (_, r) in &reports {
                 print!("{}", conflicts::render(r));
+            }
+        }
+        Some(OutputFormat::Name) => {
+            for (m, _) in &reports {
+                print!("{}", printer::render(&crate::subject::reference(&m.value), OutputFormat::Name)?);
             }
         }
         Some(format) => {

@@ -3,7 +3,7 @@
 //! Status is the controllers' business, `managedFields` is what the whole
 //! view already explains, and `uid`, `resourceVersion`, `creationTimestamp`,
 //! `generation` and `selfLink` are set by the server for every object. Secret
-//! and ConfigMap values are redacted unless asked for.
+//! values are redacted unless asked for (`--show-secrets`); ConfigMaps are shown.
 
 use fieldwise_core::fieldpath::{Path, PathElement};
 use fieldwise_kube::redact;
@@ -19,7 +19,7 @@ pub struct ViewOptions {
     pub show_status: bool,
     /// Show server-set metadata.
     pub show_metadata: bool,
-    /// Show Secret and ConfigMap values.
+    /// Show Secret values.
     pub show_values: bool,
 }
 
@@ -78,7 +78,7 @@ mod tests {
         let (shown, hidden) = ViewOptions::default().prepare(&object);
         assert_eq!(
             shown,
-            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "***"}})
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "*** (5 bytes)"}})
         );
         assert_eq!(hidden, ["metadata.managedFields", "metadata.uid", "metadata.resourceVersion", "status"]);
         let all = ViewOptions { show_status: true, show_metadata: true, show_values: true };

@@ -1,48 +1,55 @@
-//! The safe-patch flow: read, plan, lint, dry-run, show, confirm, back up,
-//! write under a resourceVersion guard, and re-plan on conflict.
+//! The safe-patch flow: read, plan, lint, dry-run, show, confirm, then hand the
+//! approved change to the one write path (guard, backup, re-plan on conflict).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
-use fieldwise_core::schema::{builtin, Gvk};
-use fieldwise_kube::backup::{BackupRecord, BackupStore};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::{redact_pair, unified, without_server_noise};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::target::{ObjectRef, TargetArgs};
-use fieldwise_kube::write::{self, PatchRequest, PatchType};
-use fieldwise_kube::{objects, printer};
+use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, WriteOptions};
+use fieldwise_kube::{objects, printer, prompt};
 use serde_json::Value;
 
-use crate::input;
-use crate::plan::{change_signature, plan, Plan, PlanInput};
-use crate::prompt;
+use crate::plan::{plan, PlanInput};
 use crate::PatchArgs;
+use crate::{edit, input};
 
 /// Exit code when a lint needs `--force` or the user declined.
 pub const EXIT_REFUSED: u8 = 2;
-/// Exit code when the object changed since the preview and the change differs.
-pub const EXIT_CHANGED: u8 = 3;
-/// How many times a write is retried after a conflict whose re-plan is identical.
-const MAX_ATTEMPTS: u32 = 5;
+
+/// Where the patch comes from.
+enum PatchSource {
+    /// `-p` or `--patch-file`.
+    Given(Value),
+    /// `--edit`: the edit of the live object, made once it is read.
+    Edit,
+}
 
 /// Runs `kubectl safe-patch`.
 pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     if args.local {
-        return run_local(&args);
+        return run_local(&args).await;
     }
+    let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let targets = resolve_targets(&args, &catalog, &conn)?;
-    let patch =
-        if args.edit { None } else { Some(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?) };
+    let source = if args.edit {
+        PatchSource::Edit
+    } else {
+        PatchSource::Given(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?)
+    };
+    let mut schemas = Schemas::connected(&conn);
     let mut worst = ExitCode::SUCCESS;
     for target in &targets {
-        let code = patch_one(&conn, target, patch.as_ref(), &args).await?;
+        let code = patch_one(&conn, &mut schemas, target, &source, &args, retry_budget).await?;
         if code != ExitCode::SUCCESS {
             worst = code;
         }
@@ -85,156 +92,115 @@ fn resolve_targets(args: &PatchArgs, catalog: &ResourceCatalog, conn: &Connectio
     Ok(targets)
 }
 
-/// The patch type: the flag, else strategic for types with strategic metadata, else merge.
-fn choose_type(requested: Option<PatchType>, has_schema: bool, display: &str) -> PatchType {
+/// The patch type: the flag, else strategic where the server takes it (built-in types), else merge.
+fn choose_type(requested: Option<PatchType>, strategic: bool, display: &str) -> PatchType {
     match requested {
         Some(t) => t,
-        None if has_schema => PatchType::Strategic,
+        None if strategic => PatchType::Strategic,
         None => {
-            eprintln!("note: {display} has no strategic merge metadata (a custom resource?): using --type merge");
+            eprintln!(
+                "note: {display} takes no strategic merge patch (a custom resource): using --type merge (--type apply for server-side apply)"
+            );
             PatchType::Merge
         }
     }
 }
 
-async fn patch_one(conn: &Connection, target: &ObjectRef, patch: Option<&Value>, args: &PatchArgs) -> Result<ExitCode> {
+async fn patch_one(
+    conn: &Connection,
+    schemas: &mut Schemas,
+    target: &ObjectRef,
+    source: &PatchSource,
+    args: &PatchArgs,
+    retry_budget: Duration,
+) -> Result<ExitCode> {
     let display = target.display();
     let subresource = args.subresource.as_deref();
-    let mut live = objects::get(conn, target, subresource).await?;
-    let schema = builtin();
-    let mut preview_attempts = 0;
-    let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
-    let patch_type = choose_type(args.patch_type, ty.is_some(), &display);
-    let owned_patch;
-    let patch = match patch {
-        Some(p) => p,
-        None => {
-            owned_patch = crate::undo::edit_to_patch(&live, patch_type, schema, ty, &display)?;
-            match &owned_patch {
-                Some(p) => p,
-                None => {
-                    eprintln!("Edit cancelled, no changes made.");
-                    return Ok(ExitCode::SUCCESS);
-                }
+    let live = objects::get(conn, target, subresource).await?;
+    // The server's own schema: custom resources and built-in types newer than the embedded one.
+    let typed = schemas.for_object(&live).await?;
+    let (schema, ty) = (&*typed.schema, typed.root);
+    let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
+    let patch = match source {
+        PatchSource::Given(patch) => patch.clone(),
+        PatchSource::Edit => match edit::edit_to_patch(&live, patch_type, schema, ty, &display)? {
+            Some(patch) => patch,
+            None => {
+                eprintln!("Edit cancelled, no changes made.");
+                return Ok(ExitCode::SUCCESS);
             }
-        }
+        },
     };
-    let make_plan = |live: &Value| plan(&plan_input(live, patch, patch_type, ty, args, &display));
-    let mut current = make_plan(&live)?;
-    let (preview, findings) = loop {
-        if current.is_no_change(&live) {
-            print_findings(&current.findings);
-            print_outcome(args, &display, &live, "patched (no change)")?;
-            return Ok(ExitCode::SUCCESS);
-        }
-
-        // The server's view of the exact request: defaulting, admission, validation.
-        let mut preview = current.result.clone();
-        let mut findings = current.findings.clone();
-        if args.dry_run != DryRun::Client {
-            let request = request(&current, patch_type, args, true);
-            let server = match write::patch(conn, target, &request).await {
-                Ok(server) => server,
-                // Changed between our read and the dry-run (a controller, usually):
-                // nothing is approved yet, so read again and plan again.
-                Err(e) if e.is_conflict() && preview_attempts < MAX_ATTEMPTS => {
-                    preview_attempts += 1;
-                    live = objects::get(conn, target, subresource).await?;
-                    current = make_plan(&live)?;
-                    continue;
-                }
-                Err(e) => {
-                    // The lints usually say why the server refused, and how to fix it.
-                    print_findings(&findings);
-                    return Err(explain_rejection(e, &display));
-                }
-            };
-            findings.extend(fieldwise_core::lint::nulls::null_resets(&current.patch, &server));
-            if without_server_noise(&server) != without_server_noise(&current.result) {
-                if let Some(d) = show_diff("local prediction", "server dry-run", &current.result, &server, args) {
-                    eprintln!(
-                        "note: the server's result differs from the local prediction (defaulting or admission):\n{d}"
-                    );
-                }
-            }
-            preview = server;
-        }
-        break (preview, findings);
-    };
-    match show_diff(&format!("{display} (live)"), &format!("{display} (patched)"), &live, &preview, args) {
-        Some(d) => eprint!("{d}"),
-        None => {
-            print_findings(&findings);
-            print_outcome(args, &display, &live, "patched (no change)")?;
-            return Ok(ExitCode::SUCCESS);
+    let writer = GuardedWrite::new(
+        conn,
+        target,
+        WriteOptions {
+            intent: Intent::Values,
+            operation: format!("safe-patch {}", patch_type.name()),
+            field_manager: &args.field_manager,
+            force: args.force,
+            subresource,
+            schema,
+            ty,
+            retry_budget,
+            show_secrets: args.show_secrets,
+        },
+    );
+    let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, &typed, args, &display));
+    let mut preview = writer.plan(live, &mut planner)?;
+    if args.dry_run != DryRun::Client && !preview.is_no_change() {
+        if let Err(e) = writer.dry_run(&mut preview, &mut planner).await {
+            // The lints usually say why the server refused, and how to fix it.
+            print_findings(&preview.planned.findings);
+            return Err(explain_rejection(e, &display));
         }
     }
+    let mut findings = preview.planned.findings.clone();
+    if let Some(server) = &preview.server_result {
+        findings.extend(fieldwise_core::lint::nulls::null_resets(&preview.planned.patch, server));
+        if without_server_noise(server) != without_server_noise(&preview.planned.result) {
+            if let Some(d) = show_diff("local prediction", "server dry-run", &preview.planned.result, server, args) {
+                eprintln!(
+                    "note: the server's result differs from the local prediction (defaulting or admission):\n{d}"
+                );
+            }
+        }
+    }
+    let diff =
+        show_diff(&format!("{display} (live)"), &format!("{display} (patched)"), &preview.live, preview.result(), args);
     print_findings(&findings);
-    let blocking: Vec<&Finding> = findings.iter().filter(|f| f.severity == Severity::NeedsForce).collect();
+    let Some(diff) = diff else {
+        print_outcome(args, &display, &preview.live, "patched (no change)")?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    eprint!("{diff}");
     if args.dry_run != DryRun::None {
         let how = if args.dry_run == DryRun::Server { "server dry run" } else { "dry run" };
-        print_outcome(args, &display, &preview, &format!("patched ({how})"))?;
+        print_outcome(args, &display, preview.result(), &format!("patched ({how})"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if !blocking.is_empty() && !args.force {
-        eprintln!("error: not writing {display}: {} finding(s) above need --force", blocking.len());
+    let blocking = findings.iter().filter(|f| f.severity == Severity::NeedsForce).count();
+    if blocking > 0 && !args.force {
+        eprintln!("error: not writing {display}: {blocking} finding(s) above need --force");
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
-    if !args.yes && prompt::interactive() && !prompt::confirm(&format!("Patch {display}?")) {
+    if !prompt::approved(args.yes, &format!("Patch {display}?")) {
         eprintln!("Not patched.");
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
-
-    let approved = change_signature(&live, &current.result);
-    let store = BackupStore::open_default()?;
-    let mut record = backup_record(conn, target, &live, &current, patch_type);
-    let mut backup_file = store.save(&record)?;
-    for attempt in 1..=MAX_ATTEMPTS {
-        // A test and automation hook: a command run once between the preview and the write.
-        if let (1, Ok(hook)) = (attempt, std::env::var("FIELDWISE_HOOK_BEFORE_WRITE")) {
-            run_hook(&hook);
-        }
-        match write::patch(conn, target, &request(&current, patch_type, args, false)).await {
-            Ok(written) => {
-                record.written(&written);
-                store.update(&backup_file, &record)?;
-                print_outcome(args, &display, &written, "patched")?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            Err(err) => {
-                let fresh = objects::get(conn, target, subresource).await?;
-                if rv(&fresh) == rv(&live) {
-                    // Not a concurrency problem: the server refused the write itself.
-                    return Err(explain_rejection(err, &display));
-                }
-                let replanned = make_plan(&fresh)?;
-                if change_signature(&fresh, &replanned.result) != approved || replanned.is_no_change(&fresh) {
-                    eprintln!("error: {display} changed since the preview, and the patch would now do something else; nothing was written.");
-                    if let Some(d) = show_diff("previewed", "now", &live, &fresh, args) {
-                        eprint!("What changed underneath:\n{d}");
-                    }
-                    return Ok(ExitCode::from(EXIT_CHANGED));
-                }
-                eprintln!("note: {display} changed since the preview (attempt {attempt}), but the patch does the same: retrying");
-                live = fresh;
-                current = replanned;
-                record = backup_record(conn, target, &live, &current, patch_type);
-                std::fs::remove_file(&backup_file).ok();
-                backup_file = store.save(&record)?;
-                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
-            }
-        }
+    match writer.commit(preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))? {
+        Committed::Written(written) => print_outcome(args, &display, &written, "patched")?,
+        Committed::NoChange(object) => print_outcome(args, &display, &object, "patched (no change)")?,
     }
-    std::fs::remove_file(&backup_file).ok();
-    Err(Error::Other(format!("{display} kept changing; gave up after {MAX_ATTEMPTS} attempts, nothing written")))
+    Ok(ExitCode::SUCCESS)
 }
 
-/// The planner's input from the command line's choices.
+/// The planner's input from the command line's choices and the object's schema.
 fn plan_input<'a>(
     live: &'a Value,
     patch: &'a Value,
     patch_type: PatchType,
-    ty: Option<fieldwise_core::schema::TypeId>,
+    typed: &'a TypeSchema,
     args: &'a PatchArgs,
     display: &'a str,
 ) -> PlanInput<'a> {
@@ -242,38 +208,14 @@ fn plan_input<'a>(
         live,
         patch,
         patch_type,
-        schema: builtin(),
-        ty,
+        schema: &typed.schema,
+        ty: typed.root,
+        strategic: typed.takes_strategic(),
         field_manager: &args.field_manager,
         fix: args.fix,
         force: args.force,
         display,
     }
-}
-
-fn request<'a>(plan: &'a Plan, patch_type: PatchType, args: &'a PatchArgs, dry_run: bool) -> PatchRequest<'a> {
-    PatchRequest {
-        patch_type,
-        body: &plan.body,
-        field_manager: &args.field_manager,
-        dry_run,
-        force: args.force,
-        subresource: args.subresource.as_deref(),
-    }
-}
-
-fn backup_record(
-    conn: &Connection,
-    target: &ObjectRef,
-    live: &Value,
-    plan: &Plan,
-    patch_type: PatchType,
-) -> BackupRecord {
-    BackupRecord::before_write(conn, target, format!("safe-patch {}", patch_type.name()), &plan.patch, live)
-}
-
-fn rv(object: &Value) -> Option<&str> {
-    object.pointer("/metadata/resourceVersion").and_then(Value::as_str)
 }
 
 /// A server refusal with what to do about it.
@@ -288,13 +230,6 @@ fn explain_rejection(err: Error, display: &str) -> Error {
             causes,
         },
         other => other,
-    }
-}
-
-fn run_hook(command: &str) {
-    let status = std::process::Command::new("sh").arg("-c").arg(command).status();
-    if !matches!(status, Ok(s) if s.success()) {
-        eprintln!("warning: FIELDWISE_HOOK_BEFORE_WRITE failed: {command}");
     }
 }
 
@@ -322,36 +257,24 @@ fn print_outcome(args: &PatchArgs, display: &str, object: &Value, verb: &str) ->
     printer::print_outcome(display, object, verb, args.output, args.show_secrets)
 }
 
-/// `--local`: patch the object in the -f file offline and print the result.
-fn run_local(args: &PatchArgs) -> Result<ExitCode> {
+/// `--local`: patch the object in the -f file offline (embedded schema) and print the result.
+async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
     let file = args.filename.as_deref().unwrap_or("-");
     let object = input::read_object_file(file)?;
     let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?;
-    let schema = builtin();
-    let ty = Gvk::of_object(&object).and_then(|g| schema.root(&g));
+    let typed = Schemas::offline().for_object(&object).await?;
     let display = format!(
         "{}/{}",
         object.get("kind").and_then(Value::as_str).unwrap_or("object").to_lowercase(),
         object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
     );
-    let patch_type = choose_type(args.patch_type, ty.is_some(), &display);
+    let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
     if patch_type == PatchType::Apply {
         return Err(Error::usage("--type apply needs the server's managedFields; it cannot run with --local"));
     }
-    let mut with_version = object.clone();
-    if rv(&with_version).is_none() {
-        if let Some(Value::Object(meta)) = with_version.get_mut("metadata") {
-            meta.insert("resourceVersion".into(), Value::String("local".into()));
-        }
-    }
-    let planned = plan(&plan_input(&with_version, &patch, patch_type, ty, args, &display))?;
+    let planned = plan(&plan_input(&object, &patch, patch_type, &typed, args, &display))?;
     print_findings(&planned.findings);
-    let mut result = planned.result;
-    if rv(&object).is_none() {
-        if let Some(Value::Object(meta)) = result.get_mut("metadata") {
-            meta.remove("resourceVersion");
-        }
-    }
+    let result = planned.result;
     let mut shown = result;
     if !args.show_secrets {
         fieldwise_kube::redact::redact(&mut shown);

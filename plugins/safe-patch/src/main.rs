@@ -2,10 +2,11 @@
 //! resourceVersion guard, with backup and undo. Thin: flags here, semantics
 //! in `fieldwise-core`, cluster I/O in `fieldwise-kube`.
 
+mod edit;
 mod flow;
 mod input;
 mod plan;
-mod prompt;
+mod restore;
 mod undo;
 
 use std::process::ExitCode;
@@ -47,7 +48,10 @@ Examples:
 
   # List the backups of an object, and undo the last write
   kubectl safe-patch history deploy/busybox-demo
-  kubectl safe-patch undo deploy/busybox-demo";
+  kubectl safe-patch undo deploy/busybox-demo
+
+  # Remove old backups (default policy: 20 per object, 30 days; see README)
+  kubectl safe-patch history --prune --keep 5 --max-age 7d";
 
 /// Patch a Kubernetes object safely: preview, lint, dry-run, guarded write, backup and undo.
 #[derive(Debug, Parser)]
@@ -73,7 +77,7 @@ struct Cli {
 enum Command {
     /// Restore the pre-image saved before the last (or a chosen) safe-patch write.
     Undo(undo::UndoArgs),
-    /// List the backups saved for an object.
+    /// List the backups saved for an object, or prune old backups (--prune).
     History(undo::HistoryArgs),
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
@@ -114,7 +118,8 @@ pub struct PatchArgs {
     #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
     pub dry_run: DryRun,
 
-    /// Print the result as json, yaml or name instead of the usual message.
+    /// Print the result instead of the usual message: json or yaml (as kubectl patch -o: no managedFields,
+    /// ConfigMap data in clear, Secret values as *** unless --show-secrets), or name (kind.group/name).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 
@@ -138,7 +143,7 @@ pub struct PatchArgs {
     #[arg(long, conflicts_with_all = ["patch", "patch_file", "local"])]
     pub edit: bool,
 
-    /// Show Secret values in diffs and output (they are hidden by default).
+    /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown).
     #[arg(long)]
     pub show_secrets: bool,
 }
@@ -150,6 +155,11 @@ fn main() -> ExitCode {
     }
     let cli: Cli = cli::parse_with_subcommands();
     fieldwise_kube::color::init();
+    let show_secrets = match &cli.command {
+        Some(Command::Undo(args)) => args.show_secrets,
+        _ => cli.patch.show_secrets,
+    };
+    fieldwise_kube::redact::set_show_secrets(show_secrets);
     match cli.command {
         Some(Command::Completion(args)) => completion::run(Cli::command(), args.action),
         Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),

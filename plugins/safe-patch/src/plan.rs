@@ -1,13 +1,14 @@
 //! What a patch would do, worked out locally before anything is sent: the
-//! result, the lints, and the exact request body with its concurrency guard.
+//! patch as it will be sent (after `--fix` and the position tests of a JSON
+//! Patch), the result, and the lints. The write path guards and sends it.
 
 use fieldwise_core::lint::{self, Finding, Severity};
 use fieldwise_core::schema::{Schema, TypeId};
 use fieldwise_core::{json_patch, merge_patch, ownership, strategic};
-use fieldwise_kube::diff::without_server_noise;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::write::PatchType;
-use serde_json::{json, Map, Value};
+use fieldwise_kube::openapi::deduced;
+use fieldwise_kube::write::{PatchType, Planned};
+use serde_json::{Map, Value};
 
 /// Everything the planner needs.
 pub struct PlanInput<'a> {
@@ -17,10 +18,12 @@ pub struct PlanInput<'a> {
     pub patch: &'a Value,
     /// Its flavour.
     pub patch_type: PatchType,
-    /// The schema (built-in types).
+    /// The schema of the object's type, as the server publishes it (the embedded one offline).
     pub schema: &'a Schema,
     /// The object's root type, if the schema knows it.
     pub ty: Option<TypeId>,
+    /// Whether the server takes strategic merge patches for the kind (custom resources: no).
+    pub strategic: bool,
     /// Our field manager.
     pub field_manager: &'a str,
     /// Use the lints' fixed patch.
@@ -31,48 +34,20 @@ pub struct PlanInput<'a> {
     pub display: &'a str,
 }
 
-/// The outcome of planning.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// The patch as it will be sent, without the guard (after `--fix`).
-    pub patch: Value,
-    /// The request body: the patch plus its resourceVersion guard.
-    pub body: Value,
-    /// The object the patch produces, computed locally.
-    pub result: Value,
-    /// What the lints found.
-    pub findings: Vec<Finding>,
-}
-
-impl Plan {
-    /// Whether the write would change nothing a user can see.
-    pub fn is_no_change(&self, live: &Value) -> bool {
-        without_server_noise(live) == without_server_noise(&self.result)
-    }
-}
-
 /// Plans a patch; errors are the user's (a patch that cannot apply to this object).
-pub fn plan(input: &PlanInput<'_>) -> Result<Plan> {
-    let resource_version = input
-        .live
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            Error::Other(format!("{} has no metadata.resourceVersion to guard the write with", input.display))
-        })?
-        .to_string();
+///
+/// The planned patch carries no concurrency guard: the write path adds it.
+pub fn plan(input: &PlanInput<'_>) -> Result<Planned> {
     let mut findings = Vec::new();
-    let (patch, body, result) = match input.patch_type {
+    let (patch, result) = match input.patch_type {
         PatchType::Json => {
             let ops = json_patch::parse(input.patch).map_err(|e| Error::usage(format!("invalid JSON Patch: {e}")))?;
             let guarded = lint::positions::guard_positions(&ops, input.live, input.schema, input.ty);
             findings.extend(guarded.findings);
-            let mut body = vec![json!({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version})];
-            body.extend(guarded.operations);
-            let body = Value::Array(body);
-            let result = json_patch::apply(input.live, &body)
+            let patch = Value::Array(guarded.operations);
+            let result = json_patch::apply(input.live, &patch)
                 .map_err(|e| Error::usage(format!("the JSON Patch does not apply to {}: {e}", input.display)))?;
-            (input.patch.clone(), body, result)
+            (patch, result)
         }
         PatchType::Merge | PatchType::Strategic => {
             require_object(input.patch, input.patch_type)?;
@@ -90,35 +65,36 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan> {
                 merge_patch::try_apply(input.live, &patch)
                     .map_err(|e| Error::usage(format!("the merge patch does not apply to {}: {e}", input.display)))?
             } else {
-                let ty = input.ty.ok_or_else(|| {
+                let refuse = || {
                     Error::usage(format!(
-                        "{} has no strategic merge metadata (a custom resource?): use --type merge, or --type apply for server-side apply",
+                        "{} takes no strategic merge patch (the server accepts none for its kind, as for custom resources): use --type merge, or --type apply for server-side apply",
                         input.display
                     ))
-                })?;
+                };
+                let ty = input.ty.filter(|_| input.strategic).ok_or_else(refuse)?;
                 strategic::apply(input.live, &patch, input.schema, ty).map_err(|e| {
                     Error::usage(format!("the strategic merge patch does not apply to {}: {e}", input.display))
                 })?
             };
-            (patch.clone(), with_resource_version(&patch, &resource_version), result)
+            (patch, result)
         }
         PatchType::Apply => {
             require_object(input.patch, input.patch_type)?;
             let config = with_identity(input.patch, input.live);
             let managed = ownership::managed_fields_of(input.live)
                 .map_err(|e| Error::Other(format!("{}: {e}", input.display)))?;
-            let ty = input.ty.ok_or_else(|| {
-                Error::usage(format!(
-                    "{}: no schema to predict a server-side apply with; try --dry-run=server",
-                    input.display
-                ))
-            })?;
+            // A kind without a published schema is applied by the server under the type it deduces
+            // from the object; predict under the same one rather than refuse.
+            let (schema, ty) = match input.ty {
+                Some(ty) => (input.schema, ty),
+                None => deduced(),
+            };
             let prediction = ownership::predict_apply_conflicts(
                 input.live,
                 &managed,
                 &config,
                 input.field_manager,
-                input.schema,
+                schema,
                 ty,
                 input.force,
             );
@@ -129,7 +105,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan> {
                     format!("server-side apply conflicts with {} on {}", conflict.manager.name, conflict.path),
                 ));
             }
-            (config.clone(), with_resource_version(&config, &resource_version), prediction.merged)
+            (config, prediction.merged)
         }
     };
     if let Ok(managed) = ownership::managed_fields_of(input.live) {
@@ -142,7 +118,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan> {
             input.field_manager,
         ));
     }
-    Ok(Plan { patch, body, result, findings })
+    Ok(Planned { patch_type: input.patch_type, patch, result, findings })
 }
 
 fn require_object(patch: &Value, patch_type: PatchType) -> Result<()> {
@@ -159,19 +135,6 @@ fn require_object(patch: &Value, patch_type: PatchType) -> Result<()> {
             }
         )))
     }
-}
-
-/// The patch with `metadata.resourceVersion` set: the apiserver then refuses
-/// the write with 409 Conflict if the object changed since it was read.
-fn with_resource_version(patch: &Value, resource_version: &str) -> Value {
-    let mut body = patch.clone();
-    if let Value::Object(map) = &mut body {
-        let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert("resourceVersion".into(), Value::String(resource_version.into()));
-        }
-    }
-    body
 }
 
 /// A server-side apply configuration needs apiVersion, kind and name; take them from the live object.
@@ -195,20 +158,11 @@ fn with_identity(patch: &Value, live: &Value) -> Value {
     config
 }
 
-/// What a plan changes, as two merge patches (forward and back): equal
-/// signatures mean the same fields go from the same old values to the same
-/// new values, so a retry after a conflict writes exactly what was approved.
-pub fn change_signature(live: &Value, result: &Value) -> (Value, Value) {
-    let (before, after) = (without_server_noise(live), without_server_noise(result));
-    let forward = merge_patch::create_two_way(&before, &after).unwrap_or(Value::Null);
-    let back = merge_patch::create_two_way(&after, &before).unwrap_or(Value::Null);
-    (forward, back)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use fieldwise_core::schema::{builtin, Gvk};
+    use serde_json::json;
 
     fn deployment() -> Value {
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -216,7 +170,7 @@ mod tests {
                "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "busybox", "image": "busybox:1.28"}]}}}})
     }
 
-    fn plan_for(patch: Value, patch_type: PatchType) -> Result<Plan> {
+    fn plan_for(patch: Value, patch_type: PatchType) -> Result<Planned> {
         let live = deployment();
         let schema = builtin();
         let input = PlanInput {
@@ -225,6 +179,7 @@ mod tests {
             patch_type,
             schema,
             ty: schema.root(&Gvk::new("apps", "v1", "Deployment")),
+            strategic: true,
             field_manager: "kubectl-safe-patch",
             fix: false,
             force: false,
@@ -234,22 +189,21 @@ mod tests {
     }
 
     #[test]
-    fn merge_and_strategic_bodies_carry_the_resource_version() {
+    fn merge_and_strategic_patches_are_sent_as_given() {
         let p = plan_for(json!({"spec": {"replicas": 2}}), PatchType::Strategic).unwrap();
-        assert_eq!(p.body, json!({"spec": {"replicas": 2}, "metadata": {"resourceVersion": "7"}}));
+        assert_eq!(p.patch, json!({"spec": {"replicas": 2}}));
         assert_eq!(p.result["spec"]["replicas"], 2);
-        assert!(!p.is_no_change(&deployment()));
         let same = plan_for(json!({"spec": {"replicas": 1}}), PatchType::Merge).unwrap();
-        assert!(same.is_no_change(&deployment()));
+        assert_eq!(same.result, deployment());
     }
 
     #[test]
-    fn json_patch_bodies_start_with_a_resource_version_test() {
+    fn json_patch_indexes_into_keyed_lists_get_a_test_of_the_key() {
         let patch =
             json!([{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "busybox:1.36"}]);
         let p = plan_for(patch, PatchType::Json).unwrap();
-        assert_eq!(p.body[0], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "7"}));
-        assert_eq!(p.body[1]["path"], "/spec/template/spec/containers/0/name");
+        assert_eq!(p.patch[0]["op"], "test");
+        assert_eq!(p.patch[0]["path"], "/spec/template/spec/containers/0/name");
         assert_eq!(p.result.pointer("/spec/template/spec/containers/0/image"), Some(&json!("busybox:1.36")));
     }
 
@@ -262,28 +216,11 @@ mod tests {
         let err = plan_for(json!([{"op": "replace", "path": "/nope/x", "value": 1}]), PatchType::Json)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("operation 1 (replace /nope/x)"), "{err}");
+        assert!(err.contains("operation 0 (replace /nope/x)"), "{err}");
         let err =
             plan_for(json!({"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}), PatchType::Strategic)
                 .unwrap_err()
                 .to_string();
         assert!(err.contains("does not apply") && err.contains("merge key"), "{err}");
-    }
-
-    #[test]
-    fn identical_changes_have_identical_signatures() {
-        let live = deployment();
-        let mut result = live.clone();
-        result["spec"]["replicas"] = json!(2);
-        let mut moved_live = live.clone();
-        moved_live["metadata"]["resourceVersion"] = json!("8");
-        moved_live["metadata"]["labels"] = json!({"other": "writer"});
-        let mut moved_result = moved_live.clone();
-        moved_result["spec"]["replicas"] = json!(2);
-        assert_eq!(change_signature(&live, &result), change_signature(&moved_live, &moved_result));
-        moved_live["spec"]["replicas"] = json!(5);
-        moved_result = moved_live.clone();
-        moved_result["spec"]["replicas"] = json!(2);
-        assert_ne!(change_signature(&live, &result), change_signature(&moved_live, &moved_result));
     }
 }

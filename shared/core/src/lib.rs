@@ -9,6 +9,7 @@
 //! on hundreds of thousands of generated cases.
 //!
 //! Modules, one concept each:
+//! - [`effect`]: what a change does to an object, field by field (the intent a user approves).
 //! - [`json`]: decoding JSON text into values, as serde_json does but faster.
 //! - [`json_patch`]: RFC 6902 JSON Patch, as the apiserver applies it.
 //! - [`merge_patch`]: RFC 7386 JSON Merge Patch: apply, two-way and three-way creation.
@@ -21,6 +22,7 @@
 //! - [`lint`]: the traps of each patch type, found before the write.
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 
+pub mod effect;
 pub mod fieldpath;
 pub mod json;
 pub mod json_patch;

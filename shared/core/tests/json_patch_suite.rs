@@ -39,6 +39,8 @@ fn apiserver_deviations() -> Vec<(&'static str, usize, &'static str, Outcome)> {
         // A missing `value` is read as null by add and replace.
         ("tests.json", 70, "missing 'value' parameter to add", Outcome::Patched(json!([1, null]))),
         ("tests.json", 71, "missing 'value' parameter to replace", Outcome::Patched(json!([null]))),
+        // json-patch v4.13 (Kubernetes 1.37) tests a missing `value` as null; the element is null.
+        ("tests.json", 72, "missing 'value' parameter to test", Outcome::Patched(json!([null]))),
         // Members an op does not use (here `value` on move) are ignored.
         ("tests.json", 76, "duplicate ops", Outcome::Patched(json!({"baz": "bar"}))),
     ]

@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::private_fs::{create_dirs, create_file};
 
 /// The cache directory of one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,20 +52,33 @@ impl ServerCache {
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let path = self.dir.join(name);
         let parent = path.parent().unwrap_or(&self.dir).to_path_buf();
-        create_private_dir(&parent)?;
+        create_dirs(&parent)
+            .map_err(|e| Error::Other(format!("cannot create the cache directory {}: {e}", parent.display())))?;
         let tmp = parent.join(format!(
             ".{}.{}.tmp",
             path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
             std::process::id()
         ));
         let fail = |e: std::io::Error| Error::Other(format!("cannot write the cache file {}: {e}", path.display()));
-        let mut file = private_create(&tmp).map_err(fail)?;
+        let mut file = create_file(&tmp, false).map_err(fail)?;
         file.write_all(bytes).map_err(fail)?;
         drop(file);
         fs::rename(&tmp, &path).map_err(|e| {
             fs::remove_file(&tmp).ok();
             fail(e)
         })
+    }
+
+    /// How long ago the entry under `name` was written, if it exists.
+    pub fn age(&self, name: &str) -> Option<std::time::Duration> {
+        let modified = fs::metadata(self.dir.join(name)).ok()?.modified().ok()?;
+        // A clock that went backwards makes the entry new, not invalid.
+        Some(modified.elapsed().unwrap_or_default())
+    }
+
+    /// Removes the entry under `name`, if any.
+    pub fn remove(&self, name: &str) {
+        fs::remove_file(self.dir.join(name)).ok();
     }
 
     /// Removes everything cached for this server (after the server said the cache is wrong).
@@ -86,22 +100,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-fn create_private_dir(dir: &Path) -> Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| Error::Other(format!("cannot create the cache directory {}: {e}", dir.display())))
-}
-
-fn private_create(path: &Path) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +116,11 @@ mod tests {
         a.write("discovery/apis.json", b"{\"v\":2}").unwrap();
         assert_eq!(a.read("discovery/apis.json").as_deref(), Some(&b"{\"v\":2}"[..]));
         assert_eq!(b.read("discovery/apis.json"), None);
+        assert!(a.age("discovery/apis.json").is_some_and(|age| age < std::time::Duration::from_secs(60)));
+        assert_eq!(b.age("discovery/apis.json"), None);
+        a.remove("discovery/apis.json");
+        assert_eq!(a.read("discovery/apis.json"), None);
+        a.write("discovery/apis.json", b"{}").unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

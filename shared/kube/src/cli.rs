@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Parses the command line, or prints help/version/usage error and exits.
+/// Parses the command line, or prints help/version/usage error and exits. Also makes a
+/// closed stdout end the process quietly (see [`crate::stdout`]): every plugin parses first.
 pub fn parse<T: Parser>() -> T {
+    crate::stdout::quiet_on_closed_pipe();
     match T::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -18,9 +20,12 @@ pub fn parse<T: Parser>() -> T {
     }
 }
 
-/// Prints an error the way kubectl does and turns it into the exit code.
+/// Prints an error the way kubectl does and turns it into the exit code. A closed stdout
+/// (`| head`) is not an error to the user: nothing is printed (see [`crate::stdout`]).
 pub fn fail(err: &crate::Error) -> ExitCode {
-    eprintln!("{err}");
+    if !matches!(err, crate::Error::StdoutClosed) {
+        eprintln!("{err}");
+    }
     ExitCode::from(err.exit_code())
 }
 
@@ -44,7 +49,10 @@ where
 /// clap only recognises a subcommand before any option, so the first word
 /// that is not an option (or an option's value) moves to the front when it
 /// names a subcommand.
+///
+/// Like [`parse`], it makes a closed stdout end the process quietly.
 pub fn parse_with_subcommands<T: Parser + clap::CommandFactory>() -> T {
+    crate::stdout::quiet_on_closed_pipe();
     let args: Vec<String> = std::env::args().collect();
     let args = hoist_subcommand(&T::command(), args);
     match T::try_parse_from(args) {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 use crate::printer;
-use crate::redact::{is_sensitive, REDACTED};
+use crate::redact::{is_secret, REDACTED};
 
 /// Removes what every write changes and nobody asked for: managedFields,
 /// resourceVersion, generation. Keeps everything a user could have meant.
@@ -21,16 +21,17 @@ pub fn without_server_noise(object: &Value) -> Value {
     copy
 }
 
-/// Hides Secret/ConfigMap values on both sides, keeping changes visible: on
-/// the new side a changed value shows as `*** (changed)`; everything else is `***`.
+/// Hides Secret values on both sides, keeping changes visible: on the new side a
+/// changed value shows as `*** (changed)`; everything else is `*** (N bytes)`.
+/// ConfigMaps and other kinds are shown as they are.
 pub fn redact_pair(old: &Value, new: &Value) -> (Value, Value) {
     let (mut old_shown, mut new_shown) = (old.clone(), new.clone());
-    if !is_sensitive(old) && !is_sensitive(new) {
+    if !is_secret(old) && !is_secret(new) {
         return (old_shown, new_shown);
     }
     crate::redact::redact(&mut old_shown);
     crate::redact::redact(&mut new_shown);
-    for field in ["data", "stringData", "binaryData"] {
+    for field in ["data", "stringData"] {
         mark_changed(&mut new_shown, new, old, field);
     }
     (old_shown, new_shown)
@@ -46,6 +47,7 @@ fn mark_changed(shown: &mut Value, original: &Value, other: &Value, field: &str)
 }
 
 /// A unified diff of `old` and `new` rendered as YAML; `None` when they render the same.
+/// The text goes through the redaction boundary ([`crate::redact::scrub`]).
 pub fn unified(old_label: &str, new_label: &str, old: &Value, new: &Value, color: bool) -> Option<String> {
     let old_text = printer::yaml(old).unwrap_or_default();
     let new_text = printer::yaml(new).unwrap_or_default();
@@ -84,7 +86,7 @@ pub fn unified(old_label: &str, new_label: &str, old: &Value, new: &Value, color
             }
         }
     }
-    Some(out)
+    Some(crate::redact::scrub(&out))
 }
 
 #[cfg(test)]

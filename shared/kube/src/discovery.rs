@@ -1,14 +1,34 @@
 //! Which resource types the cluster serves, and what a user means by
 //! `deploy`, `deployments.apps` or `Deployment.v1.apps`.
 //!
-//! Read from aggregated discovery (`/api` and `/apis`, two requests), which
-//! carries what kubectl's RESTMapper uses: plural, singular, kind, short names,
-//! scope, verbs and subresources, with versions in preference order.
+//! Read from aggregated discovery (`/api` and `/apis`, two requests, as kubectl
+//! 1.30+ reads it), which carries what kubectl's RESTMapper uses: plural,
+//! singular, kind, short names, scope, verbs and subresources, with versions in
+//! preference order.
+//!
+//! Paid once: the two documents are kept in the server's disk cache
+//! ([`crate::cache::ServerCache`], `discovery/api.json` and `discovery/apis.json`)
+//! and trusted for [`DISCOVERY_TTL`], kubectl's 6 hours, so a warm command sends
+//! only its own requests. As kubectl's deferred RESTMapper does, a type the user
+//! names that the cached documents lack triggers one refetch in the same run
+//! (the type may have been added since); and a 404 on a path the cache named
+//! drops the cache ([`crate::client::Connection::error`]).
+
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use kube::client::{APIGroupDiscoveryList, APIResourceDiscovery};
 
+use crate::cache::ServerCache;
 use crate::client::Connection;
 use crate::error::{Error, Result};
+
+/// How long cached discovery is trusted: kubectl's disk cache uses 6 hours.
+pub const DISCOVERY_TTL: Duration = Duration::from_secs(6 * 60 * 60);
+
+/// Cache entries: the two aggregated documents, as the server sent them.
+const CORE_ENTRY: &str = "discovery/api.json";
+const GROUPS_ENTRY: &str = "discovery/apis.json";
 
 /// One resource type at one version, as discovery describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,59 +126,164 @@ impl ResourceType {
 #[derive(Debug, Clone, Default)]
 pub struct ResourceCatalog {
     types: Vec<ResourceType>,
+    /// Set when `types` came from the disk cache: how to ask the server again.
+    refetch: Option<Refetch>,
+    /// The server's fresh answer, once a cached catalog had to ask again.
+    refetched: OnceLock<Vec<ResourceType>>,
+}
+
+/// The connection a cached catalog refetches through.
+#[derive(Clone)]
+struct Refetch(Connection);
+
+impl std::fmt::Debug for Refetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Refetch({})", self.0.server)
+    }
 }
 
 impl ResourceCatalog {
     /// Builds a catalog from resource types already in priority order.
     pub fn from_types(types: Vec<ResourceType>) -> Self {
-        ResourceCatalog { types }
+        ResourceCatalog { types, ..Default::default() }
     }
 
-    /// Reads aggregated discovery from the cluster.
+    /// The cluster's types: from the disk cache when it is younger than
+    /// [`DISCOVERY_TTL`], else from the server (and then cached).
     pub async fn fetch(conn: &Connection) -> Result<Self> {
-        let core = conn.client.list_core_api_versions_aggregated().await.map_err(|e| conn.error(e))?;
-        let groups = conn.client.list_api_groups_aggregated().await.map_err(|e| conn.error(e))?;
-        let mut types = Vec::new();
-        for list in [core, groups] {
-            collect(&list, &mut types);
+        let cache = conn.discovery_cache();
+        if let Some(types) = cache.as_ref().and_then(read_cache) {
+            conn.set_discovery_from_cache(true);
+            return Ok(ResourceCatalog { types, refetch: Some(Refetch(conn.clone())), refetched: OnceLock::new() });
         }
-        Ok(ResourceCatalog { types })
+        conn.set_discovery_from_cache(false);
+        Ok(Self::from_types(download(conn, &conn.client, cache.as_ref()).await?))
+    }
+
+    /// Whether the types came from the disk cache (and the server was not asked).
+    pub fn is_cached(&self) -> bool {
+        self.refetch.is_some() && self.refetched.get().is_none()
     }
 
     /// Every type, every version.
     pub fn types(&self) -> &[ResourceType] {
-        &self.types
+        self.refetched.get().unwrap_or(&self.types)
     }
 
     /// Resolves what a user typed, the way kubectl does: `deploy`,
     /// `deployment`, `deployments`, `Deployment`, `deployments.apps`,
-    /// `deployments.v1.apps`, `Deployment.v1.apps`.
+    /// `deployments.v1.apps`, `Deployment.v1.apps`. A type a cached catalog
+    /// lacks makes it ask the server once (see the module docs).
     pub fn resolve(&self, text: &str) -> Result<&ResourceType> {
-        if text.is_empty() {
-            return Err(Error::usage("a resource type is required, e.g. deployment/NAME"));
-        }
-        if let Some((head, rest)) = text.split_once('.') {
-            // `kind.version.group`: the version is explicit.
-            if let Some((version, group)) = rest.split_once('.') {
-                if let Some(t) =
-                    self.types.iter().find(|t| t.group == group && t.version == version && t.answers_to(head))
-                {
-                    return Ok(t);
-                }
+        match resolve_in(self.types(), text) {
+            Err(Error::UnknownResourceType(_)) if self.is_cached() => {
+                let Some(Refetch(conn)) = &self.refetch else { unreachable!("is_cached checks refetch") };
+                let fresh = refetch_blocking(conn)?;
+                resolve_in(self.refetched.get_or_init(|| fresh), text)
             }
-            // `resource.group`: the group's preferred version.
-            if let Some(t) = self.types.iter().find(|t| t.preferred && t.group == rest && t.answers_to(head)) {
+            other => other,
+        }
+    }
+}
+
+/// kubectl's resolution over `types` (see [`ResourceCatalog::resolve`]).
+fn resolve_in<'t>(types: &'t [ResourceType], text: &str) -> Result<&'t ResourceType> {
+    if text.is_empty() {
+        return Err(Error::usage("a resource type is required, e.g. deployment/NAME"));
+    }
+    if let Some((head, rest)) = text.split_once('.') {
+        // `kind.version.group`: the version is explicit.
+        if let Some((version, group)) = rest.split_once('.') {
+            if let Some(t) = types.iter().find(|t| t.group == group && t.version == version && t.answers_to(head)) {
                 return Ok(t);
             }
         }
-        let lower = text.to_lowercase();
-        // kubectl expands short names first, then matches resources, then kinds.
-        let by = |pred: &dyn Fn(&ResourceType) -> bool| self.types.iter().find(|t| t.preferred && pred(t));
-        by(&|t| t.short_names.contains(&lower))
-            .or_else(|| by(&|t| t.plural == lower || t.singular == lower))
-            .or_else(|| by(&|t| t.kind.to_lowercase() == lower))
-            .ok_or_else(|| Error::UnknownResourceType(text.to_string()))
+        // `resource.group`: the group's preferred version.
+        if let Some(t) = types.iter().find(|t| t.preferred && t.group == rest && t.answers_to(head)) {
+            return Ok(t);
+        }
     }
+    let lower = text.to_lowercase();
+    // kubectl expands short names first, then matches resources, then kinds.
+    let by = |pred: &dyn Fn(&ResourceType) -> bool| types.iter().find(|t| t.preferred && pred(t));
+    by(&|t| t.short_names.contains(&lower))
+        .or_else(|| by(&|t| t.plural == lower || t.singular == lower))
+        .or_else(|| by(&|t| t.kind.to_lowercase() == lower))
+        .ok_or_else(|| Error::UnknownResourceType(text.to_string()))
+}
+
+/// The cached types, if both documents are there, younger than the TTL and readable.
+fn read_cache(cache: &ServerCache) -> Option<Vec<ResourceType>> {
+    let mut types = Vec::new();
+    for entry in [CORE_ENTRY, GROUPS_ENTRY] {
+        if cache.age(entry)? >= DISCOVERY_TTL {
+            return None;
+        }
+        let list: APIGroupDiscoveryList = serde_json::from_slice(&cache.read(entry)?).ok()?;
+        collect(&list, &mut types);
+    }
+    Some(types)
+}
+
+/// Drops the cached discovery of a server (after the server contradicted it).
+pub fn forget(cache: &ServerCache) {
+    cache.remove(CORE_ENTRY);
+    cache.remove(GROUPS_ENTRY);
+}
+
+/// Asks the server for both aggregated documents and caches them.
+async fn download(conn: &Connection, client: &kube::Client, cache: Option<&ServerCache>) -> Result<Vec<ResourceType>> {
+    let mut types = Vec::new();
+    let mut documents = Vec::new();
+    for (path, entry) in [("/api", CORE_ENTRY), ("/apis", GROUPS_ENTRY)] {
+        let request = http::Request::get(path)
+            .header(http::header::ACCEPT, kube::core::discovery::v2::ACCEPT_AGGREGATED_DISCOVERY_V2)
+            .body(Vec::new())
+            .map_err(|e| Error::Other(format!("cannot build the discovery request for {path}: {e}")))?;
+        let text = client.request_text(request).await.map_err(|e| conn.error(e))?;
+        let list: APIGroupDiscoveryList = serde_json::from_str(&text).map_err(|e| {
+            Error::Other(format!(
+                "the server at {} answered {path} without aggregated discovery ({e}); Kubernetes 1.30 or newer is needed",
+                conn.server
+            ))
+        })?;
+        if list.items.is_empty() && path == "/api" {
+            return Err(Error::Other(format!(
+                "the server at {} answered /api without aggregated discovery; Kubernetes 1.30 or newer is needed",
+                conn.server
+            )));
+        }
+        collect(&list, &mut types);
+        documents.push((entry, text));
+    }
+    if let Some(cache) = cache {
+        // A cache that cannot be written costs speed, never the command.
+        for (entry, text) in documents {
+            cache.write(entry, text.as_bytes()).ok();
+        }
+    }
+    Ok(types)
+}
+
+/// Refetches from a synchronous caller inside the plugin's async runtime: on
+/// its own thread, runtime and client, so it never waits on the runtime it is
+/// called from (a `kube::Client` serves requests on the runtime it was made on).
+fn refetch_blocking(conn: &Connection) -> Result<Vec<ResourceType>> {
+    let conn = conn.clone();
+    let worker = std::thread::spawn(move || -> Result<Vec<ResourceType>> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+        runtime.block_on(async {
+            let client = conn.fresh_client()?;
+            let cache = conn.discovery_cache();
+            let types = download(&conn, &client, cache.as_ref()).await;
+            conn.set_discovery_from_cache(false);
+            types
+        })
+    });
+    worker.join().map_err(|_| Error::Other("the discovery refetch failed unexpectedly".into()))?
 }
 
 fn collect(list: &APIGroupDiscoveryList, out: &mut Vec<ResourceType>) {

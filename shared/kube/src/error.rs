@@ -8,14 +8,20 @@ use std::fmt;
 pub enum Error {
     /// The command line itself is wrong (flags, arguments, input files).
     Usage(String),
+    /// The reader of stdout went away (`| head`): stop quietly, see [`crate::stdout`].
+    StdoutClosed,
     /// The kubeconfig is missing, unreadable, or names something that is not there.
     Kubeconfig(String),
-    /// The server could not be reached at all.
+    /// The server could not be reached, or the connection failed during the request.
     Unreachable {
         /// The server URL from the kubeconfig.
         server: String,
         /// What the transport said.
         reason: String,
+        /// Whether the request may have reached the server: false only when the
+        /// connection was never made (refused, unresolvable, TLS handshake), so a
+        /// write certainly did not happen; true when it broke or timed out later.
+        maybe_sent: bool,
     },
     /// The server answered with an error Status.
     Api {
@@ -23,7 +29,8 @@ pub enum Error {
         code: u16,
         /// The Status reason, e.g. `Forbidden`, `NotFound`, `Conflict`.
         reason: String,
-        /// The server's message, passed through as kubectl does.
+        /// The server's message, through the redaction boundary
+        /// ([`crate::redact::server_message`]): object dumps cut, Secret values hidden.
         message: String,
         /// The Status `details.causes`: for a server-side apply refused with
         /// 409, one per conflicting field; for a 422, one per invalid field.
@@ -31,6 +38,44 @@ pub enum Error {
     },
     /// The resource type is not served by this cluster.
     UnknownResourceType(String),
+    /// The object changed between the preview and the write, and the change would
+    /// now do something other than what was approved: nothing was written (exit 3).
+    ChangedSincePreview {
+        /// kubectl's name of the object.
+        object: String,
+        /// Why the approved change no longer stands, in a few words.
+        reason: String,
+        /// What moved underneath, as a diff already redacted for printing.
+        what_moved: Option<String>,
+    },
+    /// Server-side apply refused: other managers own fields this apply sets (exit 2).
+    FieldManagerConflict {
+        /// kubectl's name of the object.
+        object: String,
+        /// Our field manager.
+        field_manager: String,
+        /// One per conflicting field, as the server named them.
+        conflicts: Vec<StatusCause>,
+    },
+    /// The connection broke after a write was sent, and the object could not be read
+    /// again to learn whether the write landed.
+    OutcomeUnknown {
+        /// kubectl's name of the object.
+        object: String,
+        /// What the transport said.
+        reason: String,
+        /// The pre-image kept for this write, for `undo` if it did land.
+        backup: Option<std::path::PathBuf>,
+    },
+    /// Every attempt lost a race with another writer until the time allowed ran out.
+    KeptChanging {
+        /// kubectl's name of the object.
+        object: String,
+        /// How many writes were sent.
+        attempts: u32,
+        /// How long the attempts took.
+        waited: std::time::Duration,
+    },
     /// Anything else, already phrased for the user.
     Other(String),
 }
@@ -52,7 +97,11 @@ pub struct StatusCause {
 
 impl From<&kube::core::response::StatusCause> for StatusCause {
     fn from(cause: &kube::core::response::StatusCause) -> Self {
-        StatusCause { reason: cause.reason.clone(), message: cause.message.clone(), field: cause.field.clone() }
+        StatusCause {
+            reason: cause.reason.clone(),
+            message: crate::redact::server_message(&cause.message),
+            field: cause.field.clone(),
+        }
     }
 }
 
@@ -66,16 +115,26 @@ impl Error {
     }
 
     /// Converts a kube client error, naming the server for transport failures.
+    ///
+    /// Every server message and cause goes through the redaction boundary here
+    /// ([`crate::redact::server_message`]), so no caller can print an object the
+    /// server quoted (a refused patch of a Secret quotes its values).
     pub fn from_kube(err: kube::Error, server: &str) -> Self {
         match err {
             kube::Error::Api(status) => Error::Api {
                 code: status.code,
                 reason: if status.reason.is_empty() { format!("{}", status.code) } else { status.reason.clone() },
-                message: status.message.clone(),
+                message: crate::redact::server_message(&status.message),
                 causes: status.details.iter().flat_map(|d| &d.causes).map(StatusCause::from).collect(),
             },
-            kube::Error::HyperError(e) => Error::Unreachable { server: server.into(), reason: root_cause(&e) },
-            kube::Error::Service(e) => Error::Unreachable { server: server.into(), reason: root_cause(e.as_ref()) },
+            kube::Error::HyperError(e) => {
+                Error::Unreachable { server: server.into(), reason: root_cause(&e), maybe_sent: !never_connected(&e) }
+            }
+            kube::Error::Service(e) => Error::Unreachable {
+                server: server.into(),
+                reason: root_cause(e.as_ref()),
+                maybe_sent: !never_connected(e.as_ref()),
+            },
             kube::Error::Auth(e) => {
                 Error::Kubeconfig(format!("cannot get credentials for the current user: {}", root_cause(&e)))
             }
@@ -88,9 +147,15 @@ impl Error {
         matches!(self, Error::Api { code: 404, .. })
     }
 
-    /// Whether the server refused an optimistic-concurrency precondition.
+    /// Whether the server answered 409 Conflict (a resourceVersion precondition,
+    /// or a server-side apply whose fields other managers own: see [`Error::causes`]).
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::Api { code: 409, .. })
+    }
+
+    /// Whether the request failed in transport (no answer from the server).
+    pub fn is_transport(&self) -> bool {
+        matches!(self, Error::Unreachable { .. } | Error::OutcomeUnknown { .. })
     }
 
     /// The causes the server gave for an [`Error::Api`] refusal (empty for other errors).
@@ -106,10 +171,37 @@ impl Error {
         matches!(self, Error::Api { code: 403, .. })
     }
 
-    /// The process exit code for this error: 1, as kubectl uses for every failure.
+    /// The process exit code: 3 when the object changed since the preview, 2 when
+    /// the write was refused for a reason `--force` would override, 141 (what a shell
+    /// reports for SIGPIPE) when stdout was closed, else 1 as kubectl uses for every failure.
     pub fn exit_code(&self) -> u8 {
-        1
+        match self {
+            Error::ChangedSincePreview { .. } => 3,
+            Error::FieldManagerConflict { .. } => 2,
+            Error::StdoutClosed => crate::stdout::CLOSED_PIPE_EXIT,
+            _ => 1,
+        }
     }
+}
+
+/// Whether an error chain says the connection was never made, so nothing was sent:
+/// connection refused, an address that does not resolve or route, or hyper's
+/// connect stage (which includes the TLS handshake).
+fn never_connected(err: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind;
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if matches!(io.kind(), ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable) {
+                return true;
+            }
+        }
+        if e.to_string().starts_with("client error (Connect)") {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// The innermost message of an error chain: "connection refused" beats
@@ -128,11 +220,23 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 impl fmt::Display for Error {
+    /// One line, through the redaction boundary ([`crate::redact::scrub`]): messages
+    /// built from server answers or files may quote a Secret value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = String::new();
+        self.write_unredacted(&mut text)?;
+        f.write_str(&crate::redact::scrub(&text))
+    }
+}
+
+impl Error {
+    /// The message before the redaction boundary; only [`fmt::Display`] may print it.
+    fn write_unredacted(&self, f: &mut impl fmt::Write) -> fmt::Result {
         match self {
             Error::Usage(m) => write!(f, "error: {m}"),
+            Error::StdoutClosed => write!(f, "error: standard output was closed"),
             Error::Kubeconfig(m) => write!(f, "error: {m}"),
-            Error::Unreachable { server, reason } => write!(
+            Error::Unreachable { server, reason, .. } => write!(
                 f,
                 "error: cannot reach the Kubernetes API server at {server} ({reason}): is the cluster running, and do --kubeconfig/--context point at it?"
             ),
@@ -140,6 +244,33 @@ impl fmt::Display for Error {
             Error::UnknownResourceType(t) => write!(
                 f,
                 "error: the server doesn't have a resource type \"{t}\" (see `kubectl api-resources` for the types it serves)"
+            ),
+            Error::ChangedSincePreview { object, reason, what_moved } => {
+                write!(f, "error: {object} changed since the preview, and {reason}; nothing was written. Review the change and run the command again.")?;
+                match what_moved {
+                    Some(diff) => write!(f, "\nWhat changed underneath:\n{}", diff.trim_end()),
+                    None => Ok(()),
+                }
+            }
+            Error::FieldManagerConflict { object, field_manager, conflicts } => {
+                write!(f, "error: server-side apply of {object} as {field_manager:?} conflicts with other managers; nothing was written:")?;
+                for c in conflicts {
+                    let field = if c.field.is_empty() { "(field not named)" } else { c.field.as_str() };
+                    write!(f, "\n  {field}: {}", c.message)?;
+                }
+                write!(f, "\nRe-run with --force to take these fields from their managers (their next apply will conflict with {field_manager:?} in turn), or leave them out of the patch.")
+            }
+            Error::OutcomeUnknown { object, reason, backup } => {
+                write!(f, "error: the connection failed after the write of {object} was sent ({reason}), and the object could not be read again: the write may or may not have landed")?;
+                match backup {
+                    Some(file) => write!(f, "; its pre-image is kept in {}. Check with kubectl get, and run the command again (it is safe to repeat).", file.display()),
+                    None => write!(f, ". Check with kubectl get, and run the command again (it is safe to repeat)."),
+                }
+            }
+            Error::KeptChanging { object, attempts, waited } => write!(
+                f,
+                "error: {object} kept changing: {attempts} guarded write(s) in {:.1}s each lost the race against another writer; nothing was written. Raise --request-timeout to keep trying longer.",
+                waited.as_secs_f64()
             ),
             Error::Other(m) => write!(f, "error: {m}"),
         }
@@ -193,5 +324,32 @@ mod tests {
         assert!(err.is_not_found());
         assert!(err.causes().is_empty());
         assert!(Error::Other("x".into()).causes().is_empty());
+    }
+
+    /// Issue #13, problem 1: kube-apiserver v1.33 quotes the whole patched Secret (its
+    /// data, and stringData through the last-applied annotation) when strict validation
+    /// refuses a merge or JSON patch. The message keeps the reason and the field path only.
+    #[test]
+    fn a_strict_validation_refusal_of_a_secret_quotes_no_value() {
+        let annotation = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "data": {"password": "Y2FuYXJ5LWRhdGEtMTIz"}, "stringData": {"token": "canary-string-456"}})
+        .to_string();
+        let patched = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "data": {"password": "Y2FuYXJ5LWRhdGEtMTIz", "token": "Y2FuYXJ5LXN0cmluZy00NTY="}, "dataa": {"x": "eA=="},
+            "metadata": {"name": "dbcreds", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": annotation}}})
+        .to_string();
+        let quoted = serde_json::to_string(&patched).unwrap();
+        let err = api_error(
+            serde_json::json!({"kind": "Status", "status": "Failure", "code": 422, "reason": "Invalid",
+            "message": format!(" \"\" is invalid: patch: Invalid value: {quoted}: strict decoding error: unknown field \"dataa\""),
+            "details": {"causes": [{"reason": "FieldValueInvalid", "field": "patch",
+                "message": format!("Invalid value: {quoted}: strict decoding error: unknown field \"dataa\"")}]}}),
+        );
+        assert_eq!(
+            err.to_string(),
+            "Error from server (Invalid): the patched object is invalid: patch: strict decoding error: unknown field \"dataa\""
+        );
+        assert_eq!(err.causes()[0].message, "strict decoding error: unknown field \"dataa\"");
+        assert_eq!(err.causes()[0].field, "patch");
     }
 }

@@ -1,5 +1,10 @@
-//! The global flags every kubectl user types without thinking, parsed the same way.
+//! The global flags every kubectl user types without thinking, parsed the same way:
+//! kubeconfig selection (`--kubeconfig`, `--context`, `--cluster`, `--user`),
+//! `-n`, `--request-timeout`, and the connection overrides (`-s/--server`,
+//! `--token`, client certificates, TLS, impersonation). How they combine with
+//! the kubeconfig is [`crate::client`]'s business.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
@@ -11,7 +16,7 @@ use crate::error::{Error, Result};
 pub struct KubeFlags {
     /// Path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config).
     #[arg(long, global = true, value_name = "PATH")]
-    pub kubeconfig: Option<std::path::PathBuf>,
+    pub kubeconfig: Option<PathBuf>,
 
     /// The name of the kubeconfig context to use.
     #[arg(long, global = true, value_name = "NAME")]
@@ -24,6 +29,78 @@ pub struct KubeFlags {
     /// How long to wait for a single server request ("0" waits forever; e.g. 5s, 1m, 2h).
     #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
     pub request_timeout: String,
+
+    /// Username to impersonate for the operation (a user or a service account).
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub as_user: Option<String>,
+
+    /// Group to impersonate for the operation; repeat it for several groups (needs --as).
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub as_group: Vec<String>,
+
+    /// UID to impersonate for the operation (needs --as).
+    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    pub as_uid: Option<String>,
+
+    /// The name of the kubeconfig user to use (instead of the context's).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// The name of the kubeconfig cluster to use (instead of the context's).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub cluster: Option<String>,
+
+    /// The address and port of the Kubernetes API server.
+    #[arg(short = 's', long, global = true, value_name = "URL")]
+    pub server: Option<String>,
+
+    /// Bearer token for authentication to the API server (replaces the kubeconfig user's credentials).
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub token: Option<SecretFlag>,
+
+    /// Path to a cert file for the certificate authority.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub certificate_authority: Option<PathBuf>,
+
+    /// Path to a client certificate file for TLS (replaces the kubeconfig user's credentials).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_certificate: Option<PathBuf>,
+
+    /// Path to a client key file for TLS.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_key: Option<PathBuf>,
+
+    /// Do not check the server's certificate (insecure: anyone on the path can read and change requests).
+    #[arg(long, global = true)]
+    pub insecure_skip_tls_verify: bool,
+
+    /// Server name to use for server certificate validation (default: the server URL's host).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+}
+
+/// A flag value that must never be printed (`--token`): `Debug` shows `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretFlag(pub String);
+
+impl SecretFlag {
+    /// The value itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl std::str::FromStr for SecretFlag {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Ok(SecretFlag(s.to_string()))
+    }
 }
 
 impl KubeFlags {

@@ -34,6 +34,10 @@ pub fn read(inputs: &[String], recursive: bool) -> Result<Vec<Manifest>> {
             read_path(Path::new(input), recursive, true, &mut out)?;
         }
     }
+    // A Secret in a file is as secret as one on the server: messages must not quote it either.
+    for manifest in &out {
+        crate::redact::remember(&manifest.value);
+    }
     Ok(out)
 }
 

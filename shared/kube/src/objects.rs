@@ -46,22 +46,94 @@ pub async fn list_as(
     accept: Option<&str>,
 ) -> Result<Vec<Value>> {
     let mut items = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
+    let mut pager = Pager::new(resource, namespace, options);
+    while let Some(page) = pager.next_page(conn, options.limit, accept).await? {
+        items.extend(page);
+    }
+    Ok(items)
+}
+
+/// A paginated list read one page at a time, so a caller can process each page as it
+/// arrives and drop it before asking for the next: memory stays bounded by the page size,
+/// not by the size of the collection.
+///
+/// Every page comes from the same snapshot (the `continue` token carries the first page's
+/// resourceVersion), and the page size and representation (`Accept`: full objects or
+/// metadata only) may change from one page to the next: a scan can switch a type from
+/// metadata to full objects halfway without listing any object twice.
+#[derive(Debug)]
+pub struct Pager<'a> {
+    resource: &'a ResourceType,
+    namespace: Option<&'a str>,
+    options: &'a ListOptions,
+    /// The token of the next page, and of the page last returned (`None` for the first).
+    token: Option<String>,
+    current: Option<String>,
+    finished: bool,
+}
+
+impl<'a> Pager<'a> {
+    /// A pager at the first page of `resource` in `namespace` (all namespaces when `None`).
+    /// `options.limit` is ignored: each [`Pager::next_page`] names its own page size.
+    pub fn new(resource: &'a ResourceType, namespace: Option<&'a str>, options: &'a ListOptions) -> Self {
+        Pager { resource, namespace, options, token: None, current: None, finished: false }
+    }
+
+    /// The next page (items with their `apiVersion` and `kind` restored), `None` after the
+    /// last. `limit` is the page size (`None`: the server's choice, usually everything);
+    /// `accept` the representation (`None`: full objects).
+    pub async fn next_page(
+        &mut self,
+        conn: &Connection,
+        limit: Option<u32>,
+        accept: Option<&str>,
+    ) -> Result<Option<Vec<Value>>> {
+        if self.finished {
+            return Ok(None);
+        }
+        let token = self.token.take();
+        let (items, next) = self.fetch(conn, token.as_deref(), limit, accept).await?;
+        self.current = token;
+        self.finished = next.is_none();
+        self.token = next;
+        Ok(Some(items))
+    }
+
+    /// The page [`Pager::next_page`] last returned, read again in another representation
+    /// (`limit` must be the same), from the same snapshot. `None` for the first page, which
+    /// has no `continue` token to pin its snapshot: a second read could see other objects.
+    pub async fn reread_page(
+        &self,
+        conn: &Connection,
+        limit: Option<u32>,
+        accept: Option<&str>,
+    ) -> Result<Option<Vec<Value>>> {
+        let Some(token) = &self.current else { return Ok(None) };
+        Ok(Some(self.fetch(conn, Some(token), limit, accept).await?.0))
+    }
+
+    /// One page from `token` (the first page when `None`), and the token of the next.
+    async fn fetch(
+        &self,
+        conn: &Connection,
+        token: Option<&str>,
+        limit: Option<u32>,
+        accept: Option<&str>,
+    ) -> Result<(Vec<Value>, Option<String>)> {
         let mut query = Vec::new();
-        if let Some(s) = &options.label_selector {
+        if let Some(s) = &self.options.label_selector {
             query.push(format!("labelSelector={}", encode(s)));
         }
-        if let Some(s) = &options.field_selector {
+        if let Some(s) = &self.options.field_selector {
             query.push(format!("fieldSelector={}", encode(s)));
         }
-        if let Some(limit) = options.limit {
+        if let Some(limit) = limit {
             query.push(format!("limit={limit}"));
         }
-        if let Some(t) = &token {
+        if let Some(t) = token {
             query.push(format!("continue={}", encode(t)));
         }
-        let mut url = resource.collection_path(namespace);
+        let mut url = self.resource.collection_path(self.namespace);
         if !query.is_empty() {
             url = format!("{url}?{}", query.join("&"));
         }
@@ -70,22 +142,22 @@ pub async fn list_as(
             request = request.header(http::header::ACCEPT, accept);
         }
         let mut page = send(conn, request.body(Vec::new())).await?;
+        let mut items = Vec::new();
         if let Some(Value::Array(page_items)) = page.get_mut("items").map(Value::take) {
+            items.reserve(page_items.len());
             for mut item in page_items {
                 // List items carry no apiVersion/kind; restore them so every
                 // object reads the same whether it came from GET or LIST.
                 if let Value::Object(map) = &mut item {
-                    map.insert("apiVersion".into(), Value::String(resource.api_version()));
-                    map.insert("kind".into(), Value::String(resource.kind.clone()));
+                    map.insert("apiVersion".into(), Value::String(self.resource.api_version()));
+                    map.insert("kind".into(), Value::String(self.resource.kind.clone()));
                 }
                 items.push(item);
             }
         }
-        token =
+        let next =
             page.pointer("/metadata/continue").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            return Ok(items);
-        }
+        Ok((items, next))
     }
 }
 
@@ -95,8 +167,12 @@ pub async fn list_as(
 pub async fn send(conn: &Connection, request: http::Result<Request<Vec<u8>>>) -> Result<Value> {
     let request = request.map_err(|e| Error::Other(format!("cannot build request: {e}")))?;
     let text = conn.client.request_text(request).await.map_err(|e| conn.error(e))?;
-    fieldwise_core::json::from_str(&text)
-        .map_err(|e| Error::Other(format!("the server {} answered with JSON that cannot be decoded: {e}", conn.server)))
+    let answer = fieldwise_core::json::from_str(&text).map_err(|e| {
+        Error::Other(format!("the server {} answered with JSON that cannot be decoded: {e}", conn.server))
+    })?;
+    // The one read path: every Secret value the process sees is known to the redaction boundary.
+    crate::redact::remember(&answer);
+    Ok(answer)
 }
 
 /// Percent-encodes a query value.

@@ -1,12 +1,19 @@
-//! Machine output (`-o json`, `-o yaml`) printed the same way by every plugin.
+//! Machine output (`-o json`, `-o yaml`, `-o name`) printed the same way by every plugin.
+//!
+//! What each mode shows (the README states the same):
+//! - `-o json|yaml` of an object: as `kubectl patch -o json|yaml` prints it, without
+//!   `metadata.managedFields`; ConfigMaps and every other kind in clear; a Secret's
+//!   `data`/`stringData` values (and their copy in its last-applied annotation) as
+//!   `*** (N bytes)` unless `--show-secrets` ([`shown_object`]).
+//! - `-o name`: `kind.group/name` per object, as `kubectl get -o name` ([`name_of`]).
 
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::flags::OutputFormat;
 
-/// Renders `value` as pretty JSON or YAML, ending with a newline. `-o name` is not a
-/// document format: callers print names themselves, so it is refused here.
+/// Renders `value` as pretty JSON or YAML, or its name (`-o name`, see [`name_of`]),
+/// ending with a newline.
 pub fn render(value: &Value, format: OutputFormat) -> Result<String> {
     match format {
         OutputFormat::Json => {
@@ -15,8 +22,29 @@ pub fn render(value: &Value, format: OutputFormat) -> Result<String> {
             Ok(text)
         }
         OutputFormat::Yaml => yaml(value),
-        OutputFormat::Name => Err(Error::usage("-o name is not supported here; use -o json or -o yaml")),
+        OutputFormat::Name => match name_of(value) {
+            Some(name) => Ok(format!("{name}\n")),
+            None => Err(Error::usage("-o name needs an object with kind and metadata.name; use -o json or -o yaml")),
+        },
     }
+}
+
+/// An object's name as `kubectl get -o name` prints it: `deployment.apps/web`,
+/// `secret/db`. Reads `apiVersion`, `kind` and `metadata.name` (or a bare `name`, as
+/// in an object reference).
+pub fn name_of(object: &Value) -> Option<String> {
+    let kind = object.get("kind").and_then(Value::as_str).filter(|k| !k.is_empty())?;
+    let name = object
+        .pointer("/metadata/name")
+        .or_else(|| object.get("name"))
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())?;
+    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or("v1");
+    let kind = kind.to_lowercase();
+    Some(match api_version.split_once('/') {
+        Some((group, _)) => format!("{kind}.{group}/{name}"),
+        None => format!("{kind}/{name}"),
+    })
 }
 
 /// A value as a YAML document.
@@ -24,9 +52,27 @@ pub fn yaml(value: &Value) -> Result<String> {
     serde_yaml::to_string(value).map_err(|e| Error::Other(format!("cannot write YAML: {e}")))
 }
 
+/// An object as `-o json|yaml` shows it, the way `kubectl patch -o json|yaml` does:
+/// without `metadata.managedFields` (unless `show_managed_fields`), ConfigMaps and every
+/// other kind as they are, a Secret's values redacted ([`crate::redact::redact`]) unless
+/// `show_secrets`.
+pub fn shown_object(object: &Value, show_secrets: bool, show_managed_fields: bool) -> Value {
+    let mut shown = object.clone();
+    if !show_managed_fields {
+        if let Some(Value::Object(meta)) = shown.get_mut("metadata") {
+            meta.remove("managedFields");
+        }
+    }
+    if !show_secrets {
+        crate::redact::redact(&mut shown);
+    }
+    shown
+}
+
 /// Prints the outcome of a write the kubectl way: `deployment.apps/x patched` by
-/// default, the name with `-o name`, or the object (Secret and ConfigMap values
-/// redacted unless `show_secrets`) with `-o json|yaml`.
+/// default, the name (`deployment.apps/x`) with `-o name`, or the object with
+/// `-o json|yaml` as [`shown_object`] shows it. A closed stdout is
+/// [`Error::StdoutClosed`], so a bulk command stops at once (see [`crate::stdout`]).
 pub fn print_outcome(
     display: &str,
     object: &Value,
@@ -35,17 +81,10 @@ pub fn print_outcome(
     show_secrets: bool,
 ) -> Result<()> {
     match output {
-        None => println!("{display} {verb}"),
-        Some(OutputFormat::Name) => println!("{display}"),
-        Some(format) => {
-            let mut shown = object.clone();
-            if !show_secrets {
-                crate::redact::redact(&mut shown);
-            }
-            print!("{}", render(&shown, format)?);
-        }
+        None => crate::stdout::write(&format!("{display} {verb}\n")),
+        Some(OutputFormat::Name) => crate::stdout::write(&format!("{display}\n")),
+        Some(format) => crate::stdout::write(&render(&shown_object(object, show_secrets, false), format)?),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -59,5 +98,22 @@ mod tests {
         assert_eq!(render(&v, OutputFormat::Json).unwrap(), "{\n  \"b\": 1,\n  \"a\": [\n    \"x\"\n  ]\n}\n");
         assert_eq!(render(&v, OutputFormat::Yaml).unwrap(), "b: 1\na:\n- x\n");
         assert!(render(&v, OutputFormat::Name).is_err());
+        let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}});
+        assert_eq!(render(&deploy, OutputFormat::Name).unwrap(), "deployment.apps/web\n");
+        assert_eq!(name_of(&json!({"apiVersion": "v1", "kind": "Secret", "name": "db"})).as_deref(), Some("secret/db"));
+    }
+
+    #[test]
+    fn objects_are_shown_like_kubectl_patch_shows_them() {
+        let managed = json!([{"manager": "m"}]);
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"managedFields": managed}, "data": {"c": "5"}});
+        assert_eq!(
+            shown_object(&cm, false, false),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}, "data": {"c": "5"}})
+        );
+        assert_eq!(shown_object(&cm, false, true), cm);
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "data": {"pw": "aHVudGVyMg=="}});
+        assert_eq!(shown_object(&secret, false, false)["data"]["pw"], "*** (7 bytes)");
+        assert_eq!(shown_object(&secret, true, false), secret);
     }
 }

@@ -5,6 +5,10 @@
 //! fails when `CI=true` (CI must never skip silently) and otherwise prints a
 //! loud SKIPPED line and returns `None`.
 
+pub mod audit;
+pub mod private_cluster;
+pub mod raw_api;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -19,14 +23,20 @@ pub struct Cluster {
     pub kubeconfig: PathBuf,
 }
 
-/// The state directory `scripts/cluster` uses.
+/// The state directory `scripts/cluster` uses: `$FIELDWISE_CLUSTER_DIR`, else
+/// one per Kubernetes version (`FIELDWISE_KUBE_VERSION`, default 1.37) so that
+/// both versions' clusters can run at once.
 pub fn cluster_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("FIELDWISE_CLUSTER_DIR") {
         return PathBuf::from(dir);
     }
     let tmp = std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
     let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    tmp.join(format!("fieldwise-cluster-{}", uid.unwrap_or_default()))
+    let suffix = match std::env::var("FIELDWISE_KUBE_VERSION").as_deref() {
+        Ok("1.33") => "-1.33",
+        _ => "",
+    };
+    tmp.join(format!("fieldwise-cluster-{}{suffix}", uid.unwrap_or_default()))
 }
 
 /// The running cluster; see the crate docs for what happens without one.
@@ -129,6 +139,29 @@ impl Cluster {
         cmd
     }
 
+    /// A plugin binary run under another name (`argv[0]`), so its User-Agent
+    /// (`NAME/v0.1.0 (linux/amd64) fieldwise/abc1234`) singles out this run's
+    /// requests in the audit log ([`Cluster::audited_by`]).
+    pub fn plugin_named(&self, exe: &str, name: &str) -> Command {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = self.plugin(exe);
+        cmd.arg0(name);
+        cmd
+    }
+
+    /// The audit events (stage `ResponseComplete`, one per request) whose
+    /// User-Agent starts with `name/`: the requests of a [`Cluster::plugin_named`] run.
+    pub fn audited_by(&self, name: &str) -> Vec<serde_json::Value> {
+        let log = std::fs::read_to_string(self.dir.join("audit.log")).unwrap_or_default();
+        let prefix = format!("{name}/");
+        log.lines()
+            .filter(|l| l.contains(&prefix))
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["stage"] == "ResponseComplete")
+            .filter(|e| e["userAgent"].as_str().is_some_and(|ua| ua.starts_with(&prefix)))
+            .collect()
+    }
+
     /// Runs kubectl and asserts it succeeded.
     pub fn kubectl_ok(&self, args: &[&str]) -> String {
         let out = run(self.kubectl().args(args));
@@ -193,4 +226,37 @@ pub fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> O
         assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Installs the Widget custom resource (`fixtures/widget-crd.yaml`: every list and map type
+/// server-side apply knows, nested) and waits until it is served and its schema is published
+/// at `/openapi/v3`, which the apiserver does a moment after the CRD is Established.
+/// Cluster-scoped and shared by every test: it is installed idempotently and never deleted.
+pub fn install_widget_crd(cluster: &Cluster) {
+    let file = fixture("widget-crd.yaml");
+    cluster.kubectl_ok(&["apply", "--server-side", "--force-conflicts", "-f", file.to_str().expect("UTF-8 path")]);
+    cluster.kubectl_ok(&["wait", "--for=condition=Established", "crd/widgets.fieldwise.test", "--timeout=60s"]);
+    eventually("the Widget schema at /openapi/v3", Duration::from_secs(60), || {
+        let out = run(cluster.kubectl().args(["get", "--raw", "/openapi/v3/apis/fieldwise.test/v1"]));
+        (out.status.success() && text(&out.stdout).contains("\"workers\"")).then_some(())
+    });
+}
+
+/// Every regular file below `dir` (recursively), leaving out the subtree `skip`:
+/// tests search what a command wrote (backups, caches, temporary files).
+pub fn files_below(dir: &Path, skip: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if Some(path.as_path()) == skip {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => out.extend(files_below(&path, skip)),
+            Ok(t) if t.is_file() => out.push(path),
+            _ => {}
+        }
+    }
+    out
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use fieldwise_e2e::{require_cluster, run, text, Cluster};
+use fieldwise_e2e::{install_widget_crd, require_cluster, run, text, Cluster};
 use serde_json::Value;
 
 const ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -219,7 +219,6 @@ fn bad_inputs_are_one_line_errors() {
         vec!["view", "cm/plain"],
         vec!["view", "cm"],
         vec!["scan", "--kinds", "frobnicators"],
-        vec!["scan", "-o", "name"],
         vec!["repair", "-f", missing_file.to_str().unwrap()],
         vec!["repair", "cm/plain", "--dry-run=bogus"],
         vec!["frobnicate"],
@@ -373,4 +372,49 @@ fn bulk_repair_survives_a_frozen_apiserver() {
         checked += 1;
     }
     assert_eq!(checked, OBJECTS);
+}
+
+/// A Widget (the custom resource of `fixtures/widget-crd.yaml`) with a keyed list of workers.
+fn widget(name: &str) -> String {
+    format!(
+        "apiVersion: fieldwise.test/v1\nkind: Widget\nmetadata:\n  name: {name}\nspec:\n  replicas: 1\n  tags: [a]\n  workers:\n  - name: main\n    image: img:1\n    env:\n    - {{name: A, value: '1'}}\n"
+    )
+}
+
+#[test]
+fn custom_resources_are_scanned_and_repaired() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-la-cr");
+    let dir = scratch("cr");
+    for name in ["clean", "drift"] {
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write(&dir, &format!("{name}.yaml"), &widget(name))]);
+    }
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write(&dir, "created.yaml", &widget("created"))]);
+    // Someone adds an entry to the keyed list of the drifted one (`kubectl patch`, an update).
+    let add = r#"[{"op":"add","path":"/spec/workers/0/env/-","value":{"name":"C","value":"c"}}]"#;
+    cluster.kubectl_ok(&["patch", "-n", &ns, "widget/drift", "--type", "json", "-p", add]);
+    let (code, report) = scan_json(&cluster, &dir, &ns, "widgets.fieldwise.test");
+    assert_eq!(code, Some(2), "{report}");
+    assert_eq!(findings_of(&report, "created"), ["missing"], "{report}");
+    assert!(findings_of(&report, "clean").is_empty(), "{report}");
+    assert_eq!(findings_of(&report, "drift"), ["stale"], "{report}");
+    // The finding is true: kubectl apply of a custom resource is a JSON merge patch, which
+    // replaces the whole list and drops team-c's entry.
+    let detail = report["findings"].as_array().unwrap().iter().find(|f| f["name"] == "drift").unwrap().to_string();
+    assert!(detail.contains(".spec.workers"), "{detail}");
+    let out = la(&cluster, &dir, &ns, &["view", "widget/drift", "--diff"]);
+    assert_eq!(out.status.code(), Some(2), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("name: C"), "{}", text(&out.stdout));
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", dir.join("drift.yaml").to_str().unwrap()]);
+    let env = cluster.get_json(&ns, "widget/drift")["spec"]["workers"][0]["env"].clone();
+    assert_eq!(env.as_array().map(Vec::len), Some(1), "{env}");
+
+    // Repair of the created one, from the live object, as for built-in types.
+    let out = la(&cluster, &dir, &ns, &["repair", "widget/created"]);
+    assert_eq!(ok(&out).trim(), "widget.fieldwise.test/created repaired");
+    let stored: Value = serde_json::from_str(&annotation(&cluster.get_json(&ns, "widget/created")).unwrap()).unwrap();
+    assert_eq!(stored["spec"]["workers"][0]["env"][0]["name"], "A", "{stored}");
+    let (code, report) = scan_json(&cluster, &dir, &ns, "widgets.fieldwise.test");
+    assert_eq!(code, Some(0), "{report}");
 }

@@ -6,11 +6,17 @@
 #[path = "owners/scenarios.rs"]
 mod scenarios;
 
+#[path = "owners/cr_scenarios.rs"]
+mod cr_scenarios;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use fieldwise_e2e::{eventually, fixture, require_cluster, run, text, Cluster};
+use fieldwise_core::schema::Gvk;
+use fieldwise_e2e::{eventually, fixture, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_kube::cache::ServerCache;
 use fieldwise_kube::client;
+use fieldwise_kube::openapi::{Origin, Schemas};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write;
 use serde_json::Value;
@@ -184,10 +190,16 @@ fn predicted_conflicts_equal_the_apiservers_409_causes() {
         }
         outcomes
     });
+    assert_all_agree("conflict prediction", &outcomes, started);
+}
+
+/// Asserts every scenario's prediction equals the apiserver's answer, on at least 200
+/// scenarios with a mix of 409s and successes, within two minutes; prints the figure.
+fn assert_all_agree(what: &str, outcomes: &[scenarios::Outcome], started: Instant) {
     let agreeing = outcomes.iter().filter(|o| o.agrees()).count();
     let with_conflicts = outcomes.iter().filter(|o| o.server.as_ref().is_ok_and(|c| !c.is_empty())).count();
     eprintln!(
-        "conflict prediction: {agreeing}/{} scenarios agree with the apiserver ({with_conflicts} answered 409) in {:?}",
+        "{what}: {agreeing}/{} scenarios agree with the apiserver ({with_conflicts} answered 409) in {:?}",
         outcomes.len(),
         started.elapsed()
     );
@@ -203,6 +215,83 @@ fn predicted_conflicts_equal_the_apiservers_409_causes() {
         "a mix of 409s and successes: {with_conflicts}"
     );
     assert!(started.elapsed() < Duration::from_secs(120), "took {:?}", started.elapsed());
+}
+
+/// The server's `/openapi/v2` (the fallback where v3 is missing) describes a custom resource well
+/// enough to predict the same conflicts: the first 60 custom-resource scenarios under it.
+#[test]
+fn the_openapi_v2_fallback_predicts_custom_resources_too() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-cr-conflicts-v2");
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let outcomes = runtime.block_on(async {
+        let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let widgets = cr_scenarios::widgets(&conn).await;
+        let gvk = Gvk::new("fieldwise.test", "v1", "Widget");
+        // v2 is one document for the whole server, rebuilt when a CRD changes: wait for Widget in it.
+        let mut schema = None;
+        for _ in 0..100 {
+            let typed = Schemas::v2_only(&conn).for_gvk(&gvk).await.expect("/openapi/v2");
+            if typed.root.is_some() {
+                schema = Some(typed);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let schema = schema.expect("Widget in /openapi/v2");
+        assert_eq!((schema.origin, schema.strategic), (Origin::ServerV2, Some(false)));
+        let mut outcomes = Vec::new();
+        let mut tasks = tokio::task::JoinSet::new();
+        for seed in 0..60 {
+            let (conn, widgets, schema, ns) = (conn.clone(), widgets.clone(), schema.clone(), ns.clone());
+            tasks.spawn(async move { cr_scenarios::run(&conn, &widgets, &schema, &ns, seed).await });
+        }
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.expect("scenario task"));
+        }
+        outcomes
+    });
+    let disagreeing: Vec<_> = outcomes.iter().filter(|o| !o.agrees()).map(|o| o.seed).collect();
+    assert!(disagreeing.is_empty(), "seeds predicted differently from the apiserver under v2: {disagreeing:?}");
+    assert!(outcomes.iter().any(|o| o.server.as_ref().is_ok_and(|c| !c.is_empty())), "some 409s");
+}
+
+#[test]
+fn predicted_conflicts_on_custom_resources_equal_the_apiservers_409_causes() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-cr-conflicts");
+    let cache = std::env::temp_dir().join(format!("fw-cr-conflicts-cache-{}", std::process::id()));
+    let started = Instant::now();
+    let total: u64 = std::env::var("FIELDWISE_CR_SCENARIOS").ok().and_then(|n| n.parse().ok()).unwrap_or(240);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let outcomes = runtime.block_on(async {
+        let conn = client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let widgets = cr_scenarios::widgets(&conn).await;
+        // The schema as the plugins read it: the server's /openapi/v3, cached privately.
+        let mut schemas = Schemas::with_cache(&conn, Some(ServerCache::under(&cache, &conn.server)));
+        let schema = schemas.for_gvk(&Gvk::new("fieldwise.test", "v1", "Widget")).await.expect("Widget schema");
+        assert_eq!(schema.origin, Origin::ServerV3);
+        assert_eq!(schema.strategic, Some(false), "custom resources take no strategic merge patch");
+        let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(12));
+        let mut tasks = tokio::task::JoinSet::new();
+        for seed in 0..total {
+            let (conn, widgets, schema, ns, limit) =
+                (conn.clone(), widgets.clone(), schema.clone(), ns.clone(), limit.clone());
+            tasks.spawn(async move {
+                let _permit = limit.acquire().await.unwrap();
+                cr_scenarios::run(&conn, &widgets, &schema, &ns, seed).await
+            });
+        }
+        let mut outcomes = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.expect("scenario task"));
+        }
+        outcomes
+    });
+    std::fs::remove_dir_all(&cache).ok();
+    assert_all_agree("custom-resource conflict prediction", &outcomes, started);
 }
 
 #[test]
@@ -394,4 +483,139 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&out, &format!("cannot parse {}", broken.display()));
     let out = run(owners(&cluster).args(["--local", "-f", "/nonexistent/dir"]));
     assert_one_line_error(&out, "the path \"/nonexistent/dir\" cannot be read");
+}
+
+/// A Widget (the custom resource of `fixtures/widget-crd.yaml`) as its team applies it.
+const WIDGET: &str = r#"apiVersion: fieldwise.test/v1
+kind: Widget
+metadata:
+  name: w1
+spec:
+  replicas: 1
+  ports:
+  - {port: 80, protocol: TCP, name: http}
+  args: [one, two]
+  tags: [a, b]
+  workers:
+  - name: main
+    image: img:1
+    env:
+    - {name: A, value: "1"}
+    zones: [z1]
+"#;
+
+#[test]
+fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-owners-cr");
+    let dir = std::env::temp_dir().join(format!("fw-owners-cr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cache = dir.join("cache");
+    let write_file = |name: &str, content: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    };
+    let base = write_file("w1.yaml", WIDGET);
+    cluster.kubectl_ok(&["apply", "-n", &ns, "--server-side", "-f", base.to_str().unwrap()]);
+    cluster.kubectl_ok(&["scale", "-n", &ns, "widget/w1", "--replicas=3"]);
+    let team_c = write_file(
+        "team-c.yaml",
+        "apiVersion: fieldwise.test/v1\nkind: Widget\nmetadata: {name: w1}\nspec:\n  workers:\n  - name: main\n    env:\n    - {name: C, value: c}\n",
+    );
+    cluster.kubectl_ok(&[
+        "apply",
+        "-n",
+        &ns,
+        "--server-side",
+        "--field-manager",
+        "team-c",
+        "-f",
+        team_c.to_str().unwrap(),
+    ]);
+    let owners_cr = || {
+        let mut cmd = owners(&cluster);
+        cmd.env("FIELDWISE_CACHE_DIR", &cache).args(["-n", &ns]);
+        cmd
+    };
+    let conflicts = |file: &std::path::Path, extra: &[&str]| {
+        run(owners_cr().args(["--conflicts", "-f", file.to_str().unwrap(), "--field-manager", "ci"]).args(extra))
+    };
+
+    // Conflicts predicted through the keyed lists of the CRD's schema, without and with --verify.
+    let changed = write_file("changed.yaml", &WIDGET.replace("replicas: 1", "replicas: 5").replace("\"1\"", "\"2\""));
+    let out = conflicts(&changed, &[]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains(".spec.replicas") && stdout.contains(r#".spec.workers[name="main"].env[name="A"].value"#));
+    assert!(!stdout.contains("verified"), "no dry run without --verify: {stdout}");
+    let report =
+        serde_json::from_str::<Value>(&text(&conflicts(&changed, &["--verify", "-o", "json"]).stdout)).unwrap();
+    let section = &report["items"][0]["conflicts"];
+    assert_eq!(
+        (&section["verification"]["matches"], &section["verification"]["status"]),
+        (&Value::from(true), &Value::from(409))
+    );
+    let mut fields: Vec<&str> =
+        section["conflicts"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+    fields.sort();
+    assert_eq!(fields, [".spec.replicas", r#".spec.workers[name="main"].env[name="A"].value"#]);
+    // The schema was cached by its content hash, per server.
+    let cached: Vec<_> = fieldwise_e2e::files_below(&cache, None)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("apis_fieldwise.test_v1"))
+        .collect();
+    assert_eq!(cached.len(), 1, "one cached v3 document for fieldwise.test/v1: {cached:?}");
+
+    // A new entry of a keyed list or a set is no conflict; replacing an atomic list is.
+    let added = write_file(
+        "added.yaml",
+        &WIDGET
+            .replace("  replicas: 1\n", "")
+            .replace("  - {port: 80, protocol: TCP, name: http}", "  - {port: 443, protocol: TCP}")
+            .replace("tags: [a, b]", "tags: [c]"),
+    );
+    let out = conflicts(&added, &["--verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    let atomic =
+        write_file("atomic.yaml", &WIDGET.replace("  replicas: 1\n", "").replace("args: [one, two]", "args: [three]"));
+    let out = conflicts(&atomic, &["--verify"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains(".spec.args") && stdout.contains("verified"), "{stdout}");
+
+    // --field through nested keyed lists, and blame of every field.
+    let field = json_of(run(owners_cr().args([
+        "widget/w1",
+        "--field",
+        "spec.workers[name=main].env[name=C].value",
+        "-o",
+        "json",
+    ])));
+    let answer = &field["items"][0]["field"];
+    assert_eq!(answer["value"], "c", "{answer:#}");
+    assert!(answer.to_string().contains("team-c"), "{answer:#}");
+    let blame = json_of(run(owners_cr().args(["widget/w1", "-o", "json"])));
+    let item = &blame["items"][0];
+    let main = r#".spec.workers[name="main"]"#;
+    assert_eq!(owners_of(item, ".spec.replicas"), ["kubectl Update/scale"]);
+    assert_eq!(owners_of(item, &format!("{main}.env[name=\"C\"].value")), ["team-c Apply"]);
+    assert_eq!(owners_of(item, &format!("{main}.env[name=\"A\"].value")), ["kubectl Apply"]);
+    assert_eq!(owners_of(item, r#".spec.tags[="a"]"#), ["kubectl Apply"]);
+    assert_eq!(owners_of(item, r#".spec.ports[port=80,protocol="TCP"].name"#), ["kubectl Apply"]);
+
+    // Offline, the embedded schema is used, and the command says so.
+    let yaml = cluster.kubectl_ok(&["get", "-n", &ns, "widget/w1", "-o", "yaml", "--show-managed-fields"]);
+    let live = write_file("live.yaml", &yaml);
+    let out = run(owners(&cluster).env("KUBECONFIG", "/nonexistent").args([
+        "--local",
+        "-f",
+        live.to_str().unwrap(),
+        "--field",
+        "spec.replicas",
+    ]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("embedded"), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use fieldwise_e2e::{fixture, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{fixture, install_widget_crd, require_cluster, run, text, Cluster};
 use serde_json::{json, Value};
 
 /// A private backup directory per test, so tests never see each other's backups.
@@ -221,7 +221,7 @@ fn undo_restores_the_exact_pre_image_and_refuses_after_a_change() {
     let patch = r#"{"metadata":{"labels":{"tier":"web"}},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:1.36"}]}}}}"#;
     ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", patch, "--yes"]));
     // Backups are private.
-    let files: Vec<PathBuf> = walk(&data);
+    let files: Vec<PathBuf> = fieldwise_e2e::files_below(&data, None);
     assert_eq!(files.len(), 1);
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777, 0o600);
@@ -242,19 +242,6 @@ fn undo_restores_the_exact_pre_image_and_refuses_after_a_change() {
     assert_eq!(deployment(&cluster, &ns)["spec"]["replicas"], 5, "refused: nothing written");
     ok(&safe_patch(&cluster, &data, &ns, &["undo", "deploy/busybox-demo", "--yes", "--force"]));
     assert_eq!(deployment(&cluster, &ns)["spec"], original["spec"]);
-}
-
-fn walk(dir: &PathBuf) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]
@@ -309,7 +296,7 @@ fn bad_input_is_a_clear_error_and_never_a_write() {
                 "-p",
                 r#"[{"op":"replace","path":"/spec/nope/x","value":1}]"#,
             ],
-            "operation 1 (replace /spec/nope/x)",
+            "operation 0 (replace /spec/nope/x)",
         ),
         (vec!["cm/cm", "-p", r#"{"spec":{"replicas":2}}"#], "unknown field \"spec\""),
         (vec!["deploy/does-not-exist", "-p", r#"{"spec":{"replicas":2}}"#], "Error from server (NotFound)"),
@@ -347,4 +334,60 @@ fn local_mode_needs_no_cluster() {
     let result: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(result["spec"]["replicas"], 3);
     assert_eq!(result["spec"]["template"]["spec"]["containers"][0]["name"], "busybox");
+}
+
+#[test]
+fn custom_resources_take_apply_and_every_suggestion_works() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-sp-cr");
+    let data = data_dir("cr");
+    let widget = "apiVersion: fieldwise.test/v1\nkind: Widget\nmetadata: {name: w1}\nspec:\n  replicas: 1\n  tags: [a]\n  workers:\n  - {name: main, image: img:1}\n";
+    cluster.kubectl_stdin(&["apply", "-n", &ns, "--server-side", "-f", "-"], widget);
+    // --type apply: predicted from the CRD's schema, written, owned by our manager.
+    let out = safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["widget/w1", "--type", "apply", "-p", r#"{"spec":{"mode":"fast"}}"#, "--yes"],
+    );
+    assert_eq!(ok(&out).trim(), "widget.fieldwise.test/w1 patched");
+    let live = cluster.get_json(&ns, "widget/w1");
+    assert_eq!(live["spec"]["mode"], "fast");
+    assert!(live["metadata"]["managedFields"].to_string().contains("kubectl-safe-patch"));
+    // A conflict with the applier needs --force (exit 2), then goes through.
+    let replicas = r#"{"spec":{"replicas":5}}"#;
+    let out = safe_patch(&cluster, &data, &ns, &["widget/w1", "--type", "apply", "-p", replicas, "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    ok(&safe_patch(&cluster, &data, &ns, &["widget/w1", "--type", "apply", "-p", replicas, "--yes", "--force"]));
+    assert_eq!(cluster.get_json(&ns, "widget/w1")["spec"]["replicas"], 5);
+    // --dry-run=server works for apply: nothing written.
+    let before = cluster.get_json(&ns, "widget/w1")["metadata"]["resourceVersion"].clone();
+    ok(&safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["widget/w1", "--type", "apply", "-p", r#"{"spec":{"mode":"slow"}}"#, "--dry-run=server"],
+    ));
+    assert_eq!(cluster.get_json(&ns, "widget/w1")["metadata"]["resourceVersion"], before);
+    // Strategic is refused (the server takes none for custom resources), suggesting what works.
+    let out = safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["widget/w1", "--type", "strategic", "-p", r#"{"spec":{"tags":["b"]}}"#, "--yes"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--type merge") && stderr.contains("--type apply"), "{stderr}");
+    // Without --type: merge, with a note; the lints read the CRD's schema: the merge patch replaces
+    // the set spec.tags, whose entry "a" the server-side applier owns, so it needs --force.
+    let tags = r#"{"spec":{"tags":["b"]}}"#;
+    let out = safe_patch(&cluster, &data, &ns, &["widget/w1", "-p", tags, "--yes"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("using --type merge") && stderr.contains("replaces the whole list spec.tags"), "{stderr}");
+    assert!(stderr.contains(r#".spec.tags[="a"] owned by kubectl"#), "{stderr}");
+    ok(&safe_patch(&cluster, &data, &ns, &["widget/w1", "-p", tags, "--yes", "--force"]));
+    assert_eq!(cluster.get_json(&ns, "widget/w1")["spec"]["tags"], json!(["b"]));
 }

@@ -7,7 +7,9 @@
 //! - `add` and `remove` cannot address the whole document (`""`); `replace`
 //!   and `test` can;
 //! - `replace` of a missing object member adds it;
-//! - `replace` of the whole document by a scalar or `null` does nothing;
+//! - `replace` of the whole document by a scalar or `null` is refused
+//!   (json-patch v4.13, Kubernetes 1.37; v4.12 in 1.33 ignored it, see
+//!   docs/kubernetes-versions.md);
 //! - `copy` from a missing object member copies `null`;
 //! - array indices may be negative (from the end) and have leading zeros;
 //! - the `copy` operations of one patch may duplicate at most
@@ -115,10 +117,11 @@ fn remove(doc: &mut Value, path: &JsonPointer) -> Result<(), Failure> {
 
 fn replace(doc: &mut Value, path: &JsonPointer, value: Value) -> Result<(), Failure> {
     if path.is_root() {
-        // Upstream wraps a nil error when the value is not an object or array, so nothing happens.
-        if value.is_object() || value.is_array() {
-            *doc = value;
+        // json-patch v4.13 refuses a scalar or null (v4.12 wrapped a nil error and did nothing).
+        if !(value.is_object() || value.is_array()) {
+            return Err(Failure::ReplaceRootNotContainer);
         }
+        *doc = value;
         return Ok(());
     }
     let (parents, key) = path.split_last().ok_or(Failure::PathNotFound)?;

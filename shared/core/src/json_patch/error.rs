@@ -98,6 +98,10 @@ pub enum Failure {
     /// A member was written into a `null` document (upstream panics on its nil map).
     #[error("cannot write into a null document")]
     NullDocument,
+    /// `replace ""` with a scalar or `null`: the whole document must stay an object or array
+    /// (json-patch v4.13, Kubernetes 1.37+).
+    #[error("replace operation value must be object or array")]
+    ReplaceRootNotContainer,
     /// `test` found a different value.
     #[error("test failed: the value differs")]
     TestFailed,

@@ -156,8 +156,9 @@ impl Operation {
             }
             "test" => {
                 let path = pointer("path")?;
-                // Upstream dereferences the missing value (a panic, so an error) or fails the test.
-                if !object.contains_key("value") {
+                // json-patch v4.13 (Kubernetes 1.37) tests a missing value as null (a missing or null
+                // member passes, anything else fails); at the root it still dereferences it (an error).
+                if path.is_root() && !object.contains_key("value") {
                     return Err(fail(Failure::MissingMember("value")));
                 }
                 Operation::Test { path, value: value() }
@@ -186,8 +187,10 @@ mod tests {
     }
 
     #[test]
-    fn test_needs_a_value_but_null_will_do() {
-        let err = Operation::from_json(0, &json!({"op": "test", "path": "/a"})).err();
+    fn test_without_a_value_tests_null_except_at_the_root() {
+        let op = Operation::from_json(0, &json!({"op": "test", "path": "/a"}));
+        assert_eq!(op, Ok(Operation::Test { path: JsonPointer::parse("/a"), value: Value::Null }));
+        let err = Operation::from_json(0, &json!({"op": "test", "path": ""})).err();
         assert_eq!(err.as_ref().and_then(|e| e.failure()), Some(&Failure::MissingMember("value")));
         let op = Operation::from_json(0, &json!({"op": "test", "path": "/a", "value": null}));
         assert_eq!(op, Ok(Operation::Test { path: JsonPointer::parse("/a"), value: Value::Null }));

@@ -98,11 +98,11 @@ pub fn oversized(object: &Value, would_write: Option<&str>) -> Option<Finding> {
 
 /// A Secret whose annotation holds `data` or `stringData`.
 pub fn leaking(object: &Value) -> Option<Finding> {
-    let is_secret = object.get("kind").and_then(Value::as_str) == Some("Secret")
-        && object.get("apiVersion").and_then(Value::as_str) == Some("v1");
-    let applied: Value = serde_json::from_str(annotation_of(object).filter(|_| is_secret)?).ok()?;
-    let keys: usize =
-        ["data", "stringData"].iter().filter_map(|f| applied.get(f).and_then(Value::as_object)).map(|m| m.len()).sum();
+    if !super::string_data::is_secret(object) {
+        return None;
+    }
+    let applied: Value = serde_json::from_str(annotation_of(object)?).ok()?;
+    let keys = super::secret_values::held_values(&applied);
     (keys > 0).then(|| Finding {
         kind: FindingKind::Leaking,
         detail: format!(
@@ -130,15 +130,21 @@ fn is_file_writer(entry: &ManagedFieldsEntry) -> bool {
 }
 
 /// Whether the annotation may be stale, from `managedFields` alone: some field it sets is owned by
-/// nobody, or by someone other than the managers that write files (apply, create, replace).
-/// When false, the last writer of every field was the file itself, and the values agree.
+/// nobody, or by someone other than the managers that write files (apply, create, replace), at
+/// it or below it. When false, the last writer of every field was the file itself, and the values agree.
+///
+/// "Below it" matters when `schema` reads a list whole that the server tracks entry by entry: a
+/// custom resource's keyed list, which `kubectl apply` (a JSON merge patch there) replaces whole,
+/// while managedFields record who added each entry.
 pub fn stale_candidate(object: &Value, schema: &Schema) -> bool {
     let Some(applied) = annotation_of(object).and_then(|t| serde_json::from_str::<Value>(t).ok()) else {
         return false;
     };
     let Ok(entries) = managed_fields_of(object) else { return true };
     annotation_leaves(&applied, schema).iter().any(|path| {
-        let owners: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| e.fields.has(path.elements())).collect();
+        let at = |e: &&ManagedFieldsEntry| e.fields.has(path.elements());
+        let below = |e: &&ManagedFieldsEntry| !e.fields.under(path).is_empty();
+        let owners: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| at(e) || below(e)).collect();
         owners.is_empty() || owners.iter().any(|e| !is_file_writer(e))
     })
 }
@@ -149,6 +155,8 @@ pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
     let Ok(applied) = serde_json::from_str::<Value>(text) else {
         return Some(Finding { kind: FindingKind::Stale, detail: "the annotation is not valid JSON".into() });
     };
+    // The server keeps `stringData` in `data`: compare what it stored.
+    let applied = super::string_data::as_stored(&applied, live);
     let entries = managed_fields_of(live).unwrap_or_default();
     let mut taken = Vec::new();
     let mut differ = Vec::new();
@@ -231,6 +239,34 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_added_inside_a_list_read_whole_makes_a_candidate() {
+        // A custom resource: `kubectl apply` merges it with a JSON merge patch, so the annotation's
+        // leaves are read without a schema (lists whole); the server records entries by key.
+        let annotation = r#"{"apiVersion":"x.test/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"workers":[{"name":"main"}]}}"#;
+        let applied = entry(
+            "kubectl-client-side-apply",
+            "Update",
+            json!({"f:spec": {"f:workers": {".": {}, "k:{\"name\":\"main\"}": {".": {}, "f:name": {}}}}}),
+        );
+        let widget = |workers: Value, managers: Vec<Value>| {
+            json!({"apiVersion": "x.test/v1", "kind": "Widget",
+                "metadata": {"name": "w", "annotations": {LAST_APPLIED_ANNOTATION: annotation}, "managedFields": managers},
+                "spec": {"workers": workers}})
+        };
+        let untyped = Schema::new();
+        let clean = widget(json!([{"name": "main"}]), vec![applied.clone()]);
+        assert!(!stale_candidate(&clean, &untyped));
+        let added = entry(
+            "kubectl-patch",
+            "Update",
+            json!({"f:spec": {"f:workers": {"k:{\"name\":\"side\"}": {".": {}, "f:name": {}}}}}),
+        );
+        let patched = widget(json!([{"name": "main"}, {"name": "side"}]), vec![applied, added]);
+        assert!(stale_candidate(&patched, &untyped));
+        assert!(stale(&patched, &untyped).unwrap().detail.contains(".spec.workers"));
+    }
+
+    #[test]
     fn missing_oversized_and_leaking() {
         let created = json!({"metadata": {"name": "a", "managedFields": [
             entry("kubectl-create", "Update", json!({"f:data": {}}))]}});
@@ -247,6 +283,26 @@ mod tests {
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"annotations": {
             LAST_APPLIED_ANNOTATION: r#"{"apiVersion":"v1","data":{"password":"c2VjcmV0"},"kind":"Secret"}"#}}});
         let finding = leaking(&secret).unwrap();
+        assert_eq!(
+            leaking(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"annotations": {
+            LAST_APPLIED_ANNOTATION: r#"{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap"}"#}}})),
+            None
+        );
         assert!(!finding.detail.contains("c2VjcmV0"), "{}", finding.detail);
+    }
+
+    #[test]
+    fn applied_string_data_that_the_server_stored_in_data_is_not_stale() {
+        let annotation = r#"{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{},"name":"s","namespace":"ns"},"stringData":{"token":"abc"}}"#;
+        let fields = json!({"f:data": {".": {}, "f:token": {}}, "f:type": {}});
+        let secret = |token: &str| {
+            json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": "s", "namespace": "ns", "annotations": {LAST_APPLIED_ANNOTATION: annotation},
+                    "managedFields": [entry("kubectl-client-side-apply", "Update", fields.clone())]},
+                "data": {"token": token}})
+        };
+        assert_eq!(stale(&secret("YWJj"), builtin()), None);
+        let finding = stale(&secret("eHl6"), builtin()).expect("a changed value is stale");
+        assert!(finding.detail.contains(".stringData.token") && !finding.detail.contains("abc"), "{}", finding.detail);
     }
 }

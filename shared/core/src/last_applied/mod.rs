@@ -10,6 +10,9 @@
 //! - [`rebuild`]: an annotation rebuilt from a live object's `managedFields`,
 //!   from the fields kubectl's own managers own and nobody else does;
 //! - [`check`]: the problems a scan reports (missing, stale, oversized, leaking);
+//! - [`string_data`]: a Secret's `stringData` as the server stores it (in `data`), so
+//!   an applied `stringData` key is neither stale nor drift when its text is there;
+//! - [`secret_values`]: whether a repair may store a Secret's values in the annotation;
 //! - [`upgrade`]: moving client-side ownership to a server-side apply manager,
 //!   as `kubectl apply --server-side` does (client-go's `csaupgrade`).
 //!
@@ -29,6 +32,8 @@
 pub mod check;
 mod encode;
 pub mod rebuild;
+pub mod secret_values;
+pub mod string_data;
 pub mod upgrade;
 
 pub use check::{Finding, FindingKind};

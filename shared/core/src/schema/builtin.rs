@@ -13,7 +13,7 @@ const DATA: &str = include_str!("../../data/builtin-schema.json");
 
 static BUILTIN: OnceLock<Schema> = OnceLock::new();
 
-/// The schema of all built-in Kubernetes types (v1.33), decoded once.
+/// The schema of all built-in Kubernetes types (v1.37), decoded once.
 ///
 /// ```
 /// use fieldwise_core::schema::{builtin, Gvk};

@@ -342,6 +342,80 @@ mod tests {
         assert_eq!(schema.get(raw.ty), &TypeDef::Untyped);
     }
 
+    /// A custom resource as the apiserver publishes its CRD's `openAPIV3Schema`
+    /// at `/openapi/v3/apis/<group>/<version>`: nested schemas inline, not by `$ref`.
+    fn widget_document() -> Value {
+        json!({"openapi": "3.0.0", "components": {"schemas": {
+            "test.fieldwise.v1.Widget": {
+                "type": "object",
+                "properties": {
+                    "metadata": {"allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]},
+                    "spec": {"type": "object", "properties": {
+                        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["port", "protocol"],
+                            "items": {"type": "object", "required": ["port"], "properties": {
+                                "port": {"type": "integer"},
+                                "protocol": {"type": "string", "default": "TCP"},
+                                "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}
+                            }}},
+                        "args": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "atomic"},
+                        "plain": {"type": "array", "items": {"type": "string"}},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                        "selector": {"type": "object", "additionalProperties": {"type": "string"},
+                            "x-kubernetes-map-type": "atomic"},
+                        "target": {"type": "object", "x-kubernetes-map-type": "atomic",
+                            "properties": {"name": {"type": "string"}, "kind": {"type": "string"}}},
+                        "config": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                            "properties": {"known": {"type": "string"}}},
+                        "size": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]}
+                    }}
+                },
+                "x-kubernetes-group-version-kind": [{"group": "fieldwise.test", "kind": "Widget", "version": "v1"}]
+            },
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {"type": "object", "properties": {
+                "finalizers": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}
+            }}
+        }}})
+    }
+
+    #[test]
+    fn reads_custom_resource_schemas() {
+        let doc = widget_document();
+        let schema = from_v3(&doc).expect("a v3 document");
+        let widget = schema.root(&Gvk::new("fieldwise.test", "v1", "Widget")).expect("Widget is a root");
+        let meta = schema.field(widget, "metadata").expect("metadata").ty;
+        assert_eq!(schema.name_of(meta), Some("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"));
+        let spec = schema.field(widget, "spec").expect("spec").ty;
+        let kind_of = |name: &str| match schema.get(schema.field(spec, name).expect(name).ty) {
+            TypeDef::List(l) => Some(l.list_kind.clone()),
+            _ => None,
+        };
+        assert_eq!(kind_of("ports"), Some(ListKind::Map(vec!["port".into(), "protocol".into()])));
+        assert_eq!(kind_of("args"), Some(ListKind::Atomic));
+        assert_eq!(kind_of("plain"), Some(ListKind::Atomic), "a list without a list type is atomic");
+        let ports = schema.field(spec, "ports").expect("ports").ty;
+        let port = schema.items(ports).expect("port items");
+        let protocol = schema.field(port, "protocol").expect("protocol");
+        assert_eq!(protocol.default, Some(json!("TCP")), "a key's default fills an omitted key");
+        let tags = schema.field(port, "tags").expect("tags").ty;
+        assert!(matches!(schema.get(tags), TypeDef::List(ListType { list_kind: ListKind::Set, .. })));
+        let labels = schema.field(spec, "labels").expect("labels").ty;
+        assert!(matches!(schema.get(labels), TypeDef::Map(MapType { map_kind: MapKind::Granular, .. })));
+        let selector = schema.field(spec, "selector").expect("selector").ty;
+        assert!(matches!(schema.get(selector), TypeDef::Map(MapType { map_kind: MapKind::Atomic, .. })));
+        let target = schema.field(spec, "target").expect("target").ty;
+        assert!(matches!(schema.get(target), TypeDef::Struct(StructType { map_kind: MapKind::Atomic, .. })));
+        let config = schema.field(spec, "config").expect("config").ty;
+        assert_eq!(schema.get(config), &TypeDef::Untyped, "preserve-unknown-fields alone: any value");
+        let extra = schema.field(spec, "extra").expect("extra").ty;
+        let TypeDef::Struct(extra) = schema.get(extra) else { panic!("extra is a struct") };
+        assert!(extra.fields.contains_key("known"));
+        assert_eq!(extra.extra.map(|id| schema.get(id)), Some(&TypeDef::Untyped), "unknown keys are kept");
+        let size = schema.field(spec, "size").expect("size").ty;
+        assert_eq!(schema.get(size), &TypeDef::Scalar(ScalarKind::IntOrString));
+    }
+
     #[test]
     fn reads_v2_definitions() {
         let doc = json!({"swagger": "2.0", "definitions": {

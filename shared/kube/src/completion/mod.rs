@@ -333,6 +333,19 @@ pub fn parse_request(root: &Command, words: &[String]) -> Request {
         context: value("context"),
         namespace: value("namespace"),
         request_timeout: value("request_timeout").unwrap_or_else(|| format!("{}s", CLUSTER_TIMEOUT.as_secs())),
+        // Completing against a cluster connects the way the command would.
+        as_user: value("as_user"),
+        as_group: values.iter().filter(|(k, _)| k == "as_group").map(|(_, v)| v.clone()).collect(),
+        as_uid: value("as_uid"),
+        user: value("user"),
+        cluster: value("cluster"),
+        server: value("server"),
+        token: value("token").map(crate::flags::SecretFlag),
+        certificate_authority: value("certificate_authority").map(Into::into),
+        client_certificate: value("client_certificate").map(Into::into),
+        client_key: value("client_key").map(Into::into),
+        insecure_skip_tls_verify: given.iter().any(|g| g == "insecure_skip_tls_verify"),
+        tls_server_name: value("tls_server_name"),
     };
     let all_namespaces = given.iter().any(|g| g == "all_namespaces");
     let (slot, typed) = match pending {

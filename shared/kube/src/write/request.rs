@@ -1,6 +1,7 @@
 //! PATCH requests, in all four flavours, with dry-run and field manager as
-//! the apiserver expects them. Guards (resourceVersion preconditions, JSON
-//! Patch tests) are the caller's: this module sends exactly what it is given.
+//! the apiserver expects them. This module sends exactly what it is given:
+//! guards are added by [`super::guard`], and a write that is not a dry run goes
+//! through [`super::GuardedWrite`], never through [`patch`] directly.
 
 use http::Request;
 use serde_json::Value;

@@ -1,4 +1,6 @@
-//! The confirmation question, asked only on a terminal.
+//! The confirmation question every writer asks, only on a terminal: a person
+//! at a terminal confirms, `--yes` skips the question, and a script (no
+//! terminal) is never blocked by a prompt it cannot see.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -16,4 +18,9 @@ pub fn confirm(question: &str) -> bool {
         return false;
     }
     matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+}
+
+/// Whether to go ahead with `question`: yes with `--yes` or without a terminal, else the answer.
+pub fn approved(yes: bool, question: &str) -> bool {
+    yes || !interactive() || confirm(question)
 }

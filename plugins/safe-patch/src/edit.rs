@@ -1,0 +1,38 @@
+//! `--edit`: a safe `kubectl edit`. The live object opens in `$KUBE_EDITOR`/`$EDITOR`
+//! through [`fieldwise_kube::edit`]: a private file (0600, created exclusively) in a
+//! fresh 0700 directory, removed on every exit path; an edit that is not valid YAML
+//! is kept there, its path and the parse error's line and column printed, and on a
+//! terminal the editor re-opens on it. The edit becomes a two-way patch, which then
+//! goes through the same preview and guarded write as any other patch.
+
+use fieldwise_core::schema::{Schema, TypeId};
+use fieldwise_core::{merge_patch, strategic};
+use fieldwise_kube::diff::without_server_noise;
+use fieldwise_kube::edit::{edit_object, Edited};
+use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::prompt;
+use fieldwise_kube::write::PatchType;
+use serde_json::Value;
+
+/// `--edit`: opens the editor on the live object and returns the two-way patch of
+/// the edit; `None` when nothing was changed (an unchanged or emptied file).
+pub fn edit_to_patch(
+    live: &Value,
+    patch_type: PatchType,
+    schema: &Schema,
+    ty: Option<TypeId>,
+    display: &str,
+) -> Result<Option<Value>> {
+    let edited = match edit_object(live, display, prompt::interactive())? {
+        Edited::Unchanged => return Ok(None),
+        Edited::Changed(edited) => edited,
+    };
+    let original = without_server_noise(live);
+    let patch = match (patch_type, ty) {
+        (PatchType::Strategic, Some(ty)) => strategic::create_two_way(&original, &edited, schema, ty)
+            .map_err(|e| Error::usage(format!("cannot turn the edit into a patch: {e}")))?,
+        _ => merge_patch::create_two_way(&original, &edited)
+            .map_err(|e| Error::usage(format!("cannot turn the edit into a patch: {e}")))?,
+    };
+    Ok(Some(patch))
+}

@@ -1,0 +1,77 @@
+//! Waiting between attempts: exponential with full jitter (client-go's
+//! `wait.Backoff` with jitter), bounded by a deadline rather than a fixed number
+//! of attempts, because every retry is re-planned and re-checked and so is safe;
+//! the jitter keeps many writers of one object from retrying in lockstep.
+
+use std::time::{Duration, Instant};
+
+/// First wait, before jitter.
+const BASE: Duration = Duration::from_millis(25);
+/// No single wait is longer than this.
+const CAP: Duration = Duration::from_secs(2);
+
+/// The retry schedule of one write.
+#[derive(Debug)]
+pub struct Backoff {
+    started: Instant,
+    deadline: Instant,
+    step: u32,
+    seed: u64,
+}
+
+impl Backoff {
+    /// A schedule that gives up `budget` from now.
+    pub fn new(budget: Duration) -> Self {
+        let now = Instant::now();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        let seed = (u64::from(nanos) << 16) ^ u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
+        Backoff { started: now, deadline: now + budget, step: 0, seed: seed | 1 }
+    }
+
+    /// How long since the first attempt.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The next wait, or `None` when it would end past the deadline.
+    pub fn next_wait(&mut self) -> Option<Duration> {
+        let ceiling = BASE.saturating_mul(1 << self.step.min(16)).min(CAP);
+        self.step += 1;
+        let wait = ceiling.mul_f64(self.random_fraction());
+        (Instant::now() + wait < self.deadline).then_some(wait)
+    }
+
+    /// Whether there is still time for another attempt.
+    pub fn has_time(&self) -> bool {
+        Instant::now() < self.deadline
+    }
+
+    /// xorshift64*: enough to spread writers apart, no dependency needed.
+    fn random_fraction(&mut self) -> f64 {
+        self.seed ^= self.seed >> 12;
+        self.seed ^= self.seed << 25;
+        self.seed ^= self.seed >> 27;
+        let value = self.seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        (value >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_grow_within_the_cap_and_stop_at_the_deadline() {
+        let mut backoff = Backoff::new(Duration::from_secs(3600));
+        let waits: Vec<Duration> = (0..20).map(|_| backoff.next_wait().unwrap()).collect();
+        assert!(waits.iter().all(|w| *w <= CAP));
+        assert!(waits[..3].iter().all(|w| *w <= BASE * 4), "{waits:?}");
+        assert!(waits.iter().any(|w| *w > BASE * 4), "waits grow: {waits:?}");
+        let mut spent = Backoff::new(Duration::ZERO);
+        assert!(!spent.has_time());
+        assert_eq!(spent.next_wait(), None);
+    }
+}

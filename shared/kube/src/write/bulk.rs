@@ -1,0 +1,194 @@
+//! Many guarded writes at once (`repair --from-scan`, `migrate` of several
+//! objects): bounded concurrency, a per-object result line, and a circuit
+//! breaker: after several transport failures in a row the server is taken to
+//! be gone, no further write is started, and one summary says what was done,
+//! what failed and what was not tried. Each write is guarded and idempotent, so
+//! running the same command again finishes the job.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use futures::stream::{self, StreamExt};
+
+use crate::error::{Error, Result};
+
+/// How a bulk write runs.
+#[derive(Debug, Clone, Copy)]
+pub struct BulkOptions {
+    /// Writes in flight at once.
+    pub concurrency: usize,
+    /// Stop starting writes after this many transport failures in a row.
+    pub stop_after_transport_failures: usize,
+}
+
+impl BulkOptions {
+    /// `concurrency` writes at once; the breaker opens after 3 transport failures in a row.
+    pub fn with_concurrency(concurrency: usize) -> Self {
+        BulkOptions { concurrency: concurrency.max(1), stop_after_transport_failures: 3 }
+    }
+}
+
+/// What a bulk write did.
+#[derive(Debug, Default)]
+pub struct BulkSummary {
+    /// Successes by the label their work returned (`repaired`, `unchanged`).
+    pub succeeded: BTreeMap<&'static str, usize>,
+    /// Objects whose write failed.
+    pub failed: usize,
+    /// Of those, failures in transport (no answer from the server).
+    pub transport_failures: usize,
+    /// Objects never tried because the breaker opened.
+    pub not_tried: usize,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+impl BulkSummary {
+    /// Whether every object succeeded.
+    pub fn all_succeeded(&self) -> bool {
+        self.failed == 0 && self.not_tried == 0
+    }
+
+    /// One line: `12 repaired, 3 unchanged, 2 failed, 40 not tried`.
+    pub fn line(&self) -> String {
+        let mut parts: Vec<String> = self.succeeded.iter().map(|(label, n)| format!("{n} {label}")).collect();
+        if parts.is_empty() {
+            parts.push("0 written".into());
+        }
+        parts.push(format!("{} failed", self.failed));
+        if self.not_tried > 0 {
+            parts.push(format!("{} not tried", self.not_tried));
+        }
+        parts.join(", ")
+    }
+
+    /// Prints the summary (and why the run stopped) on stderr.
+    pub fn print(&self) {
+        if let Some(why) = &self.stopped {
+            eprintln!(
+                "error: stopped after {} transport failures in a row: {why}. Nothing more was started; run the same command again when the server is back (it is safe to repeat).",
+                self.transport_failures.min(self.failed)
+            );
+        }
+        eprintln!("{}", self.line());
+    }
+}
+
+/// Runs `work` for every item, `options.concurrency` at a time. `name` gives the
+/// object's name for error lines; `work` prints its own success line and returns
+/// its label. Errors are printed one line each, except transport failures,
+/// which are counted (the first is printed) so a dead server gives one message.
+pub async fn run<I, F, Fut>(
+    items: impl IntoIterator<Item = I>,
+    options: BulkOptions,
+    name: impl Fn(&I) -> String,
+    work: F,
+) -> BulkSummary
+where
+    F: Fn(I) -> Fut,
+    Fut: Future<Output = Result<&'static str>>,
+{
+    let summary = RefCell::new(BulkSummary::default());
+    let in_a_row = Cell::new(0usize);
+    let open = Cell::new(false);
+    let (summary_ref, in_a_row_ref, open_ref, work_ref, name_ref) = (&summary, &in_a_row, &open, &work, &name);
+    stream::iter(items)
+        .map(|item| async move {
+            if open_ref.get() {
+                summary_ref.borrow_mut().not_tried += 1;
+                return;
+            }
+            let object = name_ref(&item);
+            let outcome = work_ref(item).await;
+            let mut summary = summary_ref.borrow_mut();
+            match outcome {
+                Ok(label) => {
+                    in_a_row_ref.set(0);
+                    *summary.succeeded.entry(label).or_default() += 1;
+                }
+                Err(e) => {
+                    summary.failed += 1;
+                    let transport = is_transport(&e);
+                    if transport {
+                        summary.transport_failures += 1;
+                        in_a_row_ref.set(in_a_row_ref.get() + 1);
+                    } else {
+                        in_a_row_ref.set(0);
+                    }
+                    if !transport || summary.transport_failures == 1 {
+                        eprintln!("error: {object}: {}", e.to_string().trim_start_matches("error: "));
+                    }
+                    if transport && in_a_row_ref.get() >= options.stop_after_transport_failures && !open_ref.get() {
+                        open_ref.set(true);
+                        summary.stopped = Some(e.to_string().trim_start_matches("error: ").to_string());
+                    }
+                }
+            }
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect::<()>()
+        .await;
+    summary.into_inner()
+}
+
+/// A failure that says the server is not answering, rather than refusing this object.
+fn is_transport(err: &Error) -> bool {
+    err.is_transport() || matches!(err, Error::Api { code: 502..=504, .. })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unreachable() -> Error {
+        Error::Unreachable {
+            server: "https://127.0.0.1:1".into(),
+            reason: "connection refused".into(),
+            maybe_sent: false,
+        }
+    }
+
+    #[test]
+    fn the_breaker_stops_a_run_against_a_dead_server() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let summary = runtime.block_on(run(
+            0..100,
+            BulkOptions { concurrency: 4, stop_after_transport_failures: 3 },
+            |i| format!("cm/{i}"),
+            |i| async move {
+                if i < 10 {
+                    Ok("repaired")
+                } else {
+                    Err(unreachable())
+                }
+            },
+        ));
+        assert_eq!(summary.succeeded.get("repaired"), Some(&10));
+        assert!(summary.failed >= 3 && summary.failed <= 6, "{summary:?}");
+        assert_eq!(summary.failed + summary.not_tried + 10, 100);
+        assert!(summary.stopped.is_some());
+        assert!(!summary.all_succeeded());
+        let line = summary.line();
+        assert!(line.starts_with("10 repaired, ") && line.contains("not tried"), "{line}");
+    }
+
+    #[test]
+    fn refusals_do_not_open_the_breaker() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let summary = runtime.block_on(run(
+            0..20,
+            BulkOptions::with_concurrency(2),
+            |i| format!("cm/{i}"),
+            |i| async move {
+                if i % 2 == 0 {
+                    Err(Error::Api { code: 422, reason: "Invalid".into(), message: "no".into(), causes: vec![] })
+                } else {
+                    Ok("unchanged")
+                }
+            },
+        ));
+        assert_eq!((summary.failed, summary.not_tried, summary.stopped.is_none()), (10, 0, true));
+        assert_eq!(summary.succeeded.get("unchanged"), Some(&10));
+    }
+}

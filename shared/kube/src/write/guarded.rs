@@ -1,0 +1,400 @@
+//! [`GuardedWrite`]: read, plan, dry-run, back up, send under a guard, classify
+//! the answer, re-read and re-plan, retry or stop. Every command that writes
+//! goes through here, so every write has the same guarantees.
+//!
+//! A command describes *what* to change as a planner: a function from the live
+//! object to a [`Planned`] change (the patch without its guard, and the object it
+//! should produce). The first plan is what the user previews and approves; its
+//! [`Effect`] (the fields it touches, with their values before and after) is the
+//! approved intent. When the write loses a race, the object is read again and
+//! planned again, and the new plan is sent without asking again only if its
+//! effect is the approved one; if it would now change nothing and the object
+//! already holds the approved values, the write is a success "(no change)";
+//! otherwise nothing is written and the command exits 3 with what moved.
+
+use std::time::Duration;
+
+use fieldwise_core::effect::Effect;
+use fieldwise_core::lint::Finding;
+use fieldwise_core::schema::{Schema, TypeId};
+use serde_json::Value;
+
+use super::backoff::Backoff;
+use super::classify::{classify, Answer};
+use super::guard::{guarded_body, resource_version};
+use super::request::{patch, PatchRequest, PatchType};
+use crate::backup::{BackupRecord, BackupStore, ObjectKey, PendingBackup, Retention};
+use crate::client::Connection;
+use crate::diff::{redact_pair, unified, without_server_noise};
+use crate::error::{Error, Result, StatusCause};
+use crate::flags::KubeFlags;
+use crate::objects;
+use crate::target::ObjectRef;
+
+/// How long a write keeps retrying when `--request-timeout` does not say.
+pub const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
+
+/// A change as a command plans it against one version of the object.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The flavour of the patch.
+    pub patch_type: PatchType,
+    /// The patch, without the concurrency guard (the write path adds it).
+    pub patch: Value,
+    /// The object the patch produces, computed locally.
+    pub result: Value,
+    /// What the lints found, for the command to show (the write path only carries them).
+    pub findings: Vec<Finding>,
+}
+
+/// A planner: from the live object to the change. It is called again after every lost race.
+pub type Planner<'p> = dyn FnMut(&Value) -> Result<Planned> + 'p;
+
+/// What the user approved, and so which re-plans may be sent without asking again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// The values the preview showed (a patch): a re-plan is sent only when its
+    /// effect equals the approved one.
+    Values,
+    /// A rule that derives the change from the object each time (rebuild the
+    /// annotation from the live fields, move client-side managers to Apply): any
+    /// re-plan follows the approved rule, so it is sent; one that changes nothing
+    /// ends the write as "(no change)".
+    Rule,
+}
+
+/// How to write.
+#[derive(Debug, Clone)]
+pub struct WriteOptions<'a> {
+    /// What the user approved (see [`Intent`]).
+    pub intent: Intent,
+    /// What the backup records as the operation (`safe-patch strategic`, `last-applied repair`).
+    pub operation: String,
+    /// The field manager recorded in managedFields.
+    pub field_manager: &'a str,
+    /// For server-side apply: take fields other managers own.
+    pub force: bool,
+    /// Write through this subresource (`status`, `scale`).
+    pub subresource: Option<&'a str>,
+    /// The schema that tells list entries apart when effects are compared.
+    pub schema: &'a Schema,
+    /// The object's type in `schema`, if known.
+    pub ty: Option<TypeId>,
+    /// How long to keep retrying lost races (and to learn the outcome of a broken connection).
+    pub retry_budget: Duration,
+    /// Show Secret values in the diff of what moved.
+    pub show_secrets: bool,
+}
+
+impl WriteOptions<'_> {
+    /// The retry budget the flags ask for: `--request-timeout`, else [`DEFAULT_RETRY_BUDGET`].
+    pub fn retry_budget(flags: &KubeFlags) -> Result<Duration> {
+        Ok(flags.timeout()?.unwrap_or(DEFAULT_RETRY_BUDGET))
+    }
+}
+
+/// A planned change, before it is written: what the user sees and approves.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    /// The object the change was planned against.
+    pub live: Value,
+    /// The change.
+    pub planned: Planned,
+    /// The fields it touches: the approved intent.
+    pub effect: Effect,
+    /// The server's result of the exact request as a dry run, when one was made.
+    pub server_result: Option<Value>,
+}
+
+impl Preview {
+    /// Whether the change changes nothing (nothing is sent then).
+    pub fn is_no_change(&self) -> bool {
+        self.effect.is_empty()
+    }
+
+    /// The expected result: the server's dry run if there was one, else the local plan's.
+    pub fn result(&self) -> &Value {
+        self.server_result.as_ref().unwrap_or(&self.planned.result)
+    }
+}
+
+/// How a write ended well.
+#[derive(Debug, Clone)]
+pub enum Committed {
+    /// Written; the object the server answered with.
+    Written(Value),
+    /// Nothing to write: the object already is what the change makes it.
+    NoChange(Value),
+}
+
+impl Committed {
+    /// The object after the write.
+    pub fn object(&self) -> &Value {
+        match self {
+            Committed::Written(o) | Committed::NoChange(o) => o,
+        }
+    }
+}
+
+/// One guarded write of one object.
+pub struct GuardedWrite<'a> {
+    conn: &'a Connection,
+    target: &'a ObjectRef,
+    options: WriteOptions<'a>,
+}
+
+impl<'a> GuardedWrite<'a> {
+    /// A write of `target` (through `options.subresource`, if any).
+    pub fn new(conn: &'a Connection, target: &'a ObjectRef, options: WriteOptions<'a>) -> Self {
+        GuardedWrite { conn, target, options }
+    }
+
+    /// Reads the object (or its subresource) as it is now.
+    pub async fn read(&self) -> Result<Value> {
+        objects::get(self.conn, self.target, self.options.subresource).await
+    }
+
+    /// Plans the change against `live`, locally.
+    pub fn plan(&self, live: Value, planner: &mut Planner<'_>) -> Result<Preview> {
+        let planned = planner(&live)?;
+        let effect = Effect::between(&live, &planned.result, self.options.schema, self.options.ty);
+        Ok(Preview { live, planned, effect, server_result: None })
+    }
+
+    /// Sends the exact request as a server-side dry run and keeps the server's result.
+    /// When the object moves in between, nothing is approved yet: it is read and planned again.
+    pub async fn dry_run(&self, preview: &mut Preview, planner: &mut Planner<'_>) -> Result<()> {
+        let mut backoff = Backoff::new(self.options.retry_budget);
+        loop {
+            if preview.is_no_change() {
+                return Ok(());
+            }
+            let rv = self.guard_version(&preview.live)?;
+            let body = guarded_body(preview.planned.patch_type, &preview.planned.patch, &rv);
+            let err = match self.send(&body, preview.planned.patch_type, true).await {
+                Ok(server) => {
+                    preview.server_result = Some(server);
+                    return Ok(());
+                }
+                Err(e) => e,
+            };
+            match classify(err, preview.planned.patch_type) {
+                Answer::Moved(e) | Answer::Throttled(e) => {
+                    let Some(wait) = backoff.next_wait() else { return Err(e) };
+                    tokio::time::sleep(wait).await;
+                    let fresh = self.read().await?;
+                    if resource_version(&fresh) == Some(rv.as_str()) && !matches!(e, Error::Api { code: 429, .. }) {
+                        return Err(e); // not a race: the server refuses this request
+                    }
+                    *preview = self.plan(fresh, planner)?;
+                }
+                Answer::FieldManagerConflict(causes) => return Err(self.field_manager_conflict(causes)),
+                Answer::Refused(e) | Answer::NotSent(e) | Answer::MaybeSent(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes the approved change: backs up the pre-image, sends it under a guard,
+    /// and on a lost race re-reads and re-plans (see the module docs). A preview that
+    /// changes nothing sends nothing.
+    pub async fn commit(&self, preview: Preview, planner: &mut Planner<'_>) -> Result<Committed> {
+        if preview.is_no_change() {
+            return Ok(Committed::NoChange(preview.live));
+        }
+        let store = BackupStore::open_default()?;
+        let Preview { mut live, mut planned, effect: approved, .. } = preview;
+        // Earlier writes whose outcome was unknown, and that this version shows never landed.
+        if let Err(e) = store.settle_unknown(&ObjectKey::of(self.conn, self.target), &live) {
+            eprintln!("warning: {}", e.to_string().trim_start_matches("error: "));
+        }
+        let record = BackupRecord::before_write(
+            self.conn,
+            self.target,
+            self.options.subresource,
+            &self.options.operation,
+            &planned.patch,
+            &live,
+        );
+        let mut pending = store.begin(record)?;
+        run_hook_before_write();
+        let mut backoff = Backoff::new(self.options.retry_budget);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let rv = match self.guard_version(&live) {
+                Ok(rv) => rv,
+                Err(e) => return Err(discarded(pending, e)),
+            };
+            let body = guarded_body(planned.patch_type, &planned.patch, &rv);
+            let err = match self.send(&body, planned.patch_type, false).await {
+                Ok(written) => {
+                    pending.written(&written)?;
+                    self.prune(&store);
+                    return Ok(Committed::Written(written));
+                }
+                Err(e) => e,
+            };
+            let fresh = match classify(err, planned.patch_type) {
+                Answer::FieldManagerConflict(causes) => {
+                    return Err(discarded(pending, self.field_manager_conflict(causes)));
+                }
+                Answer::Refused(e) | Answer::NotSent(e) => return Err(discarded(pending, e)),
+                Answer::Throttled(e) => {
+                    let Some(wait) = backoff.next_wait() else { return Err(discarded(pending, e)) };
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                Answer::MaybeSent(e) => {
+                    let Some(fresh) = self.read_after_failure(&mut backoff).await else {
+                        let backup = pending.unknown()?;
+                        return Err(Error::OutcomeUnknown {
+                            object: self.target.display(),
+                            reason: transport_reason(&e),
+                            backup: Some(backup),
+                        });
+                    };
+                    if resource_version(&fresh) != Some(rv.as_str()) && approved.holds_in(&fresh) {
+                        eprintln!(
+                            "note: the connection failed after the write of {} was sent; reading it again shows the write landed",
+                            self.target.display()
+                        );
+                        pending.written(&fresh)?;
+                        self.prune(&store);
+                        return Ok(Committed::Written(fresh));
+                    }
+                    fresh
+                }
+                Answer::Moved(e) => {
+                    let fresh = match self.read().await {
+                        Ok(fresh) => fresh,
+                        Err(read_error) => return Err(discarded(pending, read_error)),
+                    };
+                    if resource_version(&fresh) == Some(rv.as_str()) {
+                        return Err(discarded(pending, e)); // not a race: the server refuses this request
+                    }
+                    fresh
+                }
+            };
+            // The object moved (or the write did not land): plan again, compare intent.
+            let replanned = match planner(&fresh) {
+                Ok(p) => p,
+                Err(e) => {
+                    let reason =
+                        format!("the patch no longer applies ({})", e.to_string().trim_start_matches("error: "));
+                    return Err(discarded(pending, self.changed(&live, &fresh, reason)));
+                }
+            };
+            let effect = Effect::between(&fresh, &replanned.result, self.options.schema, self.options.ty);
+            if effect.is_empty() {
+                pending.discard();
+                if self.options.intent == Intent::Rule || approved.holds_in(&fresh) {
+                    return Ok(Committed::NoChange(fresh)); // somebody else made the same change
+                }
+                return Err(self.changed(&live, &fresh, "the patch would now change nothing else".into()));
+            }
+            if self.options.intent == Intent::Values && effect != approved {
+                return Err(discarded(
+                    pending,
+                    self.changed(&live, &fresh, "the patch would now do something else".into()),
+                ));
+            }
+            let Some(wait) = backoff.next_wait() else {
+                pending.discard();
+                return Err(Error::KeptChanging { object: self.target.display(), attempts, waited: backoff.elapsed() });
+            };
+            tokio::time::sleep(wait).await;
+            pending.rebase(&fresh, &replanned.patch)?;
+            live = fresh;
+            planned = replanned;
+        }
+    }
+
+    async fn send(&self, body: &Value, patch_type: PatchType, dry_run: bool) -> Result<Value> {
+        let request = PatchRequest {
+            patch_type,
+            body,
+            field_manager: self.options.field_manager,
+            dry_run,
+            force: self.options.force,
+            subresource: self.options.subresource,
+        };
+        patch(self.conn, self.target, &request).await
+    }
+
+    fn guard_version(&self, live: &Value) -> Result<String> {
+        resource_version(live).map(String::from).ok_or_else(|| {
+            Error::Other(format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()))
+        })
+    }
+
+    /// After a broken connection: read until the server answers or the budget runs out.
+    async fn read_after_failure(&self, backoff: &mut Backoff) -> Option<Value> {
+        loop {
+            match self.read().await {
+                Ok(fresh) => return Some(fresh),
+                Err(e) if e.is_transport() || matches!(e, Error::Api { code: 500.., .. }) => {
+                    tokio::time::sleep(backoff.next_wait()?).await;
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
+    fn prune(&self, store: &BackupStore) {
+        let pruned =
+            Retention::from_env().and_then(|policy| store.prune(&ObjectKey::of(self.conn, self.target), policy));
+        if let Err(e) = pruned {
+            eprintln!(
+                "warning: backups of {} were not pruned: {}",
+                self.target.display(),
+                e.to_string().trim_start_matches("error: ")
+            );
+        }
+    }
+
+    fn field_manager_conflict(&self, conflicts: Vec<StatusCause>) -> Error {
+        Error::FieldManagerConflict {
+            object: self.target.display(),
+            field_manager: self.options.field_manager.to_string(),
+            conflicts,
+        }
+    }
+
+    fn changed(&self, previewed: &Value, now: &Value, reason: String) -> Error {
+        let (old, new) = (without_server_noise(previewed), without_server_noise(now));
+        let (old, new) = if self.options.show_secrets { (old, new) } else { redact_pair(&old, &new) };
+        let color = colored::control::SHOULD_COLORIZE.should_colorize();
+        Error::ChangedSincePreview {
+            object: self.target.display(),
+            reason,
+            what_moved: unified("previewed", "now", &old, &new, color),
+        }
+    }
+}
+
+/// Removes the backup of a write that did not happen, and passes the error on.
+fn discarded(pending: PendingBackup, err: Error) -> Error {
+    pending.discard();
+    err
+}
+
+fn transport_reason(err: &Error) -> String {
+    match err {
+        Error::Unreachable { reason, .. } => reason.clone(),
+        other => other.to_string().trim_start_matches("error: ").to_string(),
+    }
+}
+
+/// `FIELDWISE_HOOK_BEFORE_WRITE`: a shell command run once between the preview and
+/// the write, for tests and automation that need to act in that window (the
+/// reliability suite plays the concurrent writer with it).
+fn run_hook_before_write() {
+    let Ok(command) = std::env::var("FIELDWISE_HOOK_BEFORE_WRITE") else { return };
+    if command.trim().is_empty() {
+        return;
+    }
+    let status = std::process::Command::new("sh").arg("-c").arg(&command).status();
+    if !matches!(status, Ok(s) if s.success()) {
+        eprintln!("warning: FIELDWISE_HOOK_BEFORE_WRITE failed: {command}");
+    }
+}

@@ -1,0 +1,26 @@
+//! The one write path: every command that changes a cluster object goes through
+//! here, so every write is guarded, backed up, classified and re-planned the same way.
+//!
+//! - [`request`]: the PATCH request in its four flavours (also used as is for
+//!   dry runs that predict, like `owners --conflicts --verify`).
+//! - [`guard`]: the resourceVersion precondition or JSON Patch `test` a write carries.
+//! - [`classify`]: what a failed write means: lost race, field-manager conflict,
+//!   refusal, throttling, or a broken connection after which the outcome is unknown.
+//! - [`backoff`]: jittered exponential waits bounded by a deadline.
+//! - [`guarded`]: [`GuardedWrite`], the read, plan, dry-run, back up, send,
+//!   re-plan, retry cycle of one object, driven by the command's planner.
+//! - [`bulk`]: many guarded writes with bounded concurrency and a circuit breaker.
+//!
+//! Plugins describe *what* to change (a planner from the live object to a
+//! [`Planned`] patch and result); they never build a guard, sleep, retry or touch
+//! a backup file.
+
+pub mod backoff;
+pub mod bulk;
+pub mod classify;
+pub mod guard;
+pub mod guarded;
+pub mod request;
+
+pub use guarded::{Committed, GuardedWrite, Intent, Planned, Planner, Preview, WriteOptions, DEFAULT_RETRY_BUDGET};
+pub use request::{patch, PatchRequest, PatchType};

@@ -1,0 +1,153 @@
+//! Discovery paid once, counted in the real apiserver's audit log: a cold
+//! `kubectl owners deploy/x` sends `/api`, `/apis` and the GET; a warm one only
+//! the GET, as kubectl does; a type added since the cache was written, an
+//! expired cache and a type removed since are each noticed.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use fieldwise_e2e::{eventually, require_cluster, run, text, Cluster};
+
+/// Runs `kubectl-owners` under a unique name with the given cache directory;
+/// returns its output and the request URIs the audit log saw from it.
+fn owners(cluster: &Cluster, cache: &Path, args: &[&str]) -> (Output, Vec<String>) {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let name = format!("kubectl-owners-disco-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::SeqCst));
+    let out = run(cluster
+        .plugin_named("kubectl-owners", &name)
+        .env("FIELDWISE_CACHE_DIR", cache)
+        .env("FIELDWISE_DATA_DIR", cache.join("data"))
+        .args(args));
+    let uris =
+        cluster.audited_by(&name).iter().map(|e| e["requestURI"].as_str().unwrap_or_default().to_string()).collect();
+    (out, uris)
+}
+
+fn ok(out: &Output) {
+    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
+}
+
+fn private_cache(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fw-disco-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The cached discovery files below `cache` (one server directory).
+fn cached_files(cache: &Path) -> Vec<PathBuf> {
+    let servers = cache.join("servers");
+    let Ok(entries) = std::fs::read_dir(&servers) else { return vec![] };
+    entries
+        .flatten()
+        .flat_map(|server| ["api.json", "apis.json"].map(|f| server.path().join("discovery").join(f)))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+#[test]
+fn a_warm_cache_sends_one_get_like_kubectl() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-disco-warm");
+    cluster.kubectl_ok(&["create", "deployment", "web", "-n", &ns, "--image=busybox:1.36", "--replicas=0"]);
+    let cache = private_cache("warm");
+    let get = format!("/apis/apps/v1/namespaces/{ns}/deployments/web");
+    // The controller annotates the Deployment once; wait for it so both runs see the same object.
+    eventually("the deployment controller's annotation", Duration::from_secs(30), || {
+        let d = cluster.get_json(&ns, "deploy/web");
+        d["metadata"]["annotations"]["deployment.kubernetes.io/revision"].as_str().map(|_| ())
+    });
+
+    let (out, cold) = owners(&cluster, &cache, &["-n", &ns, "deploy/web", "--time", "none"]);
+    ok(&out);
+    assert_eq!(cold, ["/api", "/apis", get.as_str()], "cold: discovery, then the GET");
+    assert_eq!(cached_files(&cache).len(), 2);
+    let (warm_out, warm) = owners(&cluster, &cache, &["-n", &ns, "deploy/web", "--time", "none"]);
+    ok(&warm_out);
+    assert_eq!(warm, [get.as_str()], "warm: the GET alone");
+    assert_eq!(text(&warm_out.stdout), text(&out.stdout), "the same answer either way");
+
+    // Older than kubectl's 6 hours: discovered again.
+    for file in cached_files(&cache) {
+        let status = std::process::Command::new("touch").args(["-d", "7 hours ago"]).arg(&file).status().unwrap();
+        assert!(status.success());
+    }
+    let (out, expired) = owners(&cluster, &cache, &["-n", &ns, "deploy/web"]);
+    ok(&out);
+    assert_eq!(expired, ["/api", "/apis", get.as_str()], "expired: discovery again");
+    let (_, rewarmed) = owners(&cluster, &cache, &["-n", &ns, "deploy/web"]);
+    assert_eq!(rewarmed, [get.as_str()]);
+}
+
+/// `kubectl apply -n ns -f -` with `manifest`; whether it succeeded.
+fn apply(cluster: &Cluster, ns: &str, manifest: &str) -> bool {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cluster
+        .kubectl()
+        .args(["apply", "-n", ns, "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn kubectl");
+    let written = child.stdin.take().expect("stdin").write_all(manifest.as_bytes()).is_ok();
+    child.wait().is_ok_and(|s| s.success()) && written
+}
+
+fn gadget_crd(group: &str) -> String {
+    format!(
+        r#"{{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+  "metadata": {{"name": "gadgets.{group}"}},
+  "spec": {{"group": "{group}", "scope": "Namespaced",
+    "names": {{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "shortNames": ["gdg"]}},
+    "versions": [{{"name": "v1", "served": true, "storage": true,
+      "schema": {{"openAPIV3Schema": {{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}]}}}}"#
+    )
+}
+
+#[test]
+fn types_added_or_removed_since_the_cache_was_written_are_noticed() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-disco-crd");
+    cluster.kubectl_ok(&["create", "configmap", "c", "-n", &ns, "--from-literal=a=b"]);
+    let cache = private_cache("crd");
+    let (out, _) = owners(&cluster, &cache, &["-n", &ns, "cm/c"]);
+    ok(&out);
+    assert_eq!(cached_files(&cache).len(), 2);
+
+    // A type added after the cache was written: one refetch, in the same run.
+    let group = format!("conn{}.fieldwise.test", std::process::id());
+    cluster.kubectl_stdin(&["apply", "-f", "-"], &gadget_crd(&group));
+    cluster.kubectl_ok(&["wait", "--for=condition=Established", &format!("crd/gadgets.{group}"), "--timeout=60s"]);
+    let object = format!(
+        r#"{{"apiVersion": "{group}/v1", "kind": "Gadget", "metadata": {{"name": "g1"}}, "spec": {{"size": 1}}}}"#
+    );
+    // The new type is served a moment after Established.
+    eventually("the gadget is created", Duration::from_secs(30), || apply(&cluster, &ns, &object).then_some(()));
+    let gadget = format!("/apis/{group}/v1/namespaces/{ns}/gadgets/g1");
+    let (out, added) = owners(&cluster, &cache, &["-n", &ns, "gdg/g1"]);
+    ok(&out);
+    assert_eq!(added, ["/api", "/apis", gadget.as_str()], "the cache lacked gadgets: discovered again once");
+    let (out, warm) = owners(&cluster, &cache, &["-n", &ns, "gdg/g1"]);
+    ok(&out);
+    assert_eq!(warm, [gadget.as_str()], "the refetched discovery was cached");
+
+    // A type removed after the cache was written: the 404 drops the cache and says so.
+    cluster.kubectl_ok(&["delete", &format!("crd/gadgets.{group}"), "--wait=true"]);
+    eventually("gadgets are no longer served", Duration::from_secs(60), || {
+        let out = run(cluster.kubectl().args(["get", "--raw", &format!("/apis/{group}/v1")]));
+        (!out.status.success()).then_some(())
+    });
+    let (out, removed) = owners(&cluster, &cache, &["-n", &ns, "gdg/g1"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(removed, [gadget.as_str()]);
+    assert!(stderr.contains("the cache is cleared, run the command again") && stderr.lines().count() == 1, "{stderr}");
+    assert!(cached_files(&cache).is_empty(), "the cache was dropped");
+    let (out, again) = owners(&cluster, &cache, &["-n", &ns, "gdg/g1"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(again, ["/api", "/apis"], "discovered again, nothing else sent");
+    assert!(stderr.starts_with("error: the server doesn't have a resource type \"gdg\""), "{stderr}");
+}

@@ -1,0 +1,247 @@
+//! Generated server-side apply scenarios on a custom resource (the Widget of
+//! `fixtures/widget-crd.yaml`): a base written by client-side apply or by
+//! server-side apply, then merge patches, `kubectl scale` through the scale
+//! subresource, a status writer and a forced apply by another manager, then an
+//! apply by manager B of a random subset of fields touching every list and map
+//! type (list-maps with one and two keys, sets, atomic lists, granular and
+//! atomic maps, an atomic struct, keyed lists nested in keyed lists, a free-form
+//! object). Each scenario compares `predict_apply_conflicts`, under the schema
+//! `openapi::Schemas` read from the server, with the apiserver's answer to the
+//! same apply as a dry run.
+
+use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts};
+use fieldwise_kube::client::Connection;
+use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::openapi::TypeSchema;
+use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::write::{self, PatchRequest, PatchType};
+use fieldwise_kube::{objects, Result};
+use serde_json::{json, Value};
+
+use super::scenarios::{apply, request, Outcome, Rng};
+
+/// `widgets.fieldwise.test` from discovery (install it first with `install_widget_crd`).
+pub async fn widgets(conn: &Connection) -> ResourceType {
+    let catalog = ResourceCatalog::fetch(conn).await.expect("discovery");
+    catalog.resolve("widgets.fieldwise.test").expect("widgets.fieldwise.test is served").clone()
+}
+
+/// The base configuration of scenario `name`.
+fn base(name: &str) -> Value {
+    json!({"apiVersion": "fieldwise.test/v1", "kind": "Widget",
+    "metadata": {"name": name, "labels": {"app": name}, "annotations": {"note": "base"}},
+    "spec": {
+        "replicas": 1, "mode": "a",
+        "ports": [{"port": 80, "protocol": "TCP", "name": "http"}, {"port": 53, "protocol": "UDP"}],
+        "tags": ["a", "b"], "args": ["x", "y"], "notes": ["n1"],
+        "labels": {"app": name}, "selector": {"app": name},
+        "target": {"kind": "K", "name": "t"},
+        "workers": [{"name": "main", "image": "img:1", "env": [{"name": "A", "value": "1"}],
+            "zones": ["z1"], "limits": {"cpu": "1"}}],
+        "config": {"k": "v", "nested": {"deep": 1}}
+    }})
+}
+
+/// Picks one of `choices`.
+fn one_of(rng: &mut Rng, choices: &[Value]) -> Value {
+    choices[rng.below(choices.len() as u64) as usize].clone()
+}
+
+/// Manager B's configuration: identity plus a random subset of fields (same value or new).
+fn config_b(name: &str, rng: &mut Rng) -> Value {
+    let mut spec = serde_json::Map::new();
+    let mut meta = json!({"name": name});
+    let mut put = |rng: &mut Rng, field: &str, odds: u64, choices: &[Value]| {
+        if rng.one_in(odds) {
+            spec.insert(field.into(), one_of(rng, choices));
+        }
+    };
+    put(rng, "replicas", 3, &[json!(1), json!(4)]);
+    put(rng, "mode", 3, &[json!("a"), json!("b")]);
+    put(
+        rng,
+        "ports",
+        3,
+        &[
+            json!([{"port": 80, "protocol": "TCP", "name": "http"}]),
+            json!([{"port": 80, "protocol": "TCP", "name": "web"}]),
+            json!([{"port": 53, "protocol": "UDP", "name": "dns"}]),
+            json!([{"port": 443, "protocol": "TCP"}]),
+        ],
+    );
+    put(rng, "tags", 3, &[json!(["a"]), json!(["c"]), json!(["a", "b"]), json!(["b", "d"])]);
+    put(rng, "args", 4, &[json!(["x", "y"]), json!(["z"])]);
+    put(rng, "notes", 4, &[json!(["n1"]), json!(["n2"])]);
+    put(rng, "labels", 3, &[json!({"app": name}), json!({"tier": "web"}), json!({"owner": "b"})]);
+    put(rng, "selector", 4, &[json!({"app": name}), json!({"app": "other"})]);
+    put(
+        rng,
+        "target",
+        4,
+        &[json!({"kind": "K", "name": "t"}), json!({"kind": "K", "name": "u"}), json!({"name": "t"})],
+    );
+    put(rng, "config", 5, &[json!({"k": "v", "nested": {"deep": 1}}), json!({"k": "w"}), json!({"other": 1})]);
+    let mut main = json!({"name": "main"});
+    if rng.one_in(3) {
+        main["image"] = one_of(rng, &[json!("img:1"), json!("img:2")]);
+    }
+    if rng.one_in(3) {
+        main["env"] = one_of(
+            rng,
+            &[
+                json!([{"name": "A", "value": "1"}]),
+                json!([{"name": "A", "value": "2"}]),
+                json!([{"name": "B", "value": "b"}]),
+            ],
+        );
+    }
+    if rng.one_in(3) {
+        main["zones"] = one_of(rng, &[json!(["z1"]), json!(["z2"]), json!(["z1", "z2"])]);
+    }
+    if rng.one_in(4) {
+        main["limits"] = one_of(rng, &[json!({"cpu": "1"}), json!({"cpu": "2"}), json!({"memory": "1Gi"})]);
+    }
+    let mut workers = Vec::new();
+    if main.as_object().is_some_and(|m| m.len() > 1) || rng.one_in(5) {
+        workers.push(main);
+    }
+    if rng.one_in(5) {
+        workers.push(json!({"name": "side", "image": "img:side", "zones": ["z3"]}));
+    }
+    if !workers.is_empty() {
+        spec.insert("workers".into(), Value::Array(workers));
+    }
+    if rng.one_in(4) {
+        meta["labels"] = one_of(rng, &[json!({"app": name}), json!({"tier": "web"})]);
+    }
+    if rng.one_in(4) {
+        meta["annotations"] = one_of(rng, &[json!({"note": "base"}), json!({"note": "b-was-here"})]);
+    }
+    json!({"apiVersion": "fieldwise.test/v1", "kind": "Widget", "metadata": meta, "spec": spec})
+}
+
+/// Runs scenario `seed` on a Widget in `namespace`, predicting under `schema`.
+pub async fn run(
+    conn: &Connection,
+    widgets: &ResourceType,
+    schema: &TypeSchema,
+    namespace: &str,
+    seed: u64,
+) -> Outcome {
+    let mut rng = Rng::new(seed ^ 0x0c0f_fee0);
+    let name = format!("cr-{seed}");
+    let target = ObjectRef { resource: widgets.clone(), namespace: Some(namespace.into()), name: name.clone() };
+    let mut history = Vec::new();
+    let base = base(&name);
+    let step = |r: Result<Value>, what: &str| {
+        if let Err(e) = r {
+            panic!("custom-resource scenario {seed}: {what} failed: {e}");
+        }
+    };
+    match rng.below(3) {
+        0 => {
+            let mut object = base.clone();
+            object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
+                base.to_string().into();
+            let url = format!("{}?fieldManager=kubectl-client-side-apply", widgets.collection_path(Some(namespace)));
+            let post = http::Request::post(url)
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(serde_json::to_vec(&object).expect("JSON"));
+            step(objects::send(conn, post).await, "client-side apply");
+            history.push("kubectl apply (client-side)".into());
+        }
+        1 => {
+            step(write::patch(conn, &target, &apply(&base, "team-a")).await, "server-side apply by team-a");
+            history.push("server-side apply by team-a".into());
+        }
+        _ => {
+            step(write::patch(conn, &target, &apply(&base, "kubectl")).await, "kubectl apply --server-side");
+            history.push("kubectl apply --server-side".into());
+        }
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(5) {
+            0 => {
+                let n = 1 + rng.below(4);
+                let scale = json!({"spec": {"replicas": n}});
+                let r = write::patch(
+                    conn,
+                    &target,
+                    &PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") },
+                )
+                .await;
+                step(r, "kubectl scale");
+                history.push(format!("kubectl scale --replicas={n}"));
+            }
+            1 => {
+                let patch = one_of(
+                    &mut rng,
+                    &[
+                        json!({"spec": {"mode": "patched"}}),
+                        json!({"spec": {"labels": {"tier": "patched"}}}),
+                        json!({"spec": {"tags": ["a", "b", "c"]}}),
+                        json!({"spec": {"selector": {"app": name, "x": "y"}}}),
+                        json!({"metadata": {"labels": {"tier": "patched"}}}),
+                    ],
+                );
+                step(
+                    write::patch(conn, &target, &request(PatchType::Merge, &patch, "kubectl-patch")).await,
+                    "kubectl patch",
+                );
+                history.push(format!("kubectl patch --type merge {patch}"));
+            }
+            2 => {
+                let partial = json!({"apiVersion": "fieldwise.test/v1", "kind": "Widget",
+                    "metadata": {"name": name, "annotations": {"owner": "team-c"}},
+                    "spec": {"workers": [{"name": "main", "env": [{"name": "C", "value": "c"}], "zones": ["z2"]}],
+                        "ports": [{"port": 443, "protocol": "TCP"}], "labels": {"owner": "c"}}});
+                let r = write::patch(conn, &target, &PatchRequest { force: true, ..apply(&partial, "team-c") }).await;
+                step(r, "server-side apply by team-c");
+                history.push("server-side apply by team-c (env C, zone z2, port 443, label owner)".into());
+            }
+            3 => {
+                let patch = json!({"spec": {"args": ["x", "z"], "target": {"kind": "K", "name": "e"}, "config": {"k": "edited"}}});
+                step(
+                    write::patch(conn, &target, &request(PatchType::Merge, &patch, "kubectl-edit")).await,
+                    "kubectl edit",
+                );
+                history.push("kubectl edit (args, target, config)".into());
+            }
+            _ => {
+                let status = json!({"status": {"phase": "Ready", "replicas": 1}});
+                let r = write::patch(
+                    conn,
+                    &target,
+                    &PatchRequest {
+                        subresource: Some("status"),
+                        ..request(PatchType::Merge, &status, "widget-controller")
+                    },
+                )
+                .await;
+                step(r, "status update");
+                history.push("status update by widget-controller".into());
+            }
+        }
+    }
+    let appliers = ["team-b", "kubectl", "team-a"];
+    let applier = appliers[rng.below(appliers.len() as u64) as usize].to_string();
+    let config = config_b(&name, &mut rng);
+    let live = objects::get(conn, &target, None).await.expect("read the live object");
+    let managed = managed_fields_of(&live).expect("managedFields");
+    let ty = schema.root.expect("the server's schema describes Widget");
+    let prediction = predict_apply_conflicts(&live, &managed, &config, &applier, &schema.schema, ty, false);
+    let mut predicted: Vec<(String, String)> = prediction.conflicts.iter().map(|c| (c.field(), c.message())).collect();
+    predicted.sort();
+    let dry = write::patch(conn, &target, &PatchRequest { dry_run: true, ..apply(&config, &applier) }).await;
+    let server = match dry {
+        Ok(_) => Ok(Vec::new()),
+        Err(e) if e.is_conflict() => {
+            let mut causes: Vec<(String, String)> =
+                e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
+            causes.sort();
+            Ok(causes)
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    Outcome { seed, history, applier, config, predicted, server }
+}

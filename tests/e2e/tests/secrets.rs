@@ -1,0 +1,651 @@
+//! Secrets never leak (issue #13), on the real cluster.
+//!
+//! The canary suite: a Secret (with `data` and `stringData`, applied with kubectl so its
+//! last-applied annotation holds them too) carrying random canary values, and a
+//! ConfigMap carrying its own. Every command, subcommand and output mode of the three
+//! plugins runs against them, including the error paths (strict-validation refusals,
+//! an admission refusal, Forbidden for the restricted user, resourceVersion conflicts,
+//! an unreachable server, a request timeout). Each run gets its own `TMPDIR`, `HOME`
+//! and cache directory; its stdout, its stderr and every file it wrote outside the
+//! backup directory are searched for each Secret canary in clear text, in base64 and
+//! JSON-escaped (once, twice, Go-style): 0 hits. Backups stay 0600 in 0700
+//! directories. The ConfigMap canary is the positive control: where ConfigMaps are
+//! shown in clear (`-o json`), the same search must find it, so a search that finds
+//! nothing is not a search that cannot find.
+//!
+//! Then one regression test per problem of the issue.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use base64::Engine as _;
+use fieldwise_e2e::{eventually, require_cluster, run, text, Cluster};
+use serde_json::{json, Value};
+
+fn random_hex() -> String {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    format!("{:016x}", h.finish())
+}
+
+fn b64(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// A canary value: random, with characters JSON and Go escape (`"`, `<`, `&`).
+fn canary(what: &str) -> String {
+    format!("cnry-{what}-{}-<&\"q", random_hex())
+}
+
+/// The spellings of a value searched for: clear, base64 (and base64 of that),
+/// JSON-escaped once and twice, Go-escaped; plus the random part alone, which
+/// survives any escaping.
+fn spellings(value: &str) -> Vec<String> {
+    let once = serde_json::to_string(value).unwrap();
+    let once = once[1..once.len() - 1].to_string();
+    let twice = serde_json::to_string(&once).unwrap();
+    let twice = twice[1..twice.len() - 1].to_string();
+    let go = once.replace('<', "\\u003c").replace('&', "\\u0026");
+    let random = value.split('-').nth(2).unwrap_or(value).to_string();
+    vec![value.to_string(), b64(value), b64(&b64(value)), once, twice, go, random]
+}
+
+/// The secret values of one suite run, and the ConfigMap's control value.
+struct Canaries {
+    secrets: Vec<String>,
+    configmap: String,
+}
+
+impl Canaries {
+    fn new() -> Self {
+        let secrets = ["data", "string", "patch", "race", "file"].iter().map(|w| canary(w)).collect();
+        Canaries { secrets, configmap: canary("cm") }
+    }
+    fn data(&self) -> &str {
+        &self.secrets[0]
+    }
+    fn string_data(&self) -> &str {
+        &self.secrets[1]
+    }
+    fn patch(&self) -> &str {
+        &self.secrets[2]
+    }
+    fn race(&self) -> &str {
+        &self.secrets[3]
+    }
+    fn file(&self) -> &str {
+        &self.secrets[4]
+    }
+}
+
+/// Where a canary was found.
+fn hits(haystack: &[u8], canaries: &[String]) -> Vec<String> {
+    let text = String::from_utf8_lossy(haystack);
+    let mut found = Vec::new();
+    for canary in canaries {
+        for spelling in spellings(canary) {
+            if text.contains(&spelling) {
+                found.push(spelling);
+            }
+        }
+    }
+    found
+}
+
+/// Backups: files 0600, directories 0700.
+fn assert_private(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mode = std::fs::metadata(dir).unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o700, "backup directory {} has mode {mode:o}", dir.display());
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            assert_private(&path);
+        } else {
+            let mode = std::fs::metadata(&path).unwrap().mode() & 0o777;
+            assert_eq!(mode, 0o600, "backup {} has mode {mode:o}", path.display());
+        }
+    }
+}
+
+/// One suite: the objects, the canaries, and the count of combinations run.
+struct Suite {
+    cluster: Cluster,
+    ns: String,
+    canaries: Canaries,
+    work: PathBuf,
+    data: PathBuf,
+    runs: usize,
+}
+
+/// What a run must exit with.
+#[derive(Clone, Copy)]
+enum Exit {
+    Code(i32),
+    /// Depends on what ran before (e.g. drift after earlier writes); only the leak search counts.
+    Any,
+}
+
+impl Suite {
+    fn new(cluster: Cluster) -> Self {
+        let ns = cluster.namespace("fw-secrets");
+        let work = std::env::temp_dir().join(format!("fw-secrets-{}-{}", std::process::id(), random_hex()));
+        std::fs::create_dir_all(work.join("inputs")).unwrap();
+        let data = work.join("data");
+        let suite = Suite { cluster, ns, canaries: Canaries::new(), work, data, runs: 0 };
+        suite.create_objects();
+        suite
+    }
+
+    fn create_objects(&self) {
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dbcreds"},
+            "data": {"password": b64(self.canaries.data())}, "stringData": {"token": self.canaries.string_data()}});
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+            "data": {"setting": self.canaries.configmap}});
+        for object in [secret, cm] {
+            self.cluster.kubectl_stdin(&["apply", "-n", &self.ns, "-f", "-"], &object.to_string());
+        }
+    }
+
+    fn input(&self, name: &str, content: &str) -> String {
+        let path = self.work.join("inputs").join(name);
+        std::fs::write(&path, content).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// Runs a plugin with private TMPDIR/HOME/cache, searches everything it printed
+    /// and wrote for the Secret canaries, and checks the exit code.
+    fn run(&mut self, exe: &str, args: &[&str], env: &[(&str, &str)], exit: Exit) -> Output {
+        self.runs += 1;
+        let dir = self.work.join(format!("run-{}", self.runs));
+        let (tmp, home, cache) = (dir.join("tmp"), dir.join("home"), dir.join("cache"));
+        for d in [&tmp, &home, &cache] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let mut cmd: Command = self.cluster.plugin(exe);
+        cmd.env("TMPDIR", &tmp)
+            .env("HOME", &home)
+            .env("XDG_CACHE_HOME", &cache)
+            .env("FIELDWISE_DATA_DIR", &self.data)
+            .args(["-n", &self.ns])
+            .args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = run(&mut cmd);
+        let what = format!("{exe} {args:?}");
+        let report = |place: &str, bytes: &[u8]| {
+            let found = hits(bytes, &self.canaries.secrets);
+            assert!(
+                found.is_empty(),
+                "{what}: a Secret value in {place}: {found:?}\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        };
+        report("stdout", &out.stdout);
+        report("stderr", &out.stderr);
+        let backups = self.data.join("backups");
+        for root in [&dir, &self.data] {
+            for file in fieldwise_e2e::files_below(root, Some(&backups)) {
+                report(&file.display().to_string(), &std::fs::read(&file).unwrap_or_default());
+            }
+        }
+        assert_private(&backups);
+        if let Exit::Code(code) = exit {
+            assert_eq!(
+                out.status.code(),
+                Some(code),
+                "{what}: exit code\nstdout: {}\nstderr: {}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        out
+    }
+
+    /// A kubeconfig whose server is a loopback port nobody listens on.
+    fn dead_kubeconfig(&self) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let config = std::fs::read_to_string(&self.cluster.kubeconfig).unwrap();
+        let mut out = String::new();
+        for line in config.lines() {
+            match line.trim_start().strip_prefix("server:") {
+                Some(_) => {
+                    let indent = &line[..line.len() - line.trim_start().len()];
+                    out.push_str(&format!("{indent}server: https://127.0.0.1:{port}\n"));
+                }
+                None => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        self.input("dead-kubeconfig", &out)
+    }
+
+    /// A ValidatingAdmissionPolicy refusing updates that add the label `fw-deny`, in this namespace only.
+    fn deny_policy(&self) -> String {
+        let name = format!("fw-secrets-deny-{}", self.ns);
+        self.cluster.kubectl_ok(&["label", "ns", &self.ns, &format!("fw-secrets-vap={}", self.ns)]);
+        let policy = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name}, "spec": {"failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["UPDATE"], "resources": ["secrets", "configmaps"]}]},
+                "validations": [{"expression": "!has(object.metadata.labels) || !('fw-deny' in object.metadata.labels)",
+                    "message": "the label fw-deny is refused by policy"}]}});
+        let binding = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name}, "spec": {"policyName": name, "validationActions": ["Deny"],
+                "matchResources": {"namespaceSelector": {"matchLabels": {"fw-secrets-vap": self.ns}}}}});
+        for object in [policy, binding] {
+            self.cluster.kubectl_stdin(&["apply", "-f", "-"], &object.to_string());
+        }
+        eventually("the admission policy to refuse", std::time::Duration::from_secs(30), || {
+            let out = run(self.cluster.kubectl().args([
+                "label",
+                "-n",
+                &self.ns,
+                "secret/dbcreds",
+                "fw-deny=1",
+                "--dry-run=server",
+            ]));
+            (!out.status.success()).then_some(())
+        });
+        name
+    }
+}
+
+impl Drop for Suite {
+    fn drop(&mut self) {
+        let name = format!("fw-secrets-deny-{}", self.ns);
+        let _ = run(self.cluster.kubectl().args([
+            "delete",
+            "validatingadmissionpolicybinding,validatingadmissionpolicy",
+            &name,
+            "--ignore-not-found",
+        ]));
+        let _ = std::fs::remove_dir_all(&self.work);
+    }
+}
+
+const OUTPUTS: [&[&str]; 4] = [&[], &["-o", "json"], &["-o", "yaml"], &["-o", "name"]];
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+#[test]
+fn canary_suite_finds_no_secret_value_anywhere() {
+    let cluster = require_cluster!();
+    let mut s = Suite::new(cluster);
+    let sp = "kubectl-safe_patch";
+    let (patch_b64, race_b64) = (b64(s.canaries.patch()), b64(s.canaries.race()));
+    let merge_refused = json!({"dataa": {"x": patch_b64}}).to_string();
+    let strategic_refused = merge_refused.clone();
+    let json_refused = json!([{"op": "add", "path": "/dataa", "value": {"x": patch_b64}}]).to_string();
+    let add_key = json!({"data": {"extra": patch_b64}}).to_string();
+    let policy = s.deny_policy();
+    let denied = json!({"metadata": {"labels": {"fw-deny": "1"}}}).to_string();
+    let dead = s.dead_kubeconfig();
+
+    // kubectl safe-patch: every output mode on every path.
+    for (i, output) in OUTPUTS.iter().enumerate() {
+        let refused = s.run(
+            sp,
+            &with(&["secret/dbcreds", "--type", "merge", "-p", &merge_refused, "--dry-run=server"], output),
+            &[],
+            Exit::Code(1),
+        );
+        assert!(
+            text(&refused.stderr).contains("strict decoding error: unknown field \"dataa\""),
+            "{}",
+            text(&refused.stderr)
+        );
+        s.run(
+            sp,
+            &with(&["secret/dbcreds", "--type", "json", "-p", &json_refused, "--yes"], output),
+            &[],
+            Exit::Code(1),
+        );
+        s.run(sp, &with(&["secret/dbcreds", "-p", &strategic_refused, "--yes"], output), &[], Exit::Code(1));
+        s.run(sp, &with(&["secret/dbcreds", "-p", &add_key, "--dry-run=client"], output), &[], Exit::Code(0));
+        s.run(sp, &with(&["secret/dbcreds", "-p", &add_key, "--dry-run=server"], output), &[], Exit::Code(0));
+        let label = json!({"metadata": {"labels": {"run": i.to_string()}}}).to_string();
+        s.run(sp, &with(&["secret/dbcreds", "-p", &label, "--yes"], output), &[], Exit::Code(0));
+        s.run(sp, &with(&["secret/dbcreds", "-p", &label, "--yes"], output), &[], Exit::Code(0)); // no change
+        s.run(sp, &with(&["secret/dbcreds", "-p", &denied, "--yes"], output), &[], Exit::Code(1));
+        s.run(
+            sp,
+            &with(&["secret/dbcreds", "-p", &add_key, "--yes", "--context", "fieldwise-restricted"], output),
+            &[],
+            Exit::Code(1),
+        );
+        s.run(
+            sp,
+            &with(&["secret/dbcreds", "-p", &add_key, "--yes", "--kubeconfig", &dead], output),
+            &[],
+            Exit::Code(1),
+        );
+        s.run(
+            sp,
+            &with(&["secret/dbcreds", "-p", &add_key, "--yes", "--request-timeout", "1ms"], output),
+            &[],
+            Exit::Any,
+        );
+        // A concurrent writer between preview and write: another key (same change: retried) ...
+        let other = format!(
+            "kubectl -n {} patch secret dbcreds -p '{{\"data\":{{\"other{i}\":\"{race_b64}\"}}}}' >/dev/null",
+            s.ns
+        );
+        let key = json!({"data": {format!("key{i}"): patch_b64}}).to_string();
+        s.run(
+            sp,
+            &with(&["secret/dbcreds", "-p", &key, "--yes"], output),
+            &[("FIELDWISE_HOOK_BEFORE_WRITE", &other)],
+            Exit::Code(0),
+        );
+        // ... and the same key (a different change: stopped, exit 3, what changed shown redacted).
+        let same = format!(
+            "kubectl -n {} patch secret dbcreds -p '{{\"data\":{{\"same{i}\":\"{race_b64}\"}}}}' >/dev/null",
+            s.ns
+        );
+        let key = json!({"data": {format!("same{i}"): patch_b64}}).to_string();
+        s.run(
+            sp,
+            &with(&["secret/dbcreds", "-p", &key, "--yes"], output),
+            &[("FIELDWISE_HOOK_BEFORE_WRITE", &same)],
+            Exit::Code(3),
+        );
+    }
+    // --local, offline, from a file holding Secret values.
+    let file_secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "fromfile"},
+        "data": {"k": b64(s.canaries.file())}, "stringData": {"t": s.canaries.file()}})
+    .to_string();
+    let file = s.input("secret.json", &file_secret);
+    for output in OUTPUTS {
+        s.run(sp, &with(&["-f", &file, "--local", "-p", &add_key], output), &[], Exit::Code(0));
+    }
+    // --edit with a fake editor that adds a label; history; undo.
+    let editor = s.input(
+        "editor.sh",
+        "#!/bin/sh\nsed -i 's/^  name: dbcreds$/  name: dbcreds\\n  labels: {edited: \"yes\"}/' \"$1\"\n",
+    );
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    s.run(sp, &["secret/dbcreds", "--edit", "--yes"], &[("KUBE_EDITOR", &editor)], Exit::Code(0));
+    s.run(sp, &["history", "secret/dbcreds"], &[], Exit::Code(0));
+    s.run(sp, &["undo", "secret/dbcreds", "--yes", "--force"], &[], Exit::Any);
+    s.run(sp, &["undo", "secret/dbcreds", "--yes", "--context", "fieldwise-restricted"], &[], Exit::Code(1));
+
+    // kubectl owners: every mode, live and offline, and the error paths.
+    let ow = "kubectl-owners";
+    let modes: [&[&str]; 9] = [
+        &[],
+        &["--summary"],
+        &["--field", "data.password"],
+        &["--manager", "kubectl-client-side-apply"],
+        &["--tree"],
+        &["--show-metadata", "--show-status"],
+        &["--time", "absolute"],
+        &["--field", "stringData.token"],
+        &["--manager", "kubectl-safe-patch"],
+    ];
+    for mode in modes {
+        for output in OUTPUTS.iter().filter(|o| !(mode == ["--tree"] && o.contains(&"name"))) {
+            s.run(ow, &with(&with(&["secret/dbcreds"], mode), output), &[], Exit::Any);
+        }
+    }
+    s.run(ow, &["secret", "-l", "nothing!=x"], &[], Exit::Code(0));
+    let live = s.cluster.kubectl_ok(&["get", "-n", &s.ns, "secret/dbcreds", "-o", "json", "--show-managed-fields"]);
+    let live_file = s.input("live.json", &live);
+    for output in OUTPUTS {
+        s.run(ow, &with(&["--local", "-f", &live_file], output), &[], Exit::Code(0));
+        s.run(ow, &with(&["--conflicts", "-f", &file], output), &[], Exit::Any);
+        s.run(ow, &with(&["--conflicts", "-f", &file, "--verify"], output), &[], Exit::Any);
+    }
+    s.run(ow, &["secret/dbcreds", "--context", "fieldwise-restricted"], &[], Exit::Code(1));
+    s.run(ow, &["secret/dbcreds", "--kubeconfig", &dead], &[], Exit::Code(1));
+    s.run(ow, &["secret/dbcreds", "--request-timeout", "1ms"], &[], Exit::Any);
+
+    // kubectl last-applied: scan, view, repair, migrate, with every mode and the error paths.
+    let la = "kubectl-last_applied";
+    for output in OUTPUTS {
+        s.run(la, &with(&["scan", "--kinds", "secrets,configmaps"], output), &[], Exit::Code(2));
+        s.run(la, &with(&["view", "secret/dbcreds"], output), &[], Exit::Code(0));
+        s.run(la, &with(&["repair", "secret/dbcreds", "--dry-run=client"], output), &[], Exit::Any);
+        s.run(la, &with(&["repair", "secret/dbcreds", "--dry-run=server"], output), &[], Exit::Any);
+        s.run(la, &with(&["migrate", "secret/dbcreds", "--dry-run=server"], output), &[], Exit::Any);
+        s.run(
+            la,
+            &with(&["migrate", "secret/dbcreds", "--dry-run=client", "--drop-annotation"], output),
+            &[],
+            Exit::Any,
+        );
+    }
+    s.run(la, &["view", "secret/dbcreds", "--diff"], &[], Exit::Any);
+    s.run(la, &["scan"], &[], Exit::Any);
+    for output in OUTPUTS {
+        s.run(la, &with(&["repair", "--from-scan", "--kinds", "secrets", "--dry-run=server"], output), &[], Exit::Any);
+        s.run(la, &with(&["repair", "--from-scan", "--kinds", "secrets", "--dry-run=client"], output), &[], Exit::Any);
+        // Consent to store values in the annotation still prints none of them.
+        let store = ["repair", "secret/dbcreds", "--store-secret-values", "--dry-run=server"];
+        s.run(la, &with(&store, output), &[], Exit::Code(0));
+    }
+    s.run(la, &["scan", "--context", "fieldwise-restricted"], &[], Exit::Any);
+    s.run(la, &["view", "secret/dbcreds", "--context", "fieldwise-restricted"], &[], Exit::Code(1));
+    s.run(la, &["repair", "secret/dbcreds", "--context", "fieldwise-restricted"], &[], Exit::Code(1));
+    s.run(la, &["migrate", "secret/dbcreds", "--context", "fieldwise-restricted"], &[], Exit::Code(1));
+    s.run(la, &["view", "secret/dbcreds", "--kubeconfig", &dead], &[], Exit::Code(1));
+    s.run(la, &["scan", "--request-timeout", "1ms"], &[], Exit::Any);
+
+    // The positive control: the same search finds the ConfigMap's value where it is shown.
+    let before = s.runs;
+    let shown = s.run(ow, &["configmap/settings", "-o", "json"], &[], Exit::Code(0));
+    assert!(!hits(&shown.stdout, std::slice::from_ref(&s.canaries.configmap)).is_empty(), "{}", text(&shown.stdout));
+    let shown = s.run(
+        sp,
+        &["cm/settings", "-p", r#"{"metadata":{"labels":{"c":"1"}}}"#, "--yes", "-o", "yaml"],
+        &[],
+        Exit::Code(0),
+    );
+    assert!(!hits(&shown.stdout, std::slice::from_ref(&s.canaries.configmap)).is_empty(), "{}", text(&shown.stdout));
+    assert_eq!(s.runs, before + 2);
+    // And --show-secrets, the one way to see values, shows them to the same search.
+    for (exe, args) in [
+        (ow, &["secret/dbcreds", "-o", "json", "--show-secrets"][..]),
+        (la, &["view", "secret/dbcreds", "--show-secrets"][..]),
+        (
+            sp,
+            &[
+                "secret/dbcreds",
+                "-p",
+                r#"{"metadata":{"labels":{"shown":"1"}}}"#,
+                "--yes",
+                "-o",
+                "yaml",
+                "--show-secrets",
+            ][..],
+        ),
+    ] {
+        let out = run(s.cluster.plugin(exe).env("FIELDWISE_DATA_DIR", &s.data).args(["-n", &s.ns]).args(args));
+        assert!(!hits(&out.stdout, &s.canaries.secrets).is_empty(), "{exe} {args:?}: {}", text(&out.stdout));
+    }
+    drop(policy);
+
+    eprintln!(
+        "secrets canary suite: {} command x mode x error-path combinations, 0 Secret values found in stdout, stderr or files",
+        s.runs
+    );
+    println!("secrets canary suite: {} combinations, 0 leaks", s.runs);
+}
+
+fn safe_patch(cluster: &Cluster, data: &Path, ns: &str, args: &[&str]) -> Output {
+    run(cluster.plugin("kubectl-safe_patch").env("FIELDWISE_DATA_DIR", data).args(["-n", ns]).args(args))
+}
+
+fn last_applied(cluster: &Cluster, data: &Path, ns: &str, args: &[&str]) -> Output {
+    run(cluster.plugin("kubectl-last_applied").env("FIELDWISE_DATA_DIR", data).args(["-n", ns]).args(args))
+}
+
+fn private_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fw-secrets-{name}-{}-{}", std::process::id(), random_hex()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Problem 1: a strict-validation refusal quotes the whole patched Secret; we print the reason and the field.
+#[test]
+fn strict_validation_refusals_name_the_field_not_the_object() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-secrets-strict");
+    let value = canary("strict");
+    cluster.kubectl_stdin(
+        &["apply", "-n", &ns, "-f", "-"],
+        &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dbcreds"}, "stringData": {"pw": value}})
+            .to_string(),
+    );
+    let data = private_dir("strict");
+    for args in [
+        &["secret/dbcreds", "--type", "merge", "-p", r#"{"dataa":{"x":"eA=="}}"#, "--dry-run=server"][..],
+        &["secret/dbcreds", "--type", "json", "-p", r#"[{"op":"add","path":"/dataa","value":1}]"#],
+    ] {
+        let out = safe_patch(&cluster, &data, &ns, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(hits(stderr.as_bytes(), std::slice::from_ref(&value)).is_empty(), "{args:?}: {stderr}");
+        assert!(!stderr.contains("managedFields") && !stderr.contains("eA=="), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("Error from server (Invalid): the patched object is invalid: patch: strict decoding error: unknown field \"dataa\""),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}
+
+/// Problem 4: an applied stringData is stored in data by the server: neither stale nor drift.
+#[test]
+fn string_data_secrets_are_neither_stale_nor_drift() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-secrets-stringdata");
+    cluster.kubectl_stdin(
+        &["apply", "-n", &ns, "-f", "-"],
+        &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tok"}, "stringData": {"token": canary("sd")}})
+            .to_string(),
+    );
+    let data = private_dir("stringdata");
+    let out = last_applied(&cluster, &data, &ns, &["scan", "--kinds", "secrets", "-o", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("scan JSON");
+    let kinds: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().map(|f| f["finding"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["leaking"], "{report}");
+    let out = last_applied(&cluster, &data, &ns, &["view", "secret/tok", "--diff"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    // A changed value is still drift, and still redacted.
+    cluster.kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "secret/tok",
+        "-p",
+        &json!({"data": {"token": b64("other-value")}}).to_string(),
+    ]);
+    let out = last_applied(&cluster, &data, &ns, &["view", "secret/tok", "--diff"]);
+    assert_eq!(out.status.code(), Some(2), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!text(&out.stdout).contains("other-value") && !text(&out.stdout).contains(&b64("other-value")));
+}
+
+/// Problem 5: `-o json` prints what kubectl patch prints: ConfigMap data in clear, no managedFields;
+/// Secret values redacted unless --show-secrets.
+#[test]
+fn output_modes_show_configmaps_and_hide_secrets() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-secrets-modes");
+    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=c=1"]);
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=hunter2-value"]);
+    let data = private_dir("modes");
+    let out = safe_patch(&cluster, &data, &ns, &["cm/x", "--yes", "-p", r#"{"data":{"c":"5"}}"#, "-o", "json"]);
+    let cm: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(cm["data"]["c"], "5");
+    assert!(cm["metadata"].get("managedFields").is_none(), "{cm}");
+    let out = safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["secret/s", "--yes", "-p", r#"{"metadata":{"labels":{"a":"b"}}}"#, "-o", "json"],
+    );
+    let secret: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(secret["data"]["pw"], "*** (13 bytes)");
+    let out = safe_patch(
+        &cluster,
+        &data,
+        &ns,
+        &["secret/s", "--yes", "-p", r#"{"metadata":{"labels":{"a":"c"}}}"#, "-o", "json", "--show-secrets"],
+    );
+    let secret: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(secret["data"]["pw"], b64("hunter2-value"));
+    // -o name where it is advertised.
+    let out = safe_patch(&cluster, &data, &ns, &["cm/x", "--yes", "-p", r#"{"data":{"c":"6"}}"#, "-o", "name"]);
+    assert_eq!(text(&out.stdout), "configmap/x\n");
+    let out = run(cluster.plugin("kubectl-owners").args(["-n", &ns, "secret/s", "-o", "name"]));
+    assert_eq!(text(&out.stdout), "secret/s\n", "{}", text(&out.stderr));
+    let out = last_applied(&cluster, &data, &ns, &["scan", "--kinds", "secrets", "-o", "name"]);
+    assert_eq!(text(&out.stdout), "secret/s\n", "{}", text(&out.stderr));
+}
+
+/// Problem 3: a repair never writes a Secret's values into its annotation without --store-secret-values.
+#[test]
+
+fn repair_never_stores_secret_values_without_the_flag() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-secrets-repair");
+    cluster.kubectl_ok(&["create", "secret", "generic", "s2", "-n", &ns, "--from-literal=pw=hunter2"]);
+    let data = private_dir("repair");
+    let out = last_applied(&cluster, &data, &ns, &["repair", "--from-scan"]);
+    assert!(text(&out.stderr).contains("kubectl last-applied migrate secret/s2"), "{}", text(&out.stderr));
+    let out = last_applied(&cluster, &data, &ns, &["scan", "--kinds", "secrets", "-o", "json"]);
+    assert!(!text(&out.stdout).contains("leaking"), "{}", text(&out.stdout));
+    let out = last_applied(&cluster, &data, &ns, &["repair", "secret/s2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = last_applied(&cluster, &data, &ns, &["repair", "secret/s2", "--store-secret-values"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// Problem 2: `--edit` uses a private file, never a pre-created one, and keeps an invalid edit.
+#[test]
+
+fn edit_uses_a_fresh_private_file_and_keeps_invalid_edits() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-secrets-edit");
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=hunter2-edit"]);
+    let tmp = private_dir("edit-tmp");
+    // The old code opened TMPDIR/safe-patch-edit-PID.yaml, a name another user can pre-create; the
+    // editor must now get a file in a fresh private directory (checked from the editor's log below).
+    let log = tmp.join("editor.log");
+    let editor = tmp.join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nstat -c '%a' \"$1\" >> {log}\nstat -c '%a' \"$(dirname \"$1\")\" >> {log}\necho \"$1\" >> {log}\necho 'data: [' >> \"$1\"\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run(cluster
+        .plugin("kubectl-safe_patch")
+        .env("TMPDIR", &tmp)
+        .env("KUBE_EDITOR", &editor)
+        .env("FIELDWISE_DATA_DIR", tmp.join("data"))
+        .args(["-n", &ns, "secret/s", "--edit", "--yes"]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = logged.lines().collect();
+    assert_eq!(&lines[..2], ["600", "700"], "{logged}");
+    assert!(!lines[2].contains("safe-patch-edit-"), "{logged}");
+    assert!(stderr.contains("line") && stderr.contains("column") && stderr.contains(lines[2]), "{stderr}");
+    assert!(std::fs::read_to_string(lines[2]).unwrap().contains("data: ["));
+}
