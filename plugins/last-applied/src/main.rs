@@ -69,7 +69,7 @@ enum Command {
     Repair(repair::RepairArgs),
     /// Move ownership from client-side to server-side apply, as kubectl apply --server-side does.
     Migrate(migrate::MigrateArgs),
-    /// Print a shell completion script (bash, zsh or fish).
+    /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
 }
 
@@ -128,7 +128,7 @@ fn main() -> ExitCode {
         Command::Scan(_) | Command::Completion(_) => false,
     });
     match cli.command {
-        Command::Completion(args) => completion::print_script(Cli::command(), args.shell),
+        Command::Completion(args) => completion::run(Cli::command(), args.action),
         Command::Scan(args) => cli::run(scan::run(cli.kube, args)),
         Command::View(args) => cli::run(view::run(cli.kube, args)),
         Command::Repair(args) => cli::run(repair::run(cli.kube, args)),

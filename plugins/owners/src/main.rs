@@ -157,7 +157,7 @@ pub struct Cli {
 /// Commands beside the report itself.
 #[derive(Debug, clap::Subcommand)]
 enum OwnersCommand {
-    /// Print a shell completion script (bash, zsh or fish).
+    /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(fieldwise_kube::completion::CompletionArgs),
 }
 
@@ -167,7 +167,7 @@ fn main() -> ExitCode {
     }
     let cli: Cli = cli::parse_with_subcommands();
     if let Some(OwnersCommand::Completion(args)) = &cli.command {
-        return fieldwise_kube::completion::print_script(Cli::command(), args.shell);
+        return fieldwise_kube::completion::run(Cli::command(), args.action);
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);
     cli::run(report::run(cli))

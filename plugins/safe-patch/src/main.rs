@@ -79,7 +79,7 @@ enum Command {
     Undo(undo::UndoArgs),
     /// List the backups saved for an object, or prune old backups (--prune).
     History(undo::HistoryArgs),
-    /// Print a shell completion script (bash, zsh or fish).
+    /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
 }
 
@@ -167,7 +167,7 @@ fn main() -> ExitCode {
     };
     fieldwise_kube::redact::set_show_secrets(show_secrets);
     match cli.command {
-        Some(Command::Completion(args)) => completion::print_script(Cli::command(), args.shell),
+        Some(Command::Completion(args)) => completion::run(Cli::command(), args.action),
         Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),
         Some(Command::History(args)) => cli::run(undo::history(cli.kube, args)),
         None => cli::run(flow::run(cli.kube, cli.patch)),

@@ -12,13 +12,14 @@
 //! `:<directive>` (see [`Directive`]). Our completer executable is the plugin
 //! binary itself under that name (a symlink:
 //! `ln -s kubectl-safe_patch kubectl_complete-safe_patch` in the same
-//! directory, e.g. `~/.krew/bin`); [`serve_if_requested`] notices the name and
+//! directory, e.g. `~/.krew/bin`, which `kubectl safe-patch completion install`
+//! makes: see [`install`]); [`serve_if_requested`] notices the name and
 //! answers. `kubectl-safe_patch __complete ARGS...` gives the same answer,
 //! for scripts and tests.
 //!
 //! **Directly** (`kubectl-safe_patch <TAB>`): [`write_script`] prints a
-//! static clap_complete script for bash, zsh or fish, registered for the
-//! executable name `kubectl-safe_patch`.
+//! static clap_complete script for bash, zsh, fish or PowerShell, registered
+//! for the executable name `kubectl-safe_patch`.
 //!
 //! What is completed: flag names from the clap [`Command`] (global kube flags
 //! included), the values clap knows (`-o json`, `--dry-run=server`), files for
@@ -55,14 +56,33 @@ pub enum Shell {
     Zsh,
     /// fish: `kubectl-owners completion fish | source`.
     Fish,
+    /// PowerShell: `kubectl-owners completion powershell | Out-String | Invoke-Expression`.
+    Powershell,
+}
+
+/// What a plugin's `completion` subcommand does: print a script, or manage kubectl's completer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Action {
+    /// Print the bash script for the plugin's executable.
+    Bash,
+    /// Print the zsh script for the plugin's executable.
+    Zsh,
+    /// Print the fish script for the plugin's executable.
+    Fish,
+    /// Print the PowerShell script for the plugin's executable.
+    Powershell,
+    /// Create `kubectl_complete-<plugin>` next to this binary, for `kubectl <plugin> <TAB>`.
+    Install,
+    /// Remove the `kubectl_complete-<plugin>` that `install` made.
+    Uninstall,
 }
 
 /// The arguments of a plugin's `completion` subcommand.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompletionArgs {
-    /// The shell to print a completion script for.
-    #[arg(value_enum)]
-    pub shell: Shell,
+    /// A shell to print a completion script for, or install/uninstall kubectl's completer link.
+    #[arg(value_enum, value_name = "SHELL|install|uninstall")]
+    pub action: Action,
 }
 
 /// The plugin name a user types after `kubectl`: `safe-patch` for a command named `kubectl safe-patch`.
@@ -88,6 +108,7 @@ pub fn write_script(mut cmd: Command, shell: Shell, out: &mut dyn Write) -> io::
         Shell::Bash => clap_complete::Shell::Bash,
         Shell::Zsh => clap_complete::Shell::Zsh,
         Shell::Fish => clap_complete::Shell::Fish,
+        Shell::Powershell => clap_complete::Shell::PowerShell,
     };
     // clap_complete panics on a broken pipe (`| head`); write to memory first.
     let mut script = Vec::new();
@@ -547,6 +568,39 @@ async fn object_names(
     Ok(names)
 }
 
+/// The `completion` subcommand of every plugin: a script on stdout, or the
+/// completer link installed or removed next to the running binary.
+pub fn run(cmd: Command, action: Action) -> ExitCode {
+    let shell = match action {
+        Action::Bash => Shell::Bash,
+        Action::Zsh => Shell::Zsh,
+        Action::Fish => Shell::Fish,
+        Action::Powershell => Shell::Powershell,
+        Action::Install | Action::Uninstall => return manage_completer(&plugin_name(&cmd), action),
+    };
+    print_script(cmd, shell)
+}
+
+/// `completion install|uninstall` for the binary this process was started as.
+fn manage_completer(plugin: &str, action: Action) -> ExitCode {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let path_var = std::env::var_os("PATH");
+    let result = install::installed_binary(&argv0, path_var.as_deref(), std::env::current_exe()).and_then(|binary| {
+        if action == Action::Install {
+            install::install(&binary, plugin)
+        } else {
+            install::uninstall(&binary, plugin)
+        }
+    });
+    match result {
+        Ok(outcome) => {
+            println!("{outcome}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => crate::cli::fail(&crate::Error::Other(e.to_string())),
+    }
+}
+
 /// The `completion` subcommand of every plugin: prints the script to stdout and
 /// turns a write failure (a closed pipe) into kubectl's one-line error.
 pub fn print_script(cmd: Command, shell: Shell) -> ExitCode {
@@ -555,6 +609,8 @@ pub fn print_script(cmd: Command, shell: Shell) -> ExitCode {
         Err(e) => crate::cli::fail(&crate::Error::Other(format!("cannot write the completion script: {e}"))),
     }
 }
+
+pub mod install;
 
 #[cfg(test)]
 mod tests;

@@ -153,7 +153,10 @@ fn subcommands_and_global_flags_below_them() {
     assert_eq!(values(&c), ["scan", "view", "completion"]);
     assert!(c.to_string().starts_with("scan\tFind missing"), "{c}");
     assert_eq!(values(&offline::<LastApplied>("-n prod v")), ["view"]);
-    assert_eq!(values(&offline::<LastApplied>("completion ")), ["bash", "zsh", "fish"]);
+    assert_eq!(
+        values(&offline::<LastApplied>("completion ")),
+        ["bash", "zsh", "fish", "powershell", "install", "uninstall"]
+    );
     assert_eq!(values(&offline::<LastApplied>("scan --con")), ["--context"]);
 }
 
@@ -241,6 +244,7 @@ fn scripts_name_the_executable() {
         (Shell::Bash, "-o default kubectl-owners"),
         (Shell::Zsh, "#compdef kubectl-owners"),
         (Shell::Fish, "complete -c kubectl-owners"),
+        (Shell::Powershell, "Register-ArgumentCompleter -Native -CommandName 'kubectl-owners'"),
     ] {
         let mut out = Vec::new();
         write_script(Owners::command(), shell, &mut out).unwrap();
@@ -248,4 +252,22 @@ fn scripts_name_the_executable() {
         assert!(script.contains(needle), "{shell:?}: {needle:?} not in\n{script}");
         assert!(script.contains("summary"), "{shell:?}");
     }
+}
+
+#[test]
+fn the_completion_subcommand_takes_a_shell_or_install_or_uninstall() {
+    for (word, action) in [
+        ("bash", Action::Bash),
+        ("powershell", Action::Powershell),
+        ("install", Action::Install),
+        ("uninstall", Action::Uninstall),
+    ] {
+        let parsed = Owners::try_parse_from(["kubectl-owners", "completion", word]).unwrap();
+        assert!(
+            matches!(parsed.command, Some(OwnersCommand::Completion(CompletionArgs { action: a })) if a == action),
+            "{word}"
+        );
+    }
+    assert!(Owners::try_parse_from(["kubectl-owners", "completion", "tcsh"]).is_err());
+    assert_eq!(values(&offline::<Owners>("completion in")), ["install"]);
 }

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Writes THIRD-PARTY-LICENSES.txt for one plugin binary on one target, from its dependency tree.
+
+Usage: third-party-licenses.py PLUGIN_MANIFEST RUST_TARGET > THIRD-PARTY-LICENSES.txt
+
+Why not a hand list: the crates are those `cargo metadata --filter-platform TARGET`
+resolves as normal (linked) dependencies of the plugin package, walked from it
+(build and dev dependencies are not in the binary); each crate's license is its
+Cargo.toml `license` expression and its texts are the license files the crate
+ships in its package (LICENSE*, COPYING*, NOTICE*, UNLICENSE*, or its
+`license-file`). Identical texts are written once, followed by every crate
+using them. Why not cargo-about: its `cargo install` had not finished after
+23 minutes on the project's shared machine, longer than everything else
+scripts/test-krew does; this uses only cargo and Python, already needed.
+
+Fails (exit 1, one line per crate) when a crate's license is not in ACCEPTED
+or when a crate has neither a license expression nor a license file, so a new
+dependency under another license stops the release instead of shipping.
+"""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Licenses a dependency of a released binary may carry (an OR expression needs one of them).
+ACCEPTED = {
+    "Apache-2.0", "Apache-2.0 WITH LLVM-exception", "MIT", "ISC", "BSD-2-Clause",
+    "BSD-3-Clause", "BSL-1.0", "CDLA-Permissive-2.0", "MPL-2.0", "Unicode-3.0",
+    "Unicode-DFS-2016", "Unlicense", "Zlib", "0BSD",
+}
+LICENSE_FILE = re.compile(r"^(licen[cs]e|copying|notice|unlicense)([-_.].*)?$", re.IGNORECASE)
+
+
+def accepted(expr):
+    """Whether an SPDX expression (ids, WITH, AND, OR, parentheses) is satisfied by ACCEPTED."""
+    expr = expr.replace("/", " OR ")  # old crates write "MIT/Apache-2.0"
+    tokens = re.findall(r"\(|\)|[A-Za-z0-9.+-]+(?:\s+WITH\s+[A-Za-z0-9.+-]+)?", expr)
+    out = []
+    for t in tokens:
+        if t in ("(", ")"):
+            out.append(t)
+        elif t in ("AND", "OR"):
+            out.append(t.lower())
+        else:
+            out.append(str(t.rstrip("+") in ACCEPTED or " ".join(t.split()) in ACCEPTED))
+    try:
+        return bool(eval(" ".join(out), {"__builtins__": {}}))  # only True/False/and/or/()
+    except SyntaxError:
+        return False
+
+
+def main():
+    manifest, target = sys.argv[1:3]
+    meta = json.loads(subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--locked", "--filter-platform", target,
+         "--manifest-path", manifest],
+        check=True, capture_output=True, text=True).stdout)
+    packages = {p["id"]: p for p in meta["packages"]}
+    nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
+    members = set(meta["workspace_members"])
+    root = next(p["id"] for p in meta["packages"]
+                if os.path.samefile(p["manifest_path"], manifest))
+    # Walk the normal dependencies from the plugin: what is linked into its binary.
+    seen, todo = set(), [root]
+    while todo:
+        for dep in nodes[todo.pop()]["deps"]:
+            if any(k["kind"] is None for k in dep["dep_kinds"]) and dep["pkg"] not in seen:
+                seen.add(dep["pkg"])
+                todo.append(dep["pkg"])
+    crates = sorted((packages[i] for i in seen if i not in members),
+                    key=lambda p: (p["name"], p["version"]))
+
+    texts, by_text, bare, errors = {}, {}, [], []
+    for p in crates:
+        expr = p.get("license") or ""
+        where = f"{p['name']} {p['version']}"
+        if expr and not accepted(expr):
+            errors.append(f"{where}: license {expr!r} is not accepted (packaging/third-party-licenses.py ACCEPTED)")
+        folder = os.path.dirname(p["manifest_path"])
+        files = sorted(f for f in os.listdir(folder) if LICENSE_FILE.match(f) and os.path.isfile(os.path.join(folder, f)))
+        if p.get("license_file"):
+            files.append(p["license_file"])
+        found = False
+        for name in dict.fromkeys(files):
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                    text = f.read().strip("\n")
+            except OSError:
+                continue
+            key = hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
+            texts.setdefault(key, text)
+            by_text.setdefault(key, []).append(p)
+            found = True
+        if not found:
+            if not expr:
+                errors.append(f"{where}: no license expression and no license file")
+            bare.append(p)
+    if errors:
+        sys.exit("\n".join(errors))
+
+    def line(p):
+        repo = f" ({p['repository']})" if p.get("repository") else ""
+        return f"  - {p['name']} {p['version']}: {p.get('license') or 'see the text'}{repo}"
+
+    out = [
+        "Third-party software in this program",
+        "====================================",
+        "",
+        "Generated by scripts/package (packaging/third-party-licenses.py) from the",
+        f"program's Rust dependency tree for {target}: the crates linked into it,",
+        "their license expressions, and the license texts they ship.",
+        "",
+        f"Crates: {len(crates)}",
+    ]
+    for key in sorted(by_text, key=lambda k: (-len(by_text[k]), k)):
+        out += ["", "=" * 80, "Used by:"]
+        out += [line(p) for p in by_text[key]]
+        out += ["-" * 80, texts[key]]
+    if bare:
+        out += ["", "=" * 80, "Crates that ship no license file; their license by SPDX expression:"]
+        out += [line(p) for p in bare]
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
