@@ -8,6 +8,15 @@ fn main() {
     });
     println!("cargo:rustc-env=FIELDWISE_COMMIT={}", commit.unwrap_or_else(|| "unknown".into()));
     println!("cargo:rerun-if-env-changed=FIELDWISE_COMMIT");
-    println!("cargo:rerun-if-changed=../../.git/HEAD");
-    println!("cargo:rerun-if-changed=../../.git/refs/heads");
+    // Where git keeps HEAD (in a worktree, `.git` is a file naming another directory):
+    // a path that does not exist would make cargo rebuild this crate every time.
+    for name in ["HEAD", "refs/heads"] {
+        let out = Command::new("git").args(["rev-parse", "--git-path", name]).output();
+        if let Some(out) = out.ok().filter(|o| o.status.success()) {
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if std::path::Path::new(&path).exists() {
+                println!("cargo:rerun-if-changed={path}");
+            }
+        }
+    }
 }
