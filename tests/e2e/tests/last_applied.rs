@@ -314,7 +314,10 @@ fn bulk_repair_survives_a_frozen_apiserver() {
     });
     let pid = apiserver_pid(&cluster);
     let args = ["--request-timeout=2s", "repair", "--from-scan", "--kinds", "cm"];
+    // Each write waits 10 ms (the write path's hook), so the freeze lands mid-run however
+    // idle the machine is (idle, 1,000 repairs finished before the audit log showed 50).
     let child = plugin(&cluster, &dir, &ns)
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", "sleep 0.01")
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
