@@ -3,6 +3,7 @@
 //! objects from client-side to server-side apply. Thin: flags here, semantics in
 //! `fieldwise_core::last_applied`, cluster I/O in `fieldwise-kube`.
 
+mod from_scan;
 mod migrate;
 mod progress;
 mod repair;

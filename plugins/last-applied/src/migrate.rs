@@ -31,7 +31,8 @@ use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, Pa
 use fieldwise_kube::{objects, printer, prompt};
 use serde_json::{json, Value};
 
-use crate::{scan, targets, ScopeArgs, WriteArgs};
+use crate::from_scan::{self, FromScan};
+use crate::{targets, ScopeArgs, WriteArgs};
 
 /// `migrate`'s flags.
 #[derive(Debug, Args)]
@@ -67,11 +68,10 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let work: Vec<ObjectRef> = if args.from_scan {
-        scan::scan(&conn, &catalog, &args.scope).await?.flagged.into_iter().map(|f| f.target).collect()
-    } else {
-        targets::from_args(&args.targets, &catalog, &conn)?
-    };
+    if args.from_scan {
+        return migrate_from_scan(&conn, &catalog, &args, retry_budget).await;
+    }
+    let work: Vec<ObjectRef> = targets::from_args(&args.targets, &catalog, &conn)?;
     if work.is_empty() {
         eprintln!("Nothing to migrate.");
         return Ok(ExitCode::SUCCESS);
@@ -105,6 +105,36 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     .await;
     summary.print();
     Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `--from-scan`: every object the scan flags, migrated as the scan finds it.
+async fn migrate_from_scan(
+    conn: &Connection,
+    catalog: &ResourceCatalog,
+    args: &MigrateArgs,
+    retry_budget: std::time::Duration,
+) -> Result<ExitCode> {
+    let question = |count: usize| format!("Migrate {count} object(s) to server-side apply ({})?", args.field_manager);
+    let ask = (args.write.dry_run == DryRun::None && !args.write.yes).then_some(&question as &dyn Fn(usize) -> String);
+    let migrate = |target: ObjectRef, _live: Option<Value>| async move {
+        let (object, verb) = migrate_one(conn, &target, args, retry_budget).await?;
+        report(args, &target, &object, &verb)?;
+        Ok(if verb == "unchanged" { "unchanged" } else { "migrated" })
+    };
+    match from_scan::run(conn, catalog, &args.scope, ask, |_| true, migrate).await? {
+        FromScan::Nothing => {
+            eprintln!("Nothing to migrate.");
+            Ok(ExitCode::SUCCESS)
+        }
+        FromScan::Declined => {
+            eprintln!("Not migrated.");
+            Ok(ExitCode::from(2))
+        }
+        FromScan::Ran(summary) => {
+            summary.print();
+            Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+    }
 }
 
 /// The client-side managers to upgrade, in a fixed order.

@@ -38,6 +38,12 @@ impl Progress {
         progress
     }
 
+    /// No progress line: for runs whose own output (a result line per write) shows the progress.
+    pub fn hidden(types: usize) -> Self {
+        let bar = ProgressBar::hidden();
+        Progress { bar, types, types_done: Cell::new(0), pages: Cell::new(0), objects: Cell::new(0) }
+    }
+
     /// One more page of `objects` objects of the type `listing`.
     pub fn page(&self, listing: &str, objects: usize) {
         self.pages.set(self.pages.get() + 1);

@@ -27,11 +27,11 @@ use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
-use fieldwise_kube::write::bulk::{self, BulkOptions};
 use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{objects, printer, prompt, redact};
 use serde_json::{json, Value};
 
+use crate::from_scan::{self, FromScan};
 use crate::{scan, targets, ScopeArgs, WriteArgs};
 
 /// Exit code when the user declined the confirmation, or a repair needs `--store-secret-values`.
@@ -122,54 +122,53 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// `--from-scan`: every missing or stale finding, through the bulk runner.
+/// `--from-scan`: every missing or stale finding, repaired as the scan finds it.
 async fn bulk_repair(
     conn: &Connection,
     catalog: &ResourceCatalog,
     args: &RepairArgs,
     retry_budget: std::time::Duration,
 ) -> Result<ExitCode> {
-    let result = scan::scan(conn, catalog, &args.scope).await?;
-    for s in &result.skipped {
-        eprintln!("warning: skipped {}: {}", s.resource.plural_group(), s.reason);
+    let question = |count: usize| format!("Repair the annotation of {count} object(s)?");
+    let ask = (args.write.dry_run == DryRun::None && !args.write.yes).then_some(&question as &dyn Fn(usize) -> String);
+    let repair = |target: ObjectRef, live: Option<Value>| async move {
+        let repair = Repair { conn, target: &target, source: &Source::Live, args, retry_budget, interactive: false };
+        let outcome = repair.run(live).await?;
+        report(args, &target, &outcome)?;
+        Ok(match outcome {
+            Outcome::Repaired(_) => "repaired",
+            Outcome::Unchanged(_) | Outcome::Declined => "unchanged",
+            Outcome::Refused(reason) => return Err(Error::Other(reason)),
+        })
+    };
+    match from_scan::run(conn, catalog, &args.scope, ask, |f| repairable(f, args), repair).await? {
+        FromScan::Nothing => {
+            eprintln!("Nothing to repair.");
+            Ok(ExitCode::SUCCESS)
+        }
+        FromScan::Declined => {
+            eprintln!("Not repaired.");
+            Ok(ExitCode::from(EXIT_DECLINED))
+        }
+        FromScan::Ran(summary) => {
+            summary.print();
+            Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
     }
-    let (work, secrets): (Vec<_>, Vec<_>) = result
-        .flagged
-        .into_iter()
-        .filter(|f| f.findings.iter().any(|x| matches!(x.kind, FindingKind::Missing | FindingKind::Stale)))
-        .partition(|f| args.store_secret_values || !holds_secret_values(f));
-    for f in &secrets {
-        eprintln!("skipped: {}", refusal_reason(&f.target.display(), secret_values_of(f)));
+}
+
+/// Whether a flagged object is one a repair is for (a missing or stale annotation). A
+/// Secret whose annotation would hold its values is skipped with a line saying why,
+/// unless `--store-secret-values`.
+fn repairable(flagged: &scan::Flagged, args: &RepairArgs) -> bool {
+    if !flagged.findings.iter().any(|x| matches!(x.kind, FindingKind::Missing | FindingKind::Stale)) {
+        return false;
     }
-    if work.is_empty() {
-        eprintln!("Nothing to repair.");
-        return Ok(ExitCode::SUCCESS);
+    if !args.store_secret_values && holds_secret_values(flagged) {
+        eprintln!("skipped: {}", refusal_reason(&flagged.target.display(), secret_values_of(flagged)));
+        return false;
     }
-    if args.write.dry_run == DryRun::None
-        && !prompt::approved(args.write.yes, &format!("Repair the annotation of {} object(s)?", work.len()))
-    {
-        eprintln!("Not repaired.");
-        return Ok(ExitCode::from(EXIT_DECLINED));
-    }
-    let summary = bulk::run(
-        work,
-        BulkOptions::with_concurrency(usize::from(args.scope.concurrency)),
-        |f| f.target.display(),
-        |f| async move {
-            let repair =
-                Repair { conn, target: &f.target, source: &Source::Live, args, retry_budget, interactive: false };
-            let outcome = repair.run(f.live).await?;
-            report(args, &f.target, &outcome)?;
-            Ok(match outcome {
-                Outcome::Repaired(_) => "repaired",
-                Outcome::Unchanged(_) | Outcome::Declined => "unchanged",
-                Outcome::Refused(reason) => return Err(Error::Other(reason)),
-            })
-        },
-    )
-    .await;
-    summary.print();
-    Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    true
 }
 
 /// The configuration the annotation of `target` should hold.

@@ -16,7 +16,7 @@
 //! one request instead of hundreds of GETs: only then is an object's metadata read twice.
 //!
 //! [`events`] is the streaming entry point `scan`, `repair --from-scan` and
-//! `migrate --from-scan` share; [`scan`] collects it for callers that want everything.
+//! `migrate --from-scan` share ([`flagged`] is its view for the commands that write).
 
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -109,19 +109,6 @@ pub enum ScanEvent {
         /// How many objects it had.
         objects: usize,
     },
-}
-
-/// Everything a scan learned, collected (see [`scan`]).
-#[derive(Debug, Default)]
-pub struct ScanResult {
-    /// Objects with findings, in scan order (type, namespace, name).
-    pub flagged: Vec<Flagged>,
-    /// Types that could not be listed.
-    pub skipped: Vec<Skipped>,
-    /// How many types were listed.
-    pub types: usize,
-    /// How many objects were looked at.
-    pub objects: usize,
 }
 
 /// Runs `kubectl last-applied scan`: findings are printed as they arrive.
@@ -231,26 +218,28 @@ pub fn events<'a>(
     stream::select(producers, stream::iter(receivers).flatten())
 }
 
-/// Scans the types the scope names and collects everything (memory grows with the findings:
-/// for callers that need the whole list; streaming callers use [`events`]).
-pub async fn scan(conn: &Connection, catalog: &ResourceCatalog, scope: &ScopeArgs) -> Result<ScanResult> {
-    let types = types_to_scan(catalog, scope)?;
-    let namespace = namespace_of(conn, scope);
-    let progress = Progress::new(types.len());
-    let mut result = ScanResult::default();
-    let mut stream = std::pin::pin!(events(conn, types, namespace, scope, true, &progress));
-    while let Some(event) = stream.next().await {
-        match event? {
-            ScanEvent::Flagged(f) => result.flagged.push(f),
-            ScanEvent::Skipped(s) => result.skipped.push(s),
-            ScanEvent::TypeDone { objects, .. } => {
-                result.types += 1;
-                result.objects += objects;
+/// The flagged objects of a scan as they are found, for the commands that act on them
+/// (`repair --from-scan`, `migrate --from-scan`): nothing is collected. Types that could
+/// not be listed are reported on stderr as warnings and the scan goes on; the first error
+/// ends the stream.
+pub fn flagged<'a>(
+    conn: &'a Connection,
+    types: Vec<ResourceType>,
+    namespace: Option<String>,
+    scope: &'a ScopeArgs,
+    progress: &'a Progress,
+) -> impl Stream<Item = Result<Flagged>> + 'a {
+    events(conn, types, namespace, scope, true, progress).filter_map(move |event| {
+        futures::future::ready(match event {
+            Ok(ScanEvent::Flagged(f)) => Some(Ok(f)),
+            Ok(ScanEvent::Skipped(s)) => {
+                progress.suspend(|| eprintln!("warning: skipped {}: {}", s.resource.plural_group(), s.reason));
+                None
             }
-        }
-    }
-    progress.finish();
-    Ok(result)
+            Ok(ScanEvent::TypeDone { .. }) => None,
+            Err(e) => Some(Err(e)),
+        })
+    })
 }
 
 /// The scan's per-type work, shared by the types scanned in parallel.

@@ -9,7 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use futures::stream::{self, StreamExt};
+use futures::stream::{self, Stream, StreamExt};
 
 use crate::error::{Error, Result};
 
@@ -42,12 +42,23 @@ pub struct BulkSummary {
     pub not_tried: usize,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
+    /// The run stopped because the producer of the items failed (a scan that could
+    /// not list), not because writes failed.
+    pub stopped_by_producer: bool,
+    /// The run stopped before the producer had given every item: more objects than
+    /// `not_tried` may be left (a streamed run cannot count what it never saw).
+    pub not_reached: bool,
 }
 
 impl BulkSummary {
     /// Whether every object succeeded.
     pub fn all_succeeded(&self) -> bool {
-        self.failed == 0 && self.not_tried == 0
+        self.failed == 0 && self.not_tried == 0 && self.stopped.is_none()
+    }
+
+    /// How many objects a write was started for.
+    pub fn tried(&self) -> usize {
+        self.succeeded.values().sum::<usize>() + self.failed
     }
 
     /// One line: `12 repaired, 3 unchanged, 2 failed, 40 not tried`.
@@ -57,7 +68,9 @@ impl BulkSummary {
             parts.push("0 written".into());
         }
         parts.push(format!("{} failed", self.failed));
-        if self.not_tried > 0 {
+        if self.not_reached {
+            parts.push(format!("{} not tried (and the objects not reached yet)", self.not_tried));
+        } else if self.not_tried > 0 {
             parts.push(format!("{} not tried", self.not_tried));
         }
         parts.join(", ")
@@ -65,7 +78,11 @@ impl BulkSummary {
 
     /// Prints the summary (and why the run stopped) on stderr.
     pub fn print(&self) {
-        if let Some(why) = &self.stopped {
+        if let (Some(why), true) = (&self.stopped, self.stopped_by_producer) {
+            eprintln!(
+                "error: {why}. Nothing more was started; running the same command again is safe and finishes the job."
+            );
+        } else if let Some(why) = &self.stopped {
             eprintln!(
                 "error: stopped after {} transport failures in a row: {why}. Nothing more was started; run the same command again when the server is back (it is safe to repeat).",
                 self.transport_failures.min(self.failed)
@@ -79,8 +96,34 @@ impl BulkSummary {
 /// object's name for error lines; `work` prints its own success line and returns
 /// its label. Errors are printed one line each, except transport failures,
 /// which are counted (the first is printed) so a dead server gives one message.
+/// Every item not tried after the breaker opened is counted in `not_tried`.
 pub async fn run<I, F, Fut>(
     items: impl IntoIterator<Item = I>,
+    options: BulkOptions,
+    name: impl Fn(&I) -> String,
+    work: F,
+) -> BulkSummary
+where
+    F: Fn(I) -> Fut,
+    Fut: Future<Output = Result<&'static str>>,
+{
+    let items: Vec<I> = items.into_iter().collect();
+    let total = items.len();
+    let mut summary = run_stream(stream::iter(items.into_iter().map(Ok)), options, name, work).await;
+    // A list is known in full: whatever was not reached was not tried either.
+    summary.not_tried = total - summary.tried();
+    summary.not_reached = false;
+    summary
+}
+
+/// [`run`] over items that arrive while the run goes on (a scan that is still
+/// listing): nothing is collected, so memory is bounded by the concurrency and
+/// whatever the producer buffers. An `Err` item ends the run like an open breaker
+/// does (the writes in flight finish, nothing more is started) and is the
+/// summary's `stopped` reason. When the run stops early the items not yet
+/// produced are not counted; `not_reached` says there may be some.
+pub async fn run_stream<I, F, Fut>(
+    items: impl Stream<Item = Result<I>>,
     options: BulkOptions,
     name: impl Fn(&I) -> String,
     work: F,
@@ -93,8 +136,30 @@ where
     let in_a_row = Cell::new(0usize);
     let open = Cell::new(false);
     let (summary_ref, in_a_row_ref, open_ref, work_ref, name_ref) = (&summary, &in_a_row, &open, &work, &name);
-    stream::iter(items)
+    // Stop asking the producer for more once the run has stopped: pulling on would
+    // keep a scan of a dead server going.
+    let exhausted = Cell::new(false);
+    let exhausted_ref = &exhausted;
+    let items = items
+        .chain(stream::poll_fn(move |_| {
+            exhausted_ref.set(true);
+            std::task::Poll::Ready(None)
+        }))
+        .take_while(|_| futures::future::ready(!open_ref.get()));
+    items
         .map(|item| async move {
+            let item = match item {
+                Ok(item) => item,
+                Err(e) => {
+                    let mut summary = summary_ref.borrow_mut();
+                    if !open_ref.get() {
+                        open_ref.set(true);
+                        summary.stopped_by_producer = true;
+                        summary.stopped = Some(e.to_string().trim_start_matches("error: ").to_string());
+                    }
+                    return;
+                }
+            };
             if open_ref.get() {
                 summary_ref.borrow_mut().not_tried += 1;
                 return;
@@ -129,7 +194,9 @@ where
         .buffer_unordered(options.concurrency.max(1))
         .collect::<()>()
         .await;
-    summary.into_inner()
+    let mut summary = summary.into_inner();
+    summary.not_reached = summary.stopped.is_some() && !exhausted.get();
+    summary
 }
 
 /// A failure that says the server is not answering, rather than refusing this object.
@@ -171,6 +238,44 @@ mod tests {
         assert!(!summary.all_succeeded());
         let line = summary.line();
         assert!(line.starts_with("10 repaired, ") && line.contains("not tried"), "{line}");
+    }
+
+    #[test]
+    fn a_stream_is_consumed_as_it_comes_and_a_failing_producer_stops_the_run() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let pulled = Cell::new(0usize);
+        let items = stream::iter(0..1000).map(|i| {
+            pulled.set(pulled.get() + 1);
+            if i == 50 {
+                Err(unreachable())
+            } else {
+                Ok(i)
+            }
+        });
+        let summary = runtime.block_on(run_stream(
+            items,
+            BulkOptions::with_concurrency(4),
+            |i| format!("cm/{i}"),
+            |_| async { Ok("repaired") },
+        ));
+        assert!(pulled.get() <= 50 + 4 + 1, "the producer was pulled on after it failed: {}", pulled.get());
+        assert_eq!(summary.succeeded.get("repaired"), Some(&50));
+        assert!(summary.stopped_by_producer && summary.not_reached && !summary.all_succeeded(), "{summary:?}");
+        assert!(summary.line().contains("not tried"), "{}", summary.line());
+    }
+
+    #[test]
+    fn a_stream_that_ends_is_not_reported_as_cut_short() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let summary = runtime.block_on(run_stream(
+            stream::iter((0..10).map(Ok)),
+            BulkOptions::with_concurrency(3),
+            |i: &i32| format!("cm/{i}"),
+            |_| async { Ok("unchanged") },
+        ));
+        assert_eq!(summary.succeeded.get("unchanged"), Some(&10));
+        assert!(summary.all_succeeded() && !summary.not_reached, "{summary:?}");
+        assert_eq!(summary.line(), "10 unchanged, 0 failed");
     }
 
     #[test]
