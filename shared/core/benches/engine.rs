@@ -3,7 +3,7 @@
 //!
 //! This is the Rust-only view with criterion's statistics; the side-by-side
 //! comparison with apimachinery is `scripts/bench engine`, which runs
-//! `examples/bench_engine.rs` and the Go oracle's bench mode on the same files.
+//! `tools/src/bin/bench_engine.rs` and the Go oracle's bench mode on the same files.
 
 use std::collections::HashMap;
 use std::hint::black_box;

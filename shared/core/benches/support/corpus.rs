@@ -1,6 +1,6 @@
 //! The benchmark corpus: generated objects, patches and apply configurations
 //! of the sizes the issues name, shared by the criterion bench (`benches/engine.rs`)
-//! and the side-by-side timing example (`examples/bench_engine.rs`), which writes
+//! and the side-by-side timing example (`tools/src/bin/bench_engine.rs`), which writes
 //! it to files so the Go implementation reads exactly the same bytes.
 //!
 //! Every case is deterministic (no randomness), so two runs measure the same work.

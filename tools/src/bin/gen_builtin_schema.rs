@@ -1,7 +1,7 @@
 //! Writes the compact built-in schema (`shared/core/data/builtin-schema.json`)
 //! from OpenAPI v3 documents saved as files, one per group-version.
 //!
-//! Usage: `cargo run -p fieldwise-core --example gen_builtin_schema -- OUT.json DOC.json...`
+//! Usage: `cargo run -p fieldwise-tools --bin gen_builtin_schema -- OUT.json DOC.json...`
 //! (`scripts/gen-builtin-schema` fetches the documents from a cluster and runs this).
 
 use std::process::ExitCode;

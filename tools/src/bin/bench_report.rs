@@ -416,7 +416,7 @@ fn scan_scale_section(raw: &Value, run: &Value, out: &mut String) -> Value {
     let _ = writeln!(out, "## 5. Scale: scan and bulk repair at 10,000 to 100,000 objects (issue 17)\n");
     let _ = writeln!(
         out,
-        "{}. `scripts/bench scan` on a private local cluster. Objects loaded through the API by the `bench_load` \
+        "{}. `scripts/bench scan` on a private local cluster. Objects loaded through the API by `bench_load` (tools crate) \
          example (16 requests at a time; each size adds to the previous one): of every 100, 85 ConfigMaps, 10 \
          Secrets, 5 Deployments (replicas 0) over 10 namespaces; one in 10 made as `kubectl apply` makes it \
          (annotation), the rest as `kubectl create` does (no annotation: a `missing` finding); one ConfigMap in \

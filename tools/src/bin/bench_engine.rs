@@ -27,7 +27,7 @@ use fieldwise_core::schema::{builtin, Schema, TypeId};
 use fieldwise_core::{merge_patch, strategic};
 use serde_json::{json, Value};
 
-#[path = "../benches/support/corpus.rs"]
+#[path = "../../../shared/core/benches/support/corpus.rs"]
 mod corpus;
 
 /// mimalloc (the allocator the plugins ship with), counting, while [`allocation_of`]
