@@ -24,7 +24,7 @@ use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::diff::unified;
 use fieldwise_kube::discovery::ResourceCatalog;
-use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::error::{Error, Refusal, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags};
 use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
@@ -84,8 +84,8 @@ enum Outcome {
     Repaired(Value),
     Unchanged(Value),
     Declined,
-    /// The annotation would hold Secret values and the user did not ask for that: why.
-    Refused(String),
+    /// The annotation would hold this many Secret values and the user did not ask for that.
+    Refused(usize),
 }
 
 /// Runs `kubectl last-applied repair`.
@@ -112,8 +112,8 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
                 eprintln!("Not repaired: {}.", target.display());
                 code = ExitCode::from(EXIT_DECLINED);
             }
-            Outcome::Refused(reason) => {
-                eprintln!("error: {reason}");
+            Outcome::Refused(values) => {
+                eprintln!("{}", Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } });
                 code = ExitCode::from(EXIT_DECLINED);
             }
             outcome => report(&args, target, &outcome)?,
@@ -138,7 +138,9 @@ async fn bulk_repair(
         Ok(match outcome {
             Outcome::Repaired(_) => "repaired",
             Outcome::Unchanged(_) | Outcome::Declined => "unchanged",
-            Outcome::Refused(reason) => return Err(Error::Other(reason)),
+            Outcome::Refused(values) => {
+                return Err(Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } })
+            }
         })
     };
     match from_scan::run(conn, catalog, &args.scope, ask, |f| repairable(f, args), repair).await? {
@@ -175,7 +177,7 @@ fn repairable(flagged: &scan::Flagged, args: &RepairArgs) -> bool {
 fn wanted_config(target: &ObjectRef, source: &Source, live: &Value) -> Result<Value> {
     match source {
         Source::File(config) => Ok(config.clone()),
-        Source::Live => rebuild(live).map_err(|e| Error::Other(format!("{}: {e}", target.display()))),
+        Source::Live => rebuild(live).map_err(|e| Error::semantics(target.display(), e)),
     }
 }
 
@@ -200,7 +202,7 @@ fn plan_repair(target: &ObjectRef, source: &Source, live: &Value, store_secret_v
     let config = wanted_config(target, source, live)?;
     if let RepairDecision::Refuse { values } = repair_decision(&config, store_secret_values) {
         // A re-plan that now meets Secret values (Repair::run checked the first read).
-        return Err(Error::Other(refusal_reason(&target.display(), values)));
+        return Err(Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } });
     }
     let text = encode(&config, target.namespace.as_deref());
     if annotation_of(live) == Some(text.as_str()) {
@@ -208,15 +210,14 @@ fn plan_repair(target: &ObjectRef, source: &Source, live: &Value, store_secret_v
     }
     let size = annotations_size_with(live, &text);
     if size > TOTAL_ANNOTATIONS_LIMIT {
-        return Err(Error::Other(format!(
-            "{}: the annotation would make the annotations {size} bytes, over the {TOTAL_ANNOTATIONS_LIMIT}-byte limit; use `kubectl last-applied migrate {} --drop-annotation` and server-side apply instead",
-            target.display(),
-            target.display()
-        )));
+        return Err(Error::Refused {
+            object: target.display(),
+            rule: Refusal::AnnotationTooLarge { size, limit: TOTAL_ANNOTATIONS_LIMIT },
+        });
     }
     let patch = json!({"metadata": {"annotations": {LAST_APPLIED_ANNOTATION: text}}});
-    let result = fieldwise_core::merge_patch::try_apply(live, &patch)
-        .map_err(|e| Error::Other(format!("{}: {e}", target.display())))?;
+    let result =
+        fieldwise_core::merge_patch::try_apply(live, &patch).map_err(|e| Error::semantics(target.display(), e))?;
     Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: vec![] })
 }
 
@@ -258,7 +259,7 @@ impl Repair<'_> {
         if let RepairDecision::Refuse { values } =
             repair_decision(&wanted_config(self.target, self.source, &live)?, self.args.store_secret_values)
         {
-            return Ok(Outcome::Refused(refusal_reason(&self.target.display(), values)));
+            return Ok(Outcome::Refused(values));
         }
         let store = self.args.store_secret_values;
         let mut planner = |live: &Value| plan_repair(self.target, self.source, live, store);

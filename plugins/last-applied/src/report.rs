@@ -229,7 +229,7 @@ fn yaml_head(namespace: &Option<String>) -> Result<String> {
 }
 
 fn yaml_error(e: serde_yaml::Error) -> Error {
-    Error::Other(format!("cannot write YAML: {e}"))
+    Error::malformed("the report (writing it as YAML)", e)
 }
 
 /// `text` with every line indented by `prefix` (the first too when `first`).

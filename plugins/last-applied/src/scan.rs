@@ -338,7 +338,7 @@ impl TypeScanner<'_> {
                 }
             };
             for f in flagged {
-                tx.send(Ok(ScanEvent::Flagged(f))).await.map_err(|_| Error::Other("the scan was stopped".into()))?;
+                tx.send(Ok(ScanEvent::Flagged(f))).await.map_err(|_| Error::Stopped("the scan"))?;
             }
             representation =
                 if candidates * DENSE_ONE_IN > size { Representation::Full } else { Representation::Metadata };
@@ -348,7 +348,7 @@ impl TypeScanner<'_> {
     }
 
     async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
-        self.requests.acquire().await.map_err(|e| Error::Other(format!("request limiter closed: {e}")))
+        self.requests.acquire().await.map_err(|_| Error::Stopped("the scan's request limiter"))
     }
 
     /// A metadata page's objects: a GET per candidate (in parallel, in order), then the

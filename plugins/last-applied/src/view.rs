@@ -51,13 +51,14 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
     for target in targets::from_args(&args.targets, &catalog, &conn)? {
         let live = objects::get(&conn, &target, None).await?;
         let Some(text) = annotation_of(&live) else {
-            return Err(Error::Other(format!(
-                "{} has no last-applied annotation (see `kubectl last-applied repair`)",
-                target.display()
-            )));
+            return Err(Error::Missing {
+                object: target.display(),
+                what: "last-applied annotation".into(),
+                hint: " (see `kubectl last-applied repair`)".into(),
+            });
         };
         let applied: Value = serde_json::from_str(text)
-            .map_err(|e| Error::Other(format!("{}: the annotation is not valid JSON: {e}", target.display())))?;
+            .map_err(|e| Error::malformed(format!("the last-applied annotation of {}", target.display()), e))?;
         if args.output == Some(OutputFormat::Name) && !args.diff {
             println!("{}", target.display());
             continue;

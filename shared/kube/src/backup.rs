@@ -251,8 +251,8 @@ impl BackupStore {
     pub fn open_default() -> Result<Self> {
         let base = match std::env::var_os("FIELDWISE_DATA_DIR") {
             Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-            _ => dirs::data_dir().map(|d| d.join("fieldwise")).ok_or_else(|| {
-                Error::Other("cannot find a data directory for backups; set FIELDWISE_DATA_DIR".into())
+            _ => dirs::data_dir().map(|d| d.join("fieldwise")).ok_or_else(|| Error::Unsupported {
+                what: "this system has no data directory for backups; set FIELDWISE_DATA_DIR".into(),
             })?,
         };
         Ok(BackupStore { root: base.join("backups") })
@@ -296,7 +296,7 @@ impl BackupStore {
                     create_private_dirs(&dir)?;
                     attempt += 1;
                 }
-                Err(e) => return Err(Error::Other(format!("cannot write the backup {}: {e}", file.display()))),
+                Err(e) => return Err(Error::local_io("write the backup", &file, e)),
             }
         }
         Err(Error::Other(format!("too many backups with the same time in {}", dir.display())))
@@ -328,8 +328,7 @@ impl BackupStore {
         for backup in self.list(key)? {
             let before_rv = backup.record.before.pointer("/metadata/resourceVersion").and_then(Value::as_str);
             if backup.record.state == WriteState::Unknown && live_rv.is_some() && before_rv == live_rv {
-                fs::remove_file(&backup.file)
-                    .map_err(|e| Error::Other(format!("cannot remove the backup {}: {e}", backup.file.display())))?;
+                fs::remove_file(&backup.file).map_err(|e| Error::local_io("remove the backup", &backup.file, e))?;
                 settled += 1;
             }
         }
@@ -460,9 +459,9 @@ fn read_dir_records(dir: &Path) -> Result<Vec<Backup>> {
         if file.extension().and_then(|e| e.to_str()) != Some("json") || !file.is_file() {
             continue;
         }
-        let text = fs::read(&file).map_err(|e| Error::Other(format!("cannot read {}: {e}", file.display())))?;
+        let text = fs::read(&file).map_err(|e| Error::local_io("read", &file, e))?;
         let record: BackupRecord = serde_json::from_slice(&text)
-            .map_err(|e| Error::Other(format!("the backup {} is damaged: {e}", file.display())))?;
+            .map_err(|e| Error::malformed(format!("the backup {} (damaged)", file.display()), e))?;
         backups.push(Backup { file, record: record.normalized() });
     }
     Ok(backups)
@@ -486,8 +485,7 @@ fn prune_sorted(backups: &[Backup], policy: Retention) -> Result<PruneReport> {
         let too_many = policy.keep > 0 && newer >= policy.keep;
         let too_old = policy.max_age.is_some_and(|max| age(&backup.record.time, now).is_some_and(|a| a > max));
         if too_many || too_old {
-            fs::remove_file(&backup.file)
-                .map_err(|e| Error::Other(format!("cannot remove the backup {}: {e}", backup.file.display())))?;
+            fs::remove_file(&backup.file).map_err(|e| Error::local_io("remove the backup", &backup.file, e))?;
             report.removed += 1;
         } else {
             report.kept += 1;
@@ -529,17 +527,14 @@ fn remove_empty_dirs(dir: &Path, root: &Path) {
 }
 
 fn write_record(handle: &mut fs::File, record: &BackupRecord, file: &Path) -> Result<()> {
-    let text = serde_json::to_vec_pretty(record).map_err(|e| Error::Other(e.to_string()))?;
-    handle
-        .write_all(&text)
-        .and_then(|_| handle.sync_all())
-        .map_err(|e| Error::Other(format!("cannot write the backup {}: {e}", file.display())))
+    let text = serde_json::to_vec_pretty(record).map_err(|e| Error::malformed("a backup record", e))?;
+    handle.write_all(&text).and_then(|_| handle.sync_all()).map_err(|e| Error::local_io("write the backup", file, e))
 }
 
 /// Replaces a record's file in one step (a private temporary file, then a rename).
 fn rewrite(file: &Path, record: &BackupRecord) -> Result<()> {
     let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
-    let fail = |e: std::io::Error| Error::Other(format!("cannot update the backup {}: {e}", file.display()));
+    let fail = |e: std::io::Error| Error::local_io("update the backup", file, e);
     fs::remove_file(&tmp).ok();
     let mut handle = create_file(&tmp, true).map_err(fail)?;
     write_record(&mut handle, record, &tmp)?;
@@ -547,7 +542,7 @@ fn rewrite(file: &Path, record: &BackupRecord) -> Result<()> {
 }
 
 fn create_private_dirs(dir: &Path) -> Result<()> {
-    create_dirs(dir).map_err(|e| Error::Other(format!("cannot create the backup directory {}: {e}", dir.display())))
+    create_dirs(dir).map_err(|e| Error::local_io("create the backup directory", dir, e))
 }
 
 /// The current time in RFC 3339 with milliseconds, UTC.

@@ -36,7 +36,9 @@ where
 {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
-        Err(e) => return fail(&crate::Error::Other(format!("cannot start the async runtime: {e}"))),
+        Err(e) => {
+            return fail(&crate::Error::LocalIo { action: "start the async runtime".into(), path: None, source: e })
+        }
     };
     match runtime.block_on(future) {
         Ok(code) => code,

@@ -50,11 +50,13 @@ impl Connection {
             if let Some(cache) = self.discovery_cache() {
                 crate::discovery::forget(&cache);
             }
-            return Error::Other(format!(
-                "{}: the cached API discovery named a resource type the server no longer serves; \
-                 the cache is cleared, run the command again",
-                converted.to_string().trim_start_matches("error: ")
-            ));
+            return Error::Unsupported {
+                what: format!(
+                    "{}: the cached API discovery named a resource type the server no longer serves; \
+                     the cache is cleared, run the command again",
+                    converted.to_string().trim_start_matches("error: ")
+                ),
+            };
         }
         converted
     }
@@ -150,7 +152,7 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
         config.write_timeout = timeout;
     }
     let agent = http::HeaderValue::from_str(&crate::version::user_agent())
-        .map_err(|e| Error::Other(format!("cannot build the User-Agent header: {e}")))?;
+        .map_err(|e| Error::malformed("the User-Agent header", e))?;
     config.headers.push((http::header::USER_AGENT, agent));
     let namespace = flags.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();

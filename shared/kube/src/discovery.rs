@@ -239,19 +239,23 @@ async fn download(conn: &Connection, client: &kube::Client, cache: Option<&Serve
         let request = http::Request::get(path)
             .header(http::header::ACCEPT, kube::core::discovery::v2::ACCEPT_AGGREGATED_DISCOVERY_V2)
             .body(Vec::new())
-            .map_err(|e| Error::Other(format!("cannot build the discovery request for {path}: {e}")))?;
+            .map_err(|e| Error::malformed(format!("the discovery request for {path}"), e))?;
         let text = client.request_text(request).await.map_err(|e| conn.error(e))?;
         let list: APIGroupDiscoveryList = serde_json::from_str(&text).map_err(|e| {
-            Error::Other(format!(
-                "the server at {} answered {path} without aggregated discovery ({e}); Kubernetes 1.30 or newer is needed",
-                conn.server
-            ))
+            Error::Unsupported {
+                what: format!(
+                    "the server at {} answered {path} without aggregated discovery ({e}); Kubernetes 1.30 or newer is needed",
+                    conn.server
+                ),
+            }
         })?;
         if list.items.is_empty() && path == "/api" {
-            return Err(Error::Other(format!(
-                "the server at {} answered /api without aggregated discovery; Kubernetes 1.30 or newer is needed",
-                conn.server
-            )));
+            return Err(Error::Unsupported {
+                what: format!(
+                    "the server at {} answered /api without aggregated discovery; Kubernetes 1.30 or newer is needed",
+                    conn.server
+                ),
+            });
         }
         collect(&list, &mut types);
         documents.push((entry, text));
@@ -274,7 +278,7 @@ fn refetch_blocking(conn: &Connection) -> Result<Vec<ResourceType>> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+            .map_err(|e| Error::LocalIo { action: "start the async runtime".into(), path: None, source: e })?;
         runtime.block_on(async {
             let client = conn.fresh_client()?;
             let cache = conn.discovery_cache();
@@ -283,7 +287,7 @@ fn refetch_blocking(conn: &Connection) -> Result<Vec<ResourceType>> {
             types
         })
     });
-    worker.join().map_err(|_| Error::Other("the discovery refetch failed unexpectedly".into()))?
+    worker.join().map_err(|_| Error::Stopped("the discovery refetch"))?
 }
 
 fn collect(list: &APIGroupDiscoveryList, out: &mut Vec<ResourceType>) {

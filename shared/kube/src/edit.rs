@@ -110,9 +110,9 @@ impl EditSession {
             .arg("editor")
             .arg(&self.file)
             .status()
-            .map_err(|e| Error::Other(format!("cannot run the editor {editor:?}: {e}")))?;
+            .map_err(|e| Error::Program { command: editor.clone(), start_error: Some(e), status: None })?;
         if !status.success() {
-            return Err(Error::Other(format!("the editor {editor:?} failed ({status}); nothing was changed")));
+            return Err(Error::Program { command: editor, start_error: None, status: Some(status) });
         }
         std::fs::read_to_string(&self.file).map_err(|e| io_error("cannot read", &self.file, e))
     }
@@ -150,7 +150,7 @@ fn random_suffix() -> String {
 }
 
 fn io_error(what: &str, path: &Path, err: std::io::Error) -> Error {
-    Error::Other(format!("{what} {}: {err}", path.display()))
+    Error::local_io(what.trim_start_matches("cannot "), path, err)
 }
 
 /// The result of an edit.

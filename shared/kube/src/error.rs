@@ -76,8 +76,151 @@ pub enum Error {
         /// How long the attempts took.
         waited: std::time::Duration,
     },
+    /// A local file or directory could not be read, written, created or removed
+    /// (backups, caches, `--edit` files, standard output).
+    LocalIo {
+        /// What was being done, as a verb phrase: `write the backup`.
+        action: String,
+        /// The file, when there is one.
+        path: Option<std::path::PathBuf>,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// Bytes that should be a document (JSON, YAML, a schema) are not.
+    Malformed {
+        /// What they are and where they came from: `the backup /x/y.json`.
+        what: String,
+        /// The parser's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// One of the core's semantic operations failed on an object: a patch that does not
+    /// apply, managedFields that cannot be read, an annotation that cannot be rebuilt.
+    Semantics {
+        /// kubectl's name of the object (or the file it came from).
+        object: String,
+        /// The core's error (boxed: some are large, and errors travel in every `Result`).
+        source: Box<CoreError>,
+    },
+    /// A rule of fieldwise refused a write before anything was sent.
+    Refused {
+        /// kubectl's name of the object.
+        object: String,
+        /// Which rule, and the facts that broke it.
+        rule: Refusal,
+    },
+    /// The server lacks something fieldwise needs (aggregated discovery, a resourceVersion
+    /// to guard a write with, managedFields), or fieldwise's own cache of it is stale.
+    Unsupported {
+        /// What is missing, and what to do.
+        what: String,
+    },
+    /// The object lacks what the command reads (its last-applied annotation, its managedFields).
+    Missing {
+        /// kubectl's name of the object.
+        object: String,
+        /// What it lacks: `a last-applied annotation`.
+        what: String,
+        /// What to do about it, or why it happens.
+        hint: String,
+    },
+    /// An external program the user chose (the editor) could not run or failed.
+    Program {
+        /// The command line.
+        command: String,
+        /// Why: it could not start (`Some`), or it exited with a failure (the status).
+        start_error: Option<std::io::Error>,
+        /// Its exit status, when it ran.
+        status: Option<std::process::ExitStatus>,
+    },
+    /// The Kubernetes client failed in a way that is neither the server's answer nor
+    /// the transport (a request it could not build, an answer it could not decode).
+    Client(Box<kube::Error>),
+    /// `completion install|uninstall` could not manage the completer links.
+    Completion(crate::completion::install::InstallError),
+    /// Work that was stopped from inside (the consumer of a stream went away, a limiter
+    /// closed): never the user's fault, reported in case it is seen.
+    Stopped(&'static str),
     /// Anything else, already phrased for the user.
     Other(String),
+}
+
+/// The core's errors, kept whole so a caller can match on them and read their source.
+#[derive(Debug)]
+pub enum CoreError {
+    /// A JSON merge patch (RFC 7386) that cannot be applied.
+    MergePatch(fieldwise_core::merge_patch::MergePatchError),
+    /// A JSON Patch (RFC 6902) that cannot be parsed or applied.
+    JsonPatch(fieldwise_core::json_patch::JsonPatchError),
+    /// A strategic merge patch that cannot be computed or applied.
+    Strategic(fieldwise_core::strategic::StrategicError),
+    /// `metadata.managedFields` that cannot be read.
+    ManagedFields(fieldwise_core::ownership::ManagedFieldsError),
+    /// A last-applied configuration that cannot be rebuilt from the object.
+    Rebuild(fieldwise_core::last_applied::IntentError),
+    /// A field path that cannot be parsed or typed.
+    FieldPath(fieldwise_core::fieldpath::TypedError),
+}
+
+impl fmt::Display for CoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CoreError::MergePatch(e) => e.fmt(f),
+            CoreError::JsonPatch(e) => e.fmt(f),
+            CoreError::Strategic(e) => e.fmt(f),
+            CoreError::ManagedFields(e) => e.fmt(f),
+            CoreError::Rebuild(e) => e.fmt(f),
+            CoreError::FieldPath(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(match self {
+            CoreError::MergePatch(e) => e,
+            CoreError::JsonPatch(e) => e,
+            CoreError::Strategic(e) => e,
+            CoreError::ManagedFields(e) => e,
+            CoreError::Rebuild(e) => e,
+            CoreError::FieldPath(e) => e,
+        })
+    }
+}
+
+macro_rules! core_error_from {
+    ($($variant:ident($ty:ty)),* $(,)?) => {$(
+        impl From<$ty> for CoreError {
+            fn from(e: $ty) -> Self {
+                CoreError::$variant(e)
+            }
+        }
+    )*};
+}
+
+core_error_from!(
+    MergePatch(fieldwise_core::merge_patch::MergePatchError),
+    JsonPatch(fieldwise_core::json_patch::JsonPatchError),
+    Strategic(fieldwise_core::strategic::StrategicError),
+    ManagedFields(fieldwise_core::ownership::ManagedFieldsError),
+    Rebuild(fieldwise_core::last_applied::IntentError),
+    FieldPath(fieldwise_core::fieldpath::TypedError),
+);
+
+/// The rules fieldwise refuses a write by, before sending it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The last-applied annotation would hold this many Secret values in clear text.
+    SecretValues {
+        /// How many values.
+        values: usize,
+    },
+    /// The annotation would make the object's annotations larger than the server allows.
+    AnnotationTooLarge {
+        /// The annotations' size with it, in bytes.
+        size: usize,
+        /// The server's limit, in bytes.
+        limit: usize,
+    },
 }
 
 /// One cause of a refusal, from the server's Status `details.causes`.
@@ -138,7 +281,7 @@ impl Error {
             kube::Error::Auth(e) => {
                 Error::Kubeconfig(format!("cannot get credentials for the current user: {}", root_cause(&e)))
             }
-            other => Error::Other(root_cause(&other)),
+            other => Error::Client(Box::new(other)),
         }
     }
 
@@ -272,16 +415,70 @@ impl Error {
                 "error: {object} kept changing: {attempts} guarded write(s) in {:.1}s each lost the race against another writer; nothing was written. Raise --request-timeout to keep trying longer.",
                 waited.as_secs_f64()
             ),
+            Error::LocalIo { action, path: Some(path), source } => {
+                write!(f, "error: cannot {action} {}: {source}", path.display())
+            }
+            Error::LocalIo { action, path: None, source } => write!(f, "error: cannot {action}: {source}"),
+            Error::Malformed { what, source } => write!(f, "error: {what} cannot be read: {source}"),
+            Error::Semantics { object, source } => write!(f, "error: {object}: {source}"),
+            Error::Refused { object, rule: Refusal::SecretValues { values } } => write!(
+                f,
+                "error: {}",
+                fieldwise_core::last_applied::secret_values::refusal_reason(object, *values)
+            ),
+            Error::Refused { object, rule: Refusal::AnnotationTooLarge { size, limit } } => write!(
+                f,
+                "error: {object}: the annotation would make the annotations {size} bytes, over the {limit}-byte limit; use `kubectl last-applied migrate {object} --drop-annotation` and server-side apply instead"
+            ),
+            Error::Unsupported { what } => write!(f, "error: {what}"),
+            Error::Missing { object, what, hint } => write!(f, "error: {object} has no {what}{hint}"),
+            Error::Program { command, start_error: Some(e), .. } => write!(f, "error: cannot run {command:?}: {e}"),
+            Error::Program { command, status, .. } => {
+                let status = status.map_or_else(|| "failed".to_string(), |s| s.to_string());
+                write!(f, "error: {command:?} failed ({status}); nothing was changed")
+            }
+            Error::Completion(e) => write!(f, "error: {e}"),
+            Error::Client(e) => write!(f, "error: {}", root_cause(e.as_ref())),
+            Error::Stopped(what) => write!(f, "error: {what} was stopped"),
             Error::Other(m) => write!(f, "error: {m}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::LocalIo { source, .. } => Some(source),
+            Error::Malformed { source, .. } => Some(source.as_ref()),
+            Error::Semantics { source, .. } => Some(source.as_ref()),
+            Error::Program { start_error: Some(source), .. } => Some(source),
+            Error::Completion(source) => Some(source),
+            Error::Client(source) => Some(source.as_ref()),
+            _ => None,
+        }
+    }
+}
 
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
-        Error::Other(format!("invalid JSON from the server: {e}"))
+        Error::Malformed { what: "JSON from the server".into(), source: Box::new(e) }
+    }
+}
+
+impl Error {
+    /// A local file operation that failed: `action` is a verb phrase (`write the backup`).
+    pub fn local_io(action: impl Into<String>, path: &std::path::Path, source: std::io::Error) -> Self {
+        Error::LocalIo { action: action.into(), path: Some(path.to_path_buf()), source }
+    }
+
+    /// Bytes described by `what` that do not parse.
+    pub fn malformed(what: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::Malformed { what: what.into(), source: Box::new(source) }
+    }
+
+    /// A core error about `object`.
+    pub fn semantics(object: impl Into<String>, source: impl Into<CoreError>) -> Self {
+        Error::Semantics { object: object.into(), source: Box::new(source.into()) }
     }
 }
 

@@ -33,4 +33,4 @@ pub mod target;
 pub mod version;
 pub mod write;
 
-pub use error::{Error, Result, StatusCause};
+pub use error::{CoreError, Error, Refusal, Result, StatusCause};

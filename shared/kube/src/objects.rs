@@ -165,11 +165,10 @@ impl<'a> Pager<'a> {
 /// The answer is decoded by `fieldwise_core::json` (serde_json's result, faster: LIST
 /// answers of thousands of objects are the plugins' largest inputs).
 pub async fn send(conn: &Connection, request: http::Result<Request<Vec<u8>>>) -> Result<Value> {
-    let request = request.map_err(|e| Error::Other(format!("cannot build request: {e}")))?;
+    let request = request.map_err(|e| Error::malformed("the request", e))?;
     let text = conn.client.request_text(request).await.map_err(|e| conn.error(e))?;
-    let answer = fieldwise_core::json::from_str(&text).map_err(|e| {
-        Error::Other(format!("the server {} answered with JSON that cannot be decoded: {e}", conn.server))
-    })?;
+    let answer = fieldwise_core::json::from_str(&text)
+        .map_err(|e| Error::malformed(format!("the answer of the server {}", conn.server), e))?;
     // The one read path: every Secret value the process sees is known to the redaction boundary.
     crate::redact::remember(&answer);
     Ok(answer)

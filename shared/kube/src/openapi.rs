@@ -215,11 +215,11 @@ impl Schemas {
             return Ok(document.clone());
         }
         let Source::Server { conn, .. } = &self.source else {
-            return Err(Error::Other("no server to read /openapi/v2 from".into()));
+            return Err(Error::Unsupported { what: "no server to read /openapi/v2 from".into() });
         };
         let bytes = get_bytes(conn, "/openapi/v2").await?;
         let value = decode(conn, "/openapi/v2", &bytes)?;
-        let schema = reader::from_v2(&value).map_err(|e| bad_document(conn, "/openapi/v2", &e))?;
+        let schema = reader::from_v2(&value).map_err(|e| bad_document(conn, "/openapi/v2", e))?;
         let document = Arc::new(Document { schema: Arc::new(schema), patch_types: patch_types(&value) });
         self.v2 = Some(document.clone());
         Ok(document)
@@ -321,7 +321,7 @@ fn forget_older_versions(cache: &ServerCache, name: &str) {
 
 fn parse_v3(conn: &Connection, url: &str, bytes: &[u8]) -> Result<Document> {
     let value = decode(conn, url, bytes)?;
-    let schema = reader::from_v3(&value).map_err(|e| bad_document(conn, url, &e))?;
+    let schema = reader::from_v3(&value).map_err(|e| bad_document(conn, url, e))?;
     Ok(Document { schema: Arc::new(schema), patch_types: patch_types(&value) })
 }
 
@@ -356,20 +356,20 @@ async fn get_bytes(conn: &Connection, url: &str) -> Result<Vec<u8>> {
     let request = Request::get(url)
         .header(http::header::ACCEPT, "application/json")
         .body(Vec::new())
-        .map_err(|e| Error::Other(format!("cannot build the request for {url}: {e}")))?;
+        .map_err(|e| Error::malformed(format!("the request for {url}"), e))?;
     let text = conn.client.request_text(request).await.map_err(|e| conn.error(e))?;
     Ok(text.into_bytes())
 }
 
 fn decode(conn: &Connection, url: &str, bytes: &[u8]) -> Result<Value> {
     let text = std::str::from_utf8(bytes)
-        .map_err(|e| Error::Other(format!("the server {} sent {url} that is not UTF-8: {e}", conn.server)))?;
+        .map_err(|e| Error::malformed(format!("{url} from the server {}", conn.server), e))?;
     fieldwise_core::json::from_str(text)
-        .map_err(|e| Error::Other(format!("the server {} sent {url} that is not valid JSON: {e}", conn.server)))
+        .map_err(|e| Error::malformed(format!("{url} from the server {}", conn.server), e))
 }
 
-fn bad_document(conn: &Connection, url: &str, err: &reader::SchemaError) -> Error {
-    Error::Other(format!("the server {} sent {url} that cannot be read as a schema: {err}", conn.server))
+fn bad_document(conn: &Connection, url: &str, err: reader::SchemaError) -> Error {
+    Error::malformed(format!("the schema {url} from the server {}", conn.server), err)
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ pub fn name_of(object: &Value) -> Option<String> {
 
 /// A value as a YAML document.
 pub fn yaml(value: &Value) -> Result<String> {
-    serde_yaml::to_string(value).map_err(|e| Error::Other(format!("cannot write YAML: {e}")))
+    serde_yaml::to_string(value).map_err(|e| Error::malformed("the object (writing it as YAML)", e))
 }
 
 /// An object as `-o json|yaml` shows it, the way `kubectl patch -o json|yaml` does:

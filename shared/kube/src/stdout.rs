@@ -30,7 +30,7 @@ pub fn from_io(err: std::io::Error) -> Error {
     if err.kind() == ErrorKind::BrokenPipe {
         Error::StdoutClosed
     } else {
-        Error::Other(format!("cannot write to standard output: {err}"))
+        Error::LocalIo { action: "write to standard output".into(), path: None, source: err }
     }
 }
 

@@ -597,7 +597,7 @@ fn manage_completer(plugin: &str, action: Action) -> ExitCode {
             println!("{outcome}");
             ExitCode::SUCCESS
         }
-        Err(e) => crate::cli::fail(&crate::Error::Other(e.to_string())),
+        Err(e) => crate::cli::fail(&crate::Error::Completion(e)),
     }
 }
 
@@ -606,7 +606,11 @@ fn manage_completer(plugin: &str, action: Action) -> ExitCode {
 pub fn print_script(cmd: Command, shell: Shell) -> ExitCode {
     match write_script(cmd, shell, &mut io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => crate::cli::fail(&crate::Error::Other(format!("cannot write the completion script: {e}"))),
+        Err(e) => crate::cli::fail(&crate::Error::LocalIo {
+            action: "write the completion script".into(),
+            path: None,
+            source: e,
+        }),
     }
 }
 

@@ -330,8 +330,8 @@ impl<'a> GuardedWrite<'a> {
     }
 
     fn guard_version(&self, live: &Value) -> Result<String> {
-        resource_version(live).map(String::from).ok_or_else(|| {
-            Error::Other(format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()))
+        resource_version(live).map(String::from).ok_or_else(|| Error::Unsupported {
+            what: format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()),
         })
     }
 

@@ -108,7 +108,7 @@ pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest
         query.push("force=true".into());
     }
     let url = format!("{}?{}", target.path(request.subresource), query.join("&"));
-    let body = serde_json::to_vec(request.body).map_err(|e| Error::Other(format!("cannot encode the patch: {e}")))?;
+    let body = serde_json::to_vec(request.body).map_err(|e| Error::malformed("the patch (encoding it)", e))?;
     let http = Request::patch(url).header(http::header::CONTENT_TYPE, request.patch_type.content_type()).body(body);
     send(conn, http).await
 }
