@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::age::{self, TimeStyle};
 use crate::subject::{reference, Subject};
-use crate::summary::table;
+use crate::summary::styled_table;
 use crate::tree::Tree;
 
 /// The types `--kinds` asks for, resolved through discovery as kubectl does.
@@ -127,12 +127,26 @@ pub fn render(tree: &Tree, filter: &KindFilter, now: Timestamp) -> String {
     let mut rows = Vec::new();
     add_rows(&layout, &tree.root, "", "", now, &mut rows);
     let header = ["NAMESPACE", "NAME", "READY", "REASON", "AGE"].map(String::from);
-    out.push_str(&table(&header, &rows));
+    out.push_str(&styled_table(&header, &rows, |row, column, text| paint(&rows[row][2], column, text)));
     if !tree.skipped.is_empty() {
         let names: Vec<String> = tree.skipped.iter().map(|s| format!("{} ({})", s.resource, s.reason)).collect();
         out.push_str(&format!("skipped, could not list: {}\n", names.join(", ")));
     }
     out
+}
+
+/// kubectl-tree's colors (only when `colored` is on: a terminal, no `NO_COLOR`): READY and
+/// REASON green when ready, red when not, dimmed when unknown to the object.
+fn paint(ready: &str, column: usize, text: String) -> String {
+    use colored::Colorize;
+    if column != 2 && column != 3 {
+        return text;
+    }
+    match ready {
+        "True" => text.green().to_string(),
+        "False" | "Unknown" => text.red().to_string(),
+        _ => text.dimmed().to_string(),
+    }
 }
 
 /// One row per object, depth first; `branch` draws this row, `indent` the rows below it.
