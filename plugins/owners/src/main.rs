@@ -10,6 +10,7 @@ mod report;
 mod subject;
 mod summary;
 mod tree;
+mod tree_view;
 mod view;
 
 use std::process::ExitCode;
@@ -46,8 +47,10 @@ Examples:
   # Would a server-side apply conflict? Exit 3 if so; --verify asks the server
   kubectl owners --conflicts -f deploy.yaml --field-manager ci --verify
 
-  # The ownerReferences tree: Deployment -> ReplicaSet -> Pods
+  # The ownerReferences tree: Deployment -> ReplicaSet -> Pods, with READY, REASON and AGE
   kubectl owners pod/busybox-demo-5d8f9-abcde --tree
+  kubectl owners deploy/busybox-demo --tree --kinds pods,replicasets
+  kubectl owners deploy/busybox-demo --tree -o yaml
 
   # Many objects: by label, in every namespace, or from files and directories
   kubectl owners deploy -l app=busybox -A --summary
@@ -127,9 +130,18 @@ pub struct Cli {
     #[arg(long, requires = "conflicts")]
     verify: bool,
 
-    /// The ownerReferences chain up to the root and the objects owned below it.
+    /// The ownerReferences chain up to the root and the objects owned below it, as a table
+    /// (NAMESPACE, NAME drawn as a tree, READY, REASON, AGE) or nested with -o json|yaml. An object
+    /// with several owners is shown once, under its controller owner (else the owner nearest the
+    /// root), the others named beside it.
     #[arg(long, group = "mode")]
     tree: bool,
+
+    /// With --tree: only objects of these types, comma-separated (e.g. pods,rs or
+    /// deployments.apps), and the objects on the way to them; the root and the object asked
+    /// about are always shown.
+    #[arg(long, value_name = "TYPES", value_delimiter = ',', requires = "tree")]
+    kinds: Vec<String>,
 
     /// How to show when managers wrote.
     #[arg(long, value_enum, default_value_t = TimeStyle::Relative)]

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::subject::Subject;
 use crate::view::ViewOptions;
-use crate::{annotate, conflicts, fields, load, manager, summary, tree, Cli};
+use crate::{annotate, conflicts, fields, load, manager, summary, tree, tree_view, Cli};
 
 /// The exit code when `--conflicts` predicts at least one conflict.
 pub const EXIT_CONFLICTS: u8 = 3;
@@ -56,10 +56,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     }
     let mut schemas = Schemas::connected(&conn);
     let mut sections = Vec::new();
+    let kinds = tree_view::KindFilter::resolve(&catalog, &cli.kinds)?;
     for subject in &subjects {
         let section = if cli.tree {
             let t = tree::build(&conn, &catalog, subject).await?;
-            Section { text: tree::render(&t), json: json!({"tree": tree::json(&t)}) }
+            Section {
+                text: tree_view::render(&t, &kinds, Timestamp::now()),
+                json: json!({"tree": tree_view::json(&t, &kinds)}),
+            }
         } else {
             section(&cli, subject, &mut schemas).await?
         };

@@ -34,19 +34,42 @@ pub fn render(name: &str, entries: &[ManagedFieldsEntry], style: TimeStyle, now:
 
 /// Left-aligned columns separated by three spaces, kubectl style.
 pub fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
+    styled_table(header, rows, |_, _, padded| padded)
+}
+
+/// [`table`], with each body cell passed through `style(row, column, padded text)` after
+/// padding, so color codes do not disturb the alignment.
+pub fn styled_table<const N: usize>(
+    header: &[String; N],
+    rows: &[[String; N]],
+    style: impl Fn(usize, usize, String) -> String,
+) -> String {
     let mut widths = header.clone().map(|h| h.len());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |cells: &[String; N]| {
-        let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+    let line = |cells: &[String; N], row: Option<usize>| {
+        let last = N.saturating_sub(1);
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(column, (c, w))| {
+                // The last column is not padded: no trailing spaces.
+                let text = if column == last { c.clone() } else { format!("{c:<w$}") };
+                match row {
+                    Some(row) => style(row, column, text),
+                    None => text,
+                }
+            })
+            .collect();
         format!("{}\n", padded.join("   ").trim_end())
     };
-    let mut out = line(header);
-    for row in rows {
-        out.push_str(&line(row));
+    let mut out = line(header, None);
+    for (i, row) in rows.iter().enumerate() {
+        out.push_str(&line(row, Some(i)));
     }
     out
 }

@@ -5,7 +5,7 @@
 //! type is listed once (namespaced types in the object's namespace, or in all
 //! namespaces for a cluster-scoped object, and cluster-scoped types), and
 //! objects are attached to their owners by uid. Types the user may not list
-//! are skipped and named.
+//! are skipped and named. How the tree is shown: `tree_view`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -13,9 +13,9 @@ use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::{objects, Error, Result};
 use http::Request;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::subject::{reference, Subject};
+use crate::subject::Subject;
 
 /// A type that could not be searched, and why.
 #[derive(Debug, Clone)]
@@ -156,83 +156,4 @@ async fn list_everything(
     }
     skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
     (all, skipped)
-}
-
-/// `kind.group/name` of an object, with its namespace when it differs from `namespace`.
-fn label(object: &Value, namespace: Option<&str>) -> String {
-    let subject = Subject::from_object(object.clone(), None);
-    let ns = object.pointer("/metadata/namespace").and_then(Value::as_str);
-    match ns {
-        Some(ns) if Some(ns) != namespace => format!("{} -n {ns}", subject.display),
-        _ => subject.display,
-    }
-}
-
-/// The human tree.
-pub fn render(tree: &Tree) -> String {
-    let namespace = tree.root.pointer("/metadata/namespace").and_then(Value::as_str);
-    let mut out = String::new();
-    for missing in &tree.missing_owners {
-        out.push_str(&format!("(owner not shown: {missing})\n"));
-    }
-    let mark = |o: &Value| if uid(o) == tree.target_uid { "  <- this object" } else { "" };
-    out.push_str(&format!("{}{}\n", label(&tree.root, namespace), mark(&tree.root)));
-    let mut seen = HashSet::from([uid(&tree.root).to_string()]);
-    render_children(tree, uid(&tree.root), "", namespace, &mut seen, &mut out);
-    if !tree.skipped.is_empty() {
-        let names: Vec<String> = tree.skipped.iter().map(|s| format!("{} ({})", s.resource, s.reason)).collect();
-        out.push_str(&format!("skipped, could not list: {}\n", names.join(", ")));
-    }
-    out
-}
-
-fn render_children(
-    tree: &Tree,
-    owner: &str,
-    prefix: &str,
-    namespace: Option<&str>,
-    seen: &mut HashSet<String>,
-    out: &mut String,
-) {
-    let Some(children) = tree.children.get(owner) else { return };
-    for (i, (child, controller)) in children.iter().enumerate() {
-        let last = i + 1 == children.len();
-        let flag = if *controller { " (controller)" } else { "" };
-        let mark = if uid(child) == tree.target_uid { "  <- this object" } else { "" };
-        out.push_str(&format!(
-            "{prefix}{}{}{flag}{mark}\n",
-            if last { "└── " } else { "├── " },
-            label(child, namespace)
-        ));
-        if seen.insert(uid(child).to_string()) {
-            let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
-            render_children(tree, uid(child), &deeper, namespace, seen, out);
-        }
-    }
-}
-
-/// The `tree` section of the JSON output.
-pub fn json(tree: &Tree) -> Value {
-    let mut seen = HashSet::from([uid(&tree.root).to_string()]);
-    let skipped: Vec<Value> =
-        tree.skipped.iter().map(|s| json!({"resource": s.resource, "reason": s.reason})).collect();
-    json!({
-        "root": node(tree, &tree.root, None, &mut seen),
-        "missingOwners": tree.missing_owners,
-        "skipped": skipped,
-    })
-}
-
-fn node(tree: &Tree, object: &Value, controller: Option<bool>, seen: &mut HashSet<String>) -> Value {
-    let mut children = Vec::new();
-    for (child, is_controller) in tree.children.get(uid(object)).into_iter().flatten() {
-        if seen.insert(uid(child).to_string()) {
-            children.push(node(tree, child, Some(*is_controller), seen));
-        }
-    }
-    let mut out = json!({"object": reference(object), "target": uid(object) == tree.target_uid, "children": children});
-    if let Some(c) = controller {
-        out["controller"] = c.into();
-    }
-    out
 }

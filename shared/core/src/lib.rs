@@ -21,6 +21,8 @@
 //! - [`ownership`]: managers, managedFields, and server-side apply conflicts.
 //! - [`lint`]: the traps of each patch type, found before the write.
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
+//! - [`owner_tree`]: the ownerReferences tree below an object, each object shown once.
+//! - [`readiness`]: whether an object is ready and why not, from its conditions (READY, REASON).
 
 pub mod effect;
 pub mod fieldpath;
@@ -30,7 +32,9 @@ pub mod last_applied;
 pub mod lint;
 pub mod merge_patch;
 mod object_field;
+pub mod owner_tree;
 pub mod ownership;
+pub mod readiness;
 pub mod schema;
 mod str_eq;
 pub mod strategic;

@@ -364,9 +364,11 @@ fn tree_shows_the_replicaset_and_pods_of_a_deployment() {
         assert!(marked, "{target} is marked: {root:#}");
     }
     let text_tree = ok(run(owners(&cluster).args(["-n", &ns, &pod, "--tree"])));
+    let lines: Vec<&str> = text_tree.lines().collect();
     assert!(
-        text_tree.starts_with("deployment.apps/busybox-demo\n")
-            && text_tree.contains("└── replicaset.apps/busybox-demo-"),
+        lines.len() >= 4
+            && lines[1].split_whitespace().nth(1) == Some("deployment.apps/busybox-demo")
+            && lines[2].contains("└─replicaset.apps/busybox-demo-"),
         "{text_tree}"
     );
     // A user who may not list everything still gets the tree, and is told what was skipped.
@@ -383,6 +385,169 @@ fn tree_shows_the_replicaset_and_pods_of_a_deployment() {
             && restricted.contains("skipped, could not list: ")
             && restricted.contains("secrets (forbidden)"),
         "{restricted}"
+    );
+}
+
+/// The rows of a `--tree` table whose NAME cell holds `name`.
+fn tree_rows<'t>(table: &'t str, name: &str) -> Vec<&'t str> {
+    table.lines().filter(|l| l.split_whitespace().nth(1).is_some_and(|n| n.contains(name))).collect()
+}
+
+/// kubectl's AGE of something made during this test: `12s`, `2m5s`, `3m`.
+fn is_recent_age(cell: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    match cell.strip_suffix('s') {
+        Some(rest) => digits(rest) || rest.split_once('m').is_some_and(|(m, s)| digits(m) && digits(s)),
+        None => cell.strip_suffix('m').is_some_and(digits),
+    }
+}
+
+#[test]
+fn tree_columns_readiness_two_owners_and_kinds() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-owners-tree-cols");
+    // owners writes nothing, but a run must never touch the user's data directory.
+    let data_dir = std::env::temp_dir().join(format!("fw-owners-tree-data-{}", std::process::id()));
+    let tree = |args: &[&str]| {
+        let mut cmd = owners(&cluster);
+        cmd.env("FIELDWISE_DATA_DIR", &data_dir).args(["-n", &ns, "deploy/busybox-demo", "--tree"]).args(args);
+        run(&mut cmd)
+    };
+    apply_busybox(&cluster, &ns);
+    // The controller-manager makes the ReplicaSet and its Pod; no kubelet runs, so the Pod
+    // stays Pending and the Deployment unavailable, until the Pod's status is set below.
+    let pod = eventually("the ReplicaSet to create a pod", Duration::from_secs(90), || {
+        let names = cluster.kubectl_ok(&["get", "pods", "-n", &ns, "-o", "name"]);
+        names.lines().next().map(|n| n.trim_start_matches("pod/").to_string())
+    });
+    let available = |want: &str| {
+        eventually(&format!("the Deployment's Available condition to be {want}"), Duration::from_secs(90), || {
+            let d = cluster.get_json(&ns, "deploy/busybox-demo");
+            let conditions = d["status"]["conditions"].as_array().cloned().unwrap_or_default();
+            conditions.iter().any(|c| c["type"] == "Available" && c["status"] == want).then_some(())
+        })
+    };
+    available("False");
+    let pending = ok(tree(&[]));
+    let root: Vec<&str> = pending.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+    assert_eq!(root[1..4], ["deployment.apps/busybox-demo", "False", "MinimumReplicasUnavailable"], "{pending}");
+    let pod_row = tree_rows(&pending, &format!("pod/{pod}"));
+    assert_eq!(pod_row.len(), 1, "{pending}");
+    assert_eq!(pod_row[0].split_whitespace().collect::<Vec<_>>()[2..4], ["-", "Pending"], "{pending}");
+    // Now as a kubelet would: Running and Ready, through the status subresource.
+    cluster.kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "pod",
+        &pod,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}"#,
+    ]);
+    available("True");
+    let uid_of = |what: &str| cluster.get_json(&ns, what)["metadata"]["uid"].as_str().unwrap().to_string();
+    let deploy_uid = uid_of("deploy/busybox-demo");
+    let rs = cluster
+        .kubectl_ok(&["get", "rs", "-n", &ns, "-o", "name"])
+        .trim()
+        .trim_start_matches("replicaset.apps/")
+        .to_string();
+    let rs_uid = uid_of(&format!("rs/{rs}"));
+    let pod_uid = uid_of(&format!("pod/{pod}"));
+    // Two ConfigMaps with two owners each: one controlled by the ReplicaSet (and owned by the
+    // Deployment too), one owned by the Pod and the Deployment with no controller.
+    let owner = |kind: &str, api: &str, name: &str, uid: &str, controller: bool| serde_json::json!({"apiVersion": api, "kind": kind, "name": name, "uid": uid, "controller": controller});
+    let configmaps = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared", "ownerReferences": [
+            owner("Deployment", "apps/v1", "busybox-demo", &deploy_uid, false),
+            owner("ReplicaSet", "apps/v1", &rs, &rs_uid, true),
+        ]}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "second", "ownerReferences": [
+            owner("Pod", "v1", &pod, &pod_uid, false),
+            owner("Deployment", "apps/v1", "busybox-demo", &deploy_uid, false),
+        ]}},
+    ]});
+    cluster.kubectl_stdin(&["create", "-n", &ns, "-f", "-"], &configmaps.to_string());
+
+    let table = ok(tree(&[]));
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0].split_whitespace().collect::<Vec<_>>(), ["NAMESPACE", "NAME", "READY", "REASON", "AGE"]);
+    let root: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(root[..2], [ns.as_str(), "deployment.apps/busybox-demo"], "{table}");
+    // Available and Progressing are both True now, and a Deployment has no Ready condition.
+    assert_eq!(root[2..4], ["-", "-"], "{table}");
+    assert!(is_recent_age(root[4]), "{table}");
+    let rs_rows = tree_rows(&table, &format!("replicaset.apps/{rs}"));
+    assert_eq!(rs_rows.len(), 1, "{table}");
+    assert!(
+        rs_rows[0].contains(&format!("├─replicaset.apps/{rs}"))
+            || rs_rows[0].contains(&format!("└─replicaset.apps/{rs}")),
+        "{table}"
+    );
+    // The Pod: the status set above, a real AGE.
+    let pod_rows = tree_rows(&table, &format!("pod/{pod}"));
+    assert_eq!(pod_rows.len(), 1, "{table}");
+    let pod_cells: Vec<&str> = pod_rows[0].split_whitespace().collect();
+    assert_eq!(pod_cells[2..4], ["True", "Running"], "{table}");
+    assert!(is_recent_age(pod_cells[4]), "{table}");
+    // Each ConfigMap once: `shared` under its controller (the ReplicaSet, two levels down),
+    // `second` under the owner nearest the root (the Deployment), each naming its other owner.
+    let shared = tree_rows(&table, "configmap/shared");
+    assert_eq!(shared.len(), 1, "{table}");
+    let shared_name = shared[0].split_whitespace().nth(1).unwrap();
+    assert!(shared_name.starts_with("├─") || shared_name.starts_with("└─"), "{table}");
+    assert!(shared[0].contains("  ├─configmap/shared") || shared[0].contains("  └─configmap/shared"), "{table}");
+    assert!(shared[0].ends_with("(also owned by deployment.apps/busybox-demo)"), "{table}");
+    let second = tree_rows(&table, "configmap/second");
+    assert_eq!(second.len(), 1, "{table}");
+    assert!(
+        second[0].split_whitespace().nth(1).is_some_and(|n| n == "├─configmap/second" || n == "└─configmap/second"),
+        "{table}"
+    );
+    assert!(second[0].ends_with(&format!("(also owned by pod/{pod})")), "{table}");
+    assert_eq!(table.matches("configmap/").count(), 2, "{table}");
+
+    // --kinds: the Pods and the path to them; no ConfigMaps. Short names and kinds resolve.
+    for kinds in ["pods", "po", "Pod"] {
+        let only_pods = ok(tree(&["--kinds", kinds]));
+        assert!(
+            !only_pods.contains("configmap/")
+                && tree_rows(&only_pods, &format!("pod/{pod}")).len() == 1
+                && tree_rows(&only_pods, &format!("replicaset.apps/{rs}")).len() == 1,
+            "--kinds {kinds}: {only_pods}"
+        );
+    }
+    let maps = ok(tree(&["--kinds", "cm,configmaps"]));
+    assert!(
+        maps.contains("configmap/shared") && maps.contains("configmap/second") && tree_rows(&maps, "pod/").is_empty(),
+        "{maps}"
+    );
+    let unknown = tree(&["--kinds", "pods,frobnicators"]);
+    assert_one_line_error(&unknown, "the server doesn't have a resource type \"frobnicators\"");
+
+    // -o json: the same nesting, each object once, with its readiness and other owners.
+    let report = json_of(tree(&["-o", "json"]));
+    let root = &report["items"][0]["tree"]["root"];
+    let kids = root["children"].as_array().unwrap();
+    let names: Vec<&str> = kids.iter().map(|c| c["object"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["second", rs.as_str()], "{root:#}");
+    assert_eq!(kids[0]["alsoOwnedBy"][0]["uid"], pod_uid.as_str(), "{root:#}");
+    assert_eq!(kids[0]["controller"], false, "{root:#}");
+    let under_rs = kids[1]["children"].as_array().unwrap();
+    let shared = under_rs.iter().find(|c| c["object"]["name"] == "shared").expect("shared under the ReplicaSet");
+    assert_eq!(
+        (shared["controller"].as_bool(), shared["alsoOwnedBy"][0]["kind"].as_str()),
+        (Some(true), Some("Deployment"))
+    );
+    let pod_node = under_rs.iter().find(|c| c["object"]["kind"] == "Pod").expect("the pod");
+    assert_eq!((pod_node["ready"].as_str(), pod_node["reason"].as_str()), (Some("True"), Some("Running")), "{root:#}");
+    assert!(pod_node["creationTimestamp"].is_string(), "{pod_node:#}");
+    let yaml = ok(tree(&["-o", "yaml", "--kinds", "pods"]));
+    assert!(
+        yaml.contains("kind: OwnersReport") && yaml.contains("reason: Running") && !yaml.contains("name: shared"),
+        "{yaml}"
     );
 }
 
