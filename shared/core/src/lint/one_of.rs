@@ -59,11 +59,29 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Structs whose discriminator field says which member may be set: for each
-/// member, the one discriminator value it belongs to (apiserver validation).
-const DISCRIMINATED: &[(&str, &str, &[(&str, &str)])] = &[
-    ("io.k8s.api.apps.v1.DeploymentStrategy", "type", &[("rollingUpdate", "RollingUpdate")]),
-    ("io.k8s.api.apps.v1.StatefulSetUpdateStrategy", "type", &[("rollingUpdate", "RollingUpdate")]),
+/// A struct whose discriminator field says which member may be set (apiserver validation).
+struct Discriminated {
+    /// The OpenAPI type name.
+    type_name: &'static str,
+    /// The discriminator field.
+    field: &'static str,
+    /// Each member, with the one discriminator value it belongs to.
+    members: &'static [(&'static str, &'static str)],
+}
+
+/// The discriminated one-ofs the apiserver enforces. (A DaemonSet's `updateStrategy`
+/// accepts `rollingUpdate` beside `OnDelete`, so it is not one.)
+const DISCRIMINATED: &[Discriminated] = &[
+    Discriminated {
+        type_name: "io.k8s.api.apps.v1.DeploymentStrategy",
+        field: "type",
+        members: &[("rollingUpdate", "RollingUpdate")],
+    },
+    Discriminated {
+        type_name: "io.k8s.api.apps.v1.StatefulSetUpdateStrategy",
+        field: "type",
+        members: &[("rollingUpdate", "RollingUpdate")],
+    },
 ];
 
 /// How a patch merges, which decides the form of the fix.
@@ -114,9 +132,9 @@ impl Walker<'_> {
         if let Some(members) = type_name.and_then(group_of) {
             switch_members(live_map, patch_map, members, path, self.out);
         }
-        if let Some((discriminator, members)) = type_name.and_then(discriminated_of) {
+        if let Some(rule) = type_name.and_then(|name| DISCRIMINATED.iter().find(|d| d.type_name == name)) {
             let retain = retain_keys && self.merging == Merging::Strategic;
-            switch_discriminated(live_map, patch_map, discriminator, members, retain, path, self.out);
+            switch_discriminated(live_map, patch_map, rule, retain, path, self.out);
         }
         let keys: Vec<String> = patch_map.keys().filter(|k| !k.starts_with('$')).cloned().collect();
         for key in keys {
@@ -152,21 +170,17 @@ impl Walker<'_> {
     }
 }
 
-fn discriminated_of(type_name: &str) -> Option<(&'static str, &'static [(&'static str, &'static str)])> {
-    DISCRIMINATED.iter().find(|(name, _, _)| *name == type_name).map(|(_, field, members)| (*field, *members))
-}
-
 /// A patch that sets the discriminator to a value a live member does not belong to,
 /// without clearing that member: the server refuses the object with both.
 fn switch_discriminated(
     live: &Map<String, Value>,
     patch: &mut Map<String, Value>,
-    discriminator: &str,
-    members: &[(&str, &str)],
+    rule: &Discriminated,
     retain_keys: bool,
     path: &[String],
     out: &mut Vec<Finding>,
 ) {
+    let (discriminator, members) = (rule.field, rule.members);
     let Some(new) = patch.get(discriminator).and_then(Value::as_str).map(str::to_string) else { return };
     if patch.contains_key(RETAIN_KEYS) {
         return; // the user says which keys stay
