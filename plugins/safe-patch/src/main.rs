@@ -32,6 +32,7 @@ Examples:
   kubectl safe-patch deployment busybox-demo -p '{\"spec\":{\"replicas\":2}}' --yes
 
   # A JSON Patch from a file: an index into a keyed list gets a test of the entry's key first
+  # (errors number your operations from 0, as you wrote them; the added tests are not counted)
   kubectl safe-patch deploy/busybox-demo --type json --patch-file image.json
 
   # Only show what would happen: local preview and lints, then a server-side dry-run

@@ -2,6 +2,7 @@
 //! patch as it will be sent (after `--fix` and the position tests of a JSON
 //! Patch), the result, and the lints. The write path guards and sends it.
 
+use fieldwise_core::lint::one_of::Merging;
 use fieldwise_core::lint::{self, Finding, Severity};
 use fieldwise_core::schema::{Schema, TypeId};
 use fieldwise_core::{json_patch, merge_patch, ownership, strategic};
@@ -42,16 +43,18 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned> {
     let (patch, result) = match input.patch_type {
         PatchType::Json => {
             let ops = json_patch::parse(input.patch).map_err(|e| Error::usage(format!("invalid JSON Patch: {e}")))?;
+            // The result of the user's operations, so errors number them as the user wrote them; the
+            // position tests added ahead of them pass on this object by construction.
+            let result = json_patch::apply_operations(input.live, &ops, json_patch::Limits::default())
+                .map_err(|e| Error::usage(format!("the JSON Patch does not apply to {}: {e}", input.display)))?;
             let guarded = lint::positions::guard_positions(&ops, input.live, input.schema, input.ty);
             findings.extend(guarded.findings);
-            let patch = Value::Array(guarded.operations);
-            let result = json_patch::apply(input.live, &patch)
-                .map_err(|e| Error::usage(format!("the JSON Patch does not apply to {}: {e}", input.display)))?;
-            (patch, result)
+            (Value::Array(guarded.operations), result)
         }
         PatchType::Merge | PatchType::Strategic => {
             require_object(input.patch, input.patch_type)?;
-            let one_of = lint::one_of::one_of_switches(input.live, input.patch, input.schema, input.ty);
+            let merging = if input.patch_type == PatchType::Merge { Merging::Merge } else { Merging::Strategic };
+            let one_of = lint::one_of::one_of_switches(input.live, input.patch, input.schema, input.ty, merging);
             let patch = if input.fix { one_of.fixed_patch.clone() } else { input.patch.clone() };
             findings.extend(one_of.findings.into_iter().map(|f| {
                 if input.fix {
@@ -108,6 +111,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned> {
             (config, prediction.merged)
         }
     };
+    findings.extend(lint::next_apply::next_apply_reverts(input.live, &result, input.schema, input.ty));
     if let Ok(managed) = ownership::managed_fields_of(input.live) {
         findings.extend(lint::foreign::foreign_owners(
             input.live,
@@ -217,6 +221,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("operation 0 (replace /nope/x)"), "{err}");
+        // Operations are numbered as the user wrote them: the position test added ahead is not counted,
+        // neither for an operation that does not apply nor for one that cannot be read.
+        let guarded_then_bad = json!([
+            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "busybox:1.36"},
+            {"op": "remove", "path": "/spec/paused"}]);
+        let err = plan_for(guarded_then_bad, PatchType::Json).unwrap_err().to_string();
+        assert!(err.contains("operation 1 (remove /spec/paused): no member \"paused\" to remove"), "{err}");
+        let unreadable = json!([
+            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "busybox:1.36"},
+            {"op": "move", "path": "/spec/x"}]);
+        let err = plan_for(unreadable, PatchType::Json).unwrap_err().to_string();
+        assert!(err.contains("operation 1 (move /spec/x): missing \"from\""), "{err}");
         let err =
             plan_for(json!({"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}), PatchType::Strategic)
                 .unwrap_err()

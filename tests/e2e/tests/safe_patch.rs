@@ -410,3 +410,129 @@ fn validate_strict_by_default_and_loosened_by_the_flag() {
     }
     assert!(cluster.get_json(&ns, "cm/v").get("spec").is_none(), "the server dropped the unknown field");
 }
+
+#[test]
+fn merge_patch_names_the_fields_a_kept_container_loses() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-kept");
+    let data = data_dir("kept");
+    let merge = r#"{"spec":{"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:1.36"}]}}}}"#;
+    let out = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "--type", "merge", "-p", merge, "--yes"]);
+    ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "a merge patch replaces the whole list spec.template.spec.containers: busybox stays but loses args \
+             (its entry in the patch does not carry it)"
+        ),
+        "{stderr}"
+    );
+    // It does what it said: the args are gone, and the fields it did not name came back as server defaults.
+    let c = containers(&deployment(&cluster, &ns));
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert!(c[0].get("args").is_none(), "{c:?}");
+    assert_eq!(c[0]["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(c[0]["imagePullPolicy"], "IfNotPresent");
+}
+
+#[test]
+fn the_last_applied_annotation_is_named_as_the_reverter_not_a_one_shot_command() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-sp-blame");
+    let data = data_dir("blame");
+    let file = fixture("busybox-demo.yaml");
+    // `kubectl create --save-config`: kubectl-create owns the fields, the annotation records the file.
+    cluster.kubectl_ok(&["create", "--save-config", "-n", &ns, "-f", file.to_str().unwrap()]);
+    let out = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", r#"{"spec":{"replicas":2}}"#, "--yes"]);
+    ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "warning: the next `kubectl apply` of the same file sets it back: .spec.replicas (back to 1); \
+             the kubectl.kubernetes.io/last-applied-configuration annotation records it"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("kubectl-create"), "a one-shot command is not blamed: {stderr}");
+    // And it is true: the next apply of the same file sets it back.
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", file.to_str().unwrap()]);
+    assert_eq!(deployment(&cluster, &ns)["spec"]["replicas"], 1);
+
+    // Created without the annotation: nobody will revert the change, so there is nothing to warn about.
+    cluster.kubectl_ok(&["create", "deployment", "plain", "-n", &ns, "--image", "busybox:1.28"]);
+    let out = safe_patch(&cluster, &data, &ns, &["deploy/plain", "-p", r#"{"spec":{"replicas":2}}"#, "--yes"]);
+    ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("warning") && !stderr.contains("kubectl-create"), "{stderr}");
+}
+
+#[test]
+fn recreate_strategy_is_refused_by_kubectl_patch_and_fixed_with_retain_keys_or_null() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-recreate");
+    let data = data_dir("recreate");
+    let recreate = r#"{"spec":{"strategy":{"type":"Recreate"}}}"#;
+    let plain = run(cluster.kubectl().args(["patch", "-n", &ns, "deploy/busybox-demo", "-p", recreate]));
+    assert!(!plain.status.success(), "plain kubectl patch is expected to fail");
+    assert!(text(&plain.stderr).contains("may not be specified when strategy `type` is 'Recreate'"));
+
+    for patch_type in ["strategic", "merge"] {
+        let without_fix =
+            safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "--type", patch_type, "-p", recreate, "--yes"]);
+        assert_eq!(without_fix.status.code(), Some(1), "{}", text(&without_fix.stderr));
+        let stderr = text(&without_fix.stderr);
+        let fix =
+            if patch_type == "strategic" { r#"add "$retainKeys": ["type"]"# } else { r#"add "rollingUpdate": null"# };
+        assert!(stderr.contains("setting type to Recreate keeps rollingUpdate") && stderr.contains(fix), "{stderr}");
+        assert_eq!(deployment(&cluster, &ns)["spec"]["strategy"]["type"], "RollingUpdate", "nothing was written");
+
+        let fixed = safe_patch(
+            &cluster,
+            &data,
+            &ns,
+            &["deploy/busybox-demo", "--type", patch_type, "-p", recreate, "--fix", "--yes"],
+        );
+        ok(&fixed);
+        assert_eq!(deployment(&cluster, &ns)["spec"]["strategy"], json!({"type": "Recreate"}), "{patch_type}");
+        // Back to RollingUpdate (the server defaults rollingUpdate again) for the next round.
+        let back = r#"{"spec":{"strategy":{"type":"RollingUpdate"}}}"#;
+        ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", back, "--yes"]));
+        assert!(deployment(&cluster, &ns)["spec"]["strategy"]["rollingUpdate"].is_object());
+    }
+}
+
+#[test]
+fn json_patch_errors_number_the_operations_as_the_user_wrote_them() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-numbering");
+    let data = data_dir("numbering");
+    cluster.kubectl_ok(&["label", "-n", &ns, "deploy/busybox-demo", "extra=x"]);
+    // Operation 0 indexes into containers, so a test of its name is added ahead of it; it is not counted.
+    let image = r#"{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"busybox:1.36"}"#;
+    let cases = [
+        (format!(r#"[{image},{{"op":"frob","path":"/spec/paused"}}]"#), "operation 1 (frob /spec/paused): unknown op"),
+        (
+            format!(r#"[{image},{{"op":"remove","path":"/spec/paused"}}]"#),
+            r#"operation 1 (remove /spec/paused): no member "paused" to remove"#,
+        ),
+    ];
+    for (patch, expected) in &cases {
+        let out = safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "--type", "json", "-p", patch, "--yes"]);
+        assert_eq!(out.status.code(), Some(1), "{patch}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(expected), "{patch}: expected {expected:?} in {}", text(&out.stderr));
+    }
+    // The server refuses the write (its resourceVersion test fails: someone removed the label meanwhile);
+    // the write path reads the object again and names the user's operation that no longer applies, not
+    // its place in the request sent (after the resourceVersion test and the position test: 3).
+    let patch = format!(r#"[{image},{{"op":"remove","path":"/metadata/labels/extra"}}]"#);
+    let hook = format!("kubectl label -n {ns} deploy/busybox-demo extra- >/dev/null");
+    let out = run(cluster
+        .plugin("kubectl-safe_patch")
+        .env("FIELDWISE_DATA_DIR", &data)
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+        .args(["-n", &ns, "deploy/busybox-demo", "--type", "json", "-p", &patch, "--yes"]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(r#"operation 1 (remove /metadata/labels/extra): no member "extra" to remove"#), "{stderr}");
+    assert_eq!(containers(&deployment(&cluster, &ns))[0]["image"], "busybox:1.28", "nothing was written");
+}

@@ -14,7 +14,11 @@
 //! and `-1` the last element.
 //!
 //! Patches are atomic: on any error the input is untouched and the error names
-//! the operation, its index and its path.
+//! the operation, its index and its path. Indexes count from 0, as the patch
+//! array (and every JSON Pointer index) does: `operation 0` is the first one.
+//! A caller that puts operations of its own ahead of the user's (safe-patch's
+//! position tests) applies the user's operations alone for its errors, so they
+//! number the operations as the user wrote them.
 //!
 //! ```
 //! use serde_json::json;

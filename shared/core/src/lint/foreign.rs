@@ -1,17 +1,22 @@
-//! Fields the patch changes that another field manager owns. A controller
-//! owning `spec.replicas` (an HPA) will simply change it back; a server-side
-//! applier will take it back on its next apply, and a client-side `kubectl
-//! apply` of an old file may revert it.
+//! Fields the patch changes that another field manager owns, blamed only on a
+//! manager that writes again. A controller owning `spec.replicas` (an HPA) will
+//! simply change it back; a server-side applier will take it back on its next
+//! apply; another tool (Helm, a CI job) may write it again. One-shot kubectl
+//! commands (`kubectl-create`, `kubectl-edit`, `kubectl-scale`, ...) never write
+//! again: what reverts their fields is the next client-side `kubectl apply`,
+//! through the last-applied annotation, which [`super::next_apply`] reports.
 
 use serde_json::Value;
 
-use super::{Finding, Severity};
+use super::{summarize, Finding, Severity};
 use crate::fieldpath::{compare, Set};
+use crate::last_applied::{annotation_of, CLIENT_SIDE_APPLY_MANAGER};
 use crate::ownership::{ManagedFieldsEntry, ManagerKind, Operation};
 use crate::schema::{Schema, TypeId};
 
 /// Findings for fields changed between `live` and `result` that managers
-/// other than `me` own. Controllers and server-side appliers need `--force`.
+/// other than `me` own and that write again. Controllers and server-side
+/// appliers need `--force`.
 pub fn foreign_owners(
     live: &Value,
     result: &Value,
@@ -22,18 +27,27 @@ pub fn foreign_owners(
 ) -> Vec<Finding> {
     let comparison = compare(live, result, schema, ty);
     let changed: Set = comparison.added.union(&comparison.modified).union(&comparison.removed);
+    let annotated = annotation_of(live).is_some();
     let mut out = Vec::new();
     for entry in managed.iter().filter(|e| e.manager != me) {
         let taken = entry.fields.intersection(&changed);
         if taken.is_empty() {
             continue;
         }
-        let fields = summarize(taken.leaves().iter().map(|p| p.to_string()).collect());
+        let fields = summarize(&taken.leaves().iter().map(|p| p.to_string()).collect::<Vec<_>>());
         let kind = entry.kind();
         let (severity, consequence) = match (kind, entry.operation) {
             (ManagerKind::Controller, _) => (Severity::NeedsForce, "a controller: it will likely change it back"),
             (_, Operation::Apply) => (Severity::NeedsForce, "a server-side applier: its next apply will take it back"),
-            _ => (Severity::Warning, "the next write by that manager may revert it"),
+            (ManagerKind::Tool, _) => (Severity::Warning, "the next write by that manager may revert it"),
+            // Without the annotation nothing says which fields the file sets: any of them may come back.
+            (ManagerKind::Kubectl, _) if entry.manager == CLIENT_SIDE_APPLY_MANAGER && !annotated => (
+                Severity::Warning,
+                "the next `kubectl apply` of its file may set it back (the object has no last-applied annotation to tell which fields the file sets)",
+            ),
+            // One-shot kubectl commands and the apiserver's placeholders never write again; with the
+            // annotation, what client-side apply sets back is next_apply's finding.
+            _ => continue,
         };
         out.push(Finding::new(
             severity,
@@ -42,14 +56,6 @@ pub fn foreign_owners(
         ));
     }
     out
-}
-
-/// At most three paths, then how many more: a message is one line.
-fn summarize(paths: Vec<String>) -> String {
-    match paths.len() {
-        0..=3 => paths.join(", "),
-        n => format!("{} and {} more fields", paths[..3].join(", "), n - 3),
-    }
 }
 
 #[cfg(test)]
@@ -80,5 +86,35 @@ mod tests {
         result["spec"]["paused"] = json!(true);
         let findings = foreign_owners(&live, &result, &managed, schema, ty, "kubectl-safe-patch");
         assert_eq!(findings[0].severity, Severity::Warning);
+        assert!(findings[0].message.contains("no last-applied annotation"), "{}", findings[0].message);
+    }
+
+    #[test]
+    fn one_shot_kubectl_commands_are_not_blamed() {
+        let entry = |manager: &str| {
+            json!({"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+                   "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:paused": {}}}})
+        };
+        let schema = builtin();
+        let ty = schema.root(&Gvk::new("apps", "v1", "Deployment"));
+        for (manager, annotation, blamed) in [
+            ("kubectl-create", None, false),
+            ("kubectl-edit", None, false),
+            ("kubectl-client-side-apply", Some("{}"), false),
+            ("kubectl-client-side-apply", None, true),
+            ("helm", None, true),
+        ] {
+            let mut live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "d", "managedFields": [entry(manager)]}, "spec": {"paused": false}});
+            if let Some(text) = annotation {
+                live["metadata"]["annotations"] = json!({crate::last_applied::LAST_APPLIED_ANNOTATION: text});
+            }
+            let mut result = live.clone();
+            result["spec"]["paused"] = json!(true);
+            let managed = managed_fields_of(&live).unwrap();
+            let findings = foreign_owners(&live, &result, &managed, schema, ty, "kubectl-safe-patch");
+            assert_eq!(!findings.is_empty(), blamed, "{manager} {annotation:?}: {findings:?}");
+            assert!(findings.iter().all(|f| f.message.contains(manager)), "{findings:?}");
+        }
     }
 }

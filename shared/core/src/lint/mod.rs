@@ -2,18 +2,24 @@
 //! each explained in one line with the fix.
 //!
 //! - [`nulls`]: `null` does not remove a field that has a server default, it resets it;
-//! - [`lists`]: a JSON merge patch replaces a whole list, dropping entries;
+//! - [`lists`]: a JSON merge patch replaces a whole list, dropping entries, and
+//!   the fields of the entries it keeps that its entries do not carry;
 //! - [`positions`]: a JSON Patch index into a keyed list can hit the wrong
 //!   entry after someone else changed the list, so a `test` guard is added;
 //! - [`one_of`]: switching a one-of member (a probe from `tcpSocket` to
-//!   `httpGet`) with a merge keeps both, which the server rejects;
-//! - [`foreign`]: fields the patch changes that another manager owns.
+//!   `httpGet`, a strategy to `Recreate`) with a merge keeps both, which the
+//!   server rejects;
+//! - [`foreign`]: fields the patch changes that another manager owns, when
+//!   that manager writes again (a controller, an applier, a tool);
+//! - [`next_apply`]: fields the last-applied annotation records otherwise, which
+//!   the next `kubectl apply` of the same file sets back.
 //!
 //! Every lint is pure: values in, findings out. The plugin decides what to
 //! show and whether a finding blocks the write.
 
 pub mod foreign;
 pub mod lists;
+pub mod next_apply;
 pub mod nulls;
 pub mod one_of;
 pub mod positions;
@@ -78,5 +84,13 @@ pub(crate) fn short(value: &serde_json::Value) -> String {
         format!("{}…", text.chars().take(60).collect::<String>())
     } else {
         text
+    }
+}
+
+/// At most three paths, then how many more: a message is one line.
+pub(crate) fn summarize(paths: &[String]) -> String {
+    match paths.len() {
+        0..=3 => paths.join(", "),
+        n => format!("{} and {} more fields", paths[..3].join(", "), n - 3),
     }
 }

@@ -31,7 +31,7 @@
 mod apply;
 mod conflicts;
 mod diff;
-mod directives;
+pub(crate) mod directives;
 mod errors;
 mod gofmt;
 mod key_index;
