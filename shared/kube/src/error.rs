@@ -76,6 +76,9 @@ pub enum Error {
         /// How long the attempts took.
         waited: std::time::Duration,
     },
+    /// An object reference could not be built from a manifest or owner reference
+    /// (missing fields, a type the cluster does not serve, a namespace that differs from `-n`).
+    Reference(crate::reference::ReferenceError),
     /// Anything else, already phrased for the user.
     Other(String),
 }
@@ -272,12 +275,20 @@ impl Error {
                 "error: {object} kept changing: {attempts} guarded write(s) in {:.1}s each lost the race against another writer; nothing was written. Raise --request-timeout to keep trying longer.",
                 waited.as_secs_f64()
             ),
+            Error::Reference(e) => write!(f, "error: {e}"),
             Error::Other(m) => write!(f, "error: {m}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Reference(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
