@@ -70,10 +70,11 @@ fn nothing_in(input: &str, files: usize, recursive: bool) -> String {
         return format!("\"{input}\" holds no object (it is {EMPTY})");
     }
     match files {
-        0 => {
-            let hint = if recursive { "" } else { ", and -R reads subdirectories" };
-            format!("the directory \"{input}\" holds no .yaml, .yml or .json file (kubectl reads only those{hint})")
-        }
+        // Not every command has -R, so the hint names it only as kubectl's.
+        0 if recursive => format!("the directory \"{input}\" and its subdirectories hold no .yaml, .yml or .json file"),
+        0 => format!(
+            "the directory \"{input}\" holds no .yaml, .yml or .json file (kubectl reads only those, and subdirectories only with -R)"
+        ),
         1 => format!("the one manifest file in the directory \"{input}\" holds no object (it is {EMPTY})"),
         n => format!("the {n} manifest files in the directory \"{input}\" hold no object (they are {EMPTY})"),
     }
@@ -229,10 +230,13 @@ mod tests {
         let path = dir.0.display().to_string();
         let err = read(std::slice::from_ref(&path), false).unwrap_err().to_string();
         assert!(err.contains(&format!("the directory \"{path}\" holds no .yaml, .yml or .json file")), "{err}");
-        assert!(err.contains("-R reads subdirectories"), "{err}");
+        assert!(err.contains("subdirectories only with -R"), "{err}");
         std::fs::create_dir_all(dir.0.join("sub")).unwrap();
         std::fs::write(dir.0.join("sub/a.yml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n").unwrap();
         assert!(read(std::slice::from_ref(&path), false).is_err(), "subdirectories only with -R");
+        std::fs::create_dir_all(dir.0.join("empty-sub")).unwrap();
+        let err = read(std::slice::from_ref(&dir.0.join("empty-sub").display().to_string()), true).unwrap_err();
+        assert!(err.to_string().contains("and its subdirectories hold no .yaml"), "{err}");
         let found = read(std::slice::from_ref(&path), true).unwrap();
         assert_eq!(found[0].value["metadata"]["name"], "a");
         dir.file("empty.json", "");
