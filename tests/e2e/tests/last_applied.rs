@@ -423,3 +423,49 @@ fn custom_resources_are_scanned_and_repaired() {
     let (code, report) = scan_json(&cluster, &dir, &ns, "widgets.fieldwise.test");
     assert_eq!(code, Some(0), "{report}");
 }
+
+#[test]
+fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
+    let cluster = require_cluster!();
+    let (ns_a, ns_b) = (cluster.namespace("fw-la-nsa"), cluster.namespace("fw-la-nsb"));
+    let dir = scratch("namespaces");
+    let fixture = std::fs::read_to_string(fieldwise_e2e::fixture("busybox-demo.yaml")).unwrap();
+    let in_b = fixture.replacen("  name: busybox-demo\n", &format!("  name: busybox-demo\n  namespace: {ns_b}\n"), 1);
+    let file = write(&dir, "in-b.yaml", &in_b);
+    // Created, not applied: the annotation is missing, and repair would write it.
+    cluster.kubectl_ok(&["create", "-f", &file]);
+    cluster.kubectl_ok(&["create", "-n", &ns_a, "-f", fieldwise_e2e::fixture("busybox-demo.yaml").to_str().unwrap()]);
+
+    let out = la(&cluster, &dir, &ns_a, &["repair", "-f", &file]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "error: {file}: the namespace from the provided object \"{ns_b}\" does not match the namespace \"{ns_a}\". You must pass '--namespace={ns_b}' to perform this operation."
+        )
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    for ns in [&ns_a, &ns_b] {
+        assert!(audited_patches(&cluster, ns).is_empty(), "no patch reached the server in {ns}");
+        assert_eq!(annotation(&cluster.get_json(ns, "deploy/busybox-demo")), None);
+    }
+
+    // Without -n the file's namespace wins over the context's; the result names the group.
+    let out = run(cluster
+        .plugin("kubectl-last_applied")
+        .env("FIELDWISE_DATA_DIR", dir.join("data"))
+        .args(["repair", "-f", &file]));
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo repaired");
+    assert!(annotation(&cluster.get_json(&ns_b, "deploy/busybox-demo")).is_some());
+    assert_eq!(annotation(&cluster.get_json(&ns_a, "deploy/busybox-demo")), None);
+    let out = la(&cluster, &dir, &ns_a, &["view", "deploy/busybox-demo"]);
+    assert!(text(&out.stderr).contains("deployment.apps/busybox-demo"), "{}", text(&out.stderr));
+
+    // An -f file with no object is an error naming it.
+    let empty = write(&dir, "empty.yaml", "");
+    let out = la(&cluster, &dir, &ns_a, &["repair", "-f", &empty]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end(), format!("error: no objects passed in -f: \"{empty}\" holds no object (it is empty or only comments and empty documents); give a file with at least one Kubernetes object"));
+}

@@ -410,3 +410,89 @@ fn validate_strict_by_default_and_loosened_by_the_flag() {
     }
     assert!(cluster.get_json(&ns, "cm/v").get("spec").is_none(), "the server dropped the unknown field");
 }
+
+/// How many files are under `dir` (0 when it does not exist).
+fn files_under(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries.flatten().map(|e| if e.path().is_dir() { files_under(&e.path()) } else { 1 }).sum()
+}
+
+/// The busybox fixture, declaring `namespace` in its metadata.
+fn busybox_in(namespace: &str) -> String {
+    let fixture = std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap();
+    fixture.replacen("  name: busybox-demo\n", &format!("  name: busybox-demo\n  namespace: {namespace}\n"), 1)
+}
+
+#[test]
+fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
+    let cluster = require_cluster!();
+    let (ns_a, ns_b) = (busybox(&cluster, "fw-sp-nsa"), busybox(&cluster, "fw-sp-nsb"));
+    let data = data_dir("namespaces");
+    let file = std::env::temp_dir().join(format!("fw-sp-in-b-{}.yaml", std::process::id()));
+    std::fs::write(&file, busybox_in(&ns_b)).unwrap();
+    let file = file.to_str().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2)); // let controllers settle
+    let before = (writes_in(&cluster, &ns_a), writes_in(&cluster, &ns_b));
+    let two = r#"{"spec":{"replicas":2}}"#;
+    for dry_run in ["none", "server"] {
+        let out =
+            safe_patch(&cluster, &data, &ns_a, &["-f", file, "-p", two, "--yes", &format!("--dry-run={dry_run}")]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "error: {file}: the namespace from the provided object \"{ns_b}\" does not match the namespace \"{ns_a}\". You must pass '--namespace={ns_b}' to perform this operation."
+            )
+        );
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert_eq!((writes_in(&cluster, &ns_a), writes_in(&cluster, &ns_b)), before, "no write request reached the server");
+    assert_eq!(files_under(&data), 0, "no backup was written");
+    for ns in [&ns_a, &ns_b] {
+        assert_eq!(deployment(&cluster, ns)["spec"]["replicas"], 1);
+    }
+
+    // Without -n the file's namespace wins over the context's, as in kubectl.
+    let out = run(cluster
+        .plugin("kubectl-safe_patch")
+        .env("FIELDWISE_DATA_DIR", &data)
+        .args(["-f", file, "-p", two, "--yes"]));
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo patched");
+    assert_eq!(deployment(&cluster, &ns_b)["spec"]["replicas"], 2);
+    assert_eq!(deployment(&cluster, &ns_a)["spec"]["replicas"], 1);
+    // The same -n as the file's is fine.
+    let out = safe_patch(&cluster, &data, &ns_b, &["-f", file, "-p", r#"{"spec":{"replicas":3}}"#, "--yes"]);
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo patched");
+    assert_eq!(deployment(&cluster, &ns_b)["spec"]["replicas"], 3);
+
+    // An -f file with no object is an error, not a silent nothing.
+    let empty = std::env::temp_dir().join(format!("fw-sp-empty-{}.yaml", std::process::id()));
+    std::fs::write(&empty, "# nothing here\n").unwrap();
+    let out = safe_patch(&cluster, &data, &ns_a, &["-f", empty.to_str().unwrap(), "-p", two, "--yes"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: no objects passed in -f: \"{}\" holds no object", empty.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn local_mode_names_the_object_with_its_group() {
+    let out = run(std::process::Command::new(fieldwise_e2e::bin_dir().join("kubectl-safe_patch"))
+        .env("KUBECONFIG", "/nonexistent")
+        .args([
+            "-f",
+            fixture("busybox-demo.yaml").to_str().unwrap(),
+            "--local",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/nope/x","value":1}]"#,
+        ]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the JSON Patch does not apply to deployment.apps/busybox-demo: "), "{stderr}");
+}
