@@ -7,7 +7,6 @@ use fieldwise_kube::manifests::Manifest;
 use fieldwise_kube::objects::{self, ListOptions};
 use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::{Error, Result};
-use serde_json::Value;
 
 use crate::subject::Subject;
 
@@ -54,8 +53,8 @@ pub async fn from_targets(
         let namespace = if all_namespaces { None } else { target.namespace.as_deref() };
         let options = ListOptions { label_selector: selector.map(str::to_string), ..Default::default() };
         for object in objects::list(conn, &target.resource, namespace, &options).await? {
-            let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
-            out.push(Subject { display: format!("{}/{name}", target.resource.display_name()), object, source: None });
+            let display = ObjectRef::of_object(&target.resource, &object).display();
+            out.push(Subject { display, object, source: None });
         }
     }
     Ok(out)

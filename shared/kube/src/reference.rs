@@ -102,6 +102,17 @@ impl ObjectRef {
         Ok(ObjectRef { resource: resource.clone(), namespace, name: name.to_string() })
     }
 
+    /// The reference of an object the cluster returned (by GET or LIST) for `resource`:
+    /// its own `metadata.name` and `metadata.namespace`.
+    pub fn of_object(resource: &ResourceType, object: &Value) -> ObjectRef {
+        let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
+        ObjectRef {
+            resource: resource.clone(),
+            namespace: text("/metadata/namespace").filter(|_| resource.namespaced).map(str::to_string),
+            name: text("/metadata/name").unwrap_or_default().to_string(),
+        }
+    }
+
     /// The owner an `ownerReferences` entry names. Owners live in their dependent's
     /// namespace (`dependent_namespace`) unless their type is cluster-scoped; an
     /// entry without `apiVersion`, `kind` or `name` is refused as a manifest would be.
@@ -396,6 +407,16 @@ mod tests {
         let gone = json!({"apiVersion": "example.com/v1", "kind": "Gone", "name": "g"});
         let err = ObjectRef::from_owner_reference(&gone, Some("dev"), &c).unwrap_err();
         assert!(err.to_string().starts_with("gone.example.com/g: no matches for kind \"Gone\""), "{err}");
+    }
+
+    #[test]
+    fn listed_objects_name_themselves() {
+        let c = catalog();
+        let deployments = c.by_gvk(&Gvk::new("apps", "v1", "Deployment")).unwrap();
+        let listed = ObjectRef::of_object(deployments, &deployment(Some("dev")));
+        assert_eq!((listed.display(), listed.namespace.as_deref()), ("deployment.apps/web".to_string(), Some("dev")));
+        let namespaces = c.by_gvk(&Gvk::new("", "v1", "Namespace")).unwrap();
+        assert_eq!(ObjectRef::of_object(namespaces, &json!({"metadata": {"name": "dev"}})).display(), "namespace/dev");
     }
 
     #[test]
