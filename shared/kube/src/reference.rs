@@ -87,19 +87,10 @@ impl ObjectRef {
         catalog: &ResourceCatalog,
         scope: &NamespaceScope,
     ) -> Result<ObjectRef> {
-        let missing = |what: &'static str| ReferenceError::MissingField { origin: source.to_string(), what };
-        let gvk = Gvk::of_object(object).filter(|g| !g.kind.is_empty() && !g.version.is_empty());
-        let gvk = gvk.ok_or_else(|| missing("apiVersion and kind"))?;
-        let name = object.pointer("/metadata/name").and_then(Value::as_str).filter(|n| !n.is_empty());
-        let name = name.ok_or_else(|| missing("metadata.name"))?;
-        let resource = catalog.by_gvk(&gvk).ok_or_else(|| ReferenceError::NoMatchForKind {
-            origin: source.to_string(),
-            kind: gvk.kind.clone(),
-            api_version: api_version(&gvk),
-        })?;
+        let (resource, name) = typed_name(object, ("metadata.name", "/metadata/name"), source, catalog)?;
         let declared = object.pointer("/metadata/namespace").and_then(Value::as_str);
         let namespace = scope.place(resource, declared, source)?;
-        Ok(ObjectRef { resource: resource.clone(), namespace, name: name.to_string() })
+        Ok(ObjectRef { resource: resource.clone(), namespace, name })
     }
 
     /// The reference of an object the cluster returned (by GET or LIST) for `resource`:
@@ -122,19 +113,32 @@ impl ObjectRef {
         catalog: &ResourceCatalog,
     ) -> Result<ObjectRef, ReferenceError> {
         let source = owner_display_name(owner);
-        let missing = |what: &'static str| ReferenceError::MissingField { origin: source.clone(), what };
-        let gvk = Gvk::of_object(owner).filter(|g| !g.kind.is_empty() && !g.version.is_empty());
-        let gvk = gvk.ok_or_else(|| missing("apiVersion and kind"))?;
-        let name = owner.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
-        let name = name.ok_or_else(|| missing("name"))?;
-        let resource = catalog.by_gvk(&gvk).ok_or_else(|| ReferenceError::NoMatchForKind {
-            origin: source.clone(),
-            kind: gvk.kind.clone(),
-            api_version: api_version(&gvk),
-        })?;
+        let (resource, name) = typed_name(owner, ("name", "/name"), &source, catalog)?;
         let namespace = resource.namespaced.then(|| dependent_namespace.unwrap_or_default().to_string());
-        Ok(ObjectRef { resource: resource.clone(), namespace, name: name.to_string() })
+        Ok(ObjectRef { resource: resource.clone(), namespace, name })
     }
+}
+
+/// The served type of `object`'s `apiVersion` and `kind`, and the name at `name_at`
+/// (`(field as named in messages, JSON pointer)`): what every reference read from a
+/// document needs, refused with `source` named when missing or not served.
+fn typed_name<'c>(
+    object: &Value,
+    name_at: (&'static str, &str),
+    source: &str,
+    catalog: &'c ResourceCatalog,
+) -> Result<(&'c ResourceType, String), ReferenceError> {
+    let missing = |what: &'static str| ReferenceError::MissingField { origin: source.to_string(), what };
+    let gvk = Gvk::of_object(object).filter(|g| !g.kind.is_empty() && !g.version.is_empty());
+    let gvk = gvk.ok_or_else(|| missing("apiVersion and kind"))?;
+    let name = object.pointer(name_at.1).and_then(Value::as_str).filter(|n| !n.is_empty());
+    let name = name.ok_or_else(|| missing(name_at.0))?;
+    let resource = catalog.by_gvk(&gvk).ok_or_else(|| ReferenceError::NoMatchForKind {
+        origin: source.to_string(),
+        kind: gvk.kind.clone(),
+        api_version: api_version(&gvk),
+    })?;
+    Ok((resource, name.to_string()))
 }
 
 /// kubectl's display name of an object from its own `apiVersion`, `kind` and

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use fieldwise_e2e::{install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{busybox_in, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster};
 use serde_json::Value;
 
 const ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -429,9 +429,7 @@ fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     let cluster = require_cluster!();
     let (ns_a, ns_b) = (cluster.namespace("fw-la-nsa"), cluster.namespace("fw-la-nsb"));
     let dir = scratch("namespaces");
-    let fixture = std::fs::read_to_string(fieldwise_e2e::fixture("busybox-demo.yaml")).unwrap();
-    let in_b = fixture.replacen("  name: busybox-demo\n", &format!("  name: busybox-demo\n  namespace: {ns_b}\n"), 1);
-    let file = write(&dir, "in-b.yaml", &in_b);
+    let file = write(&dir, "in-b.yaml", &busybox_in(&ns_b));
     // Created, not applied: the annotation is missing, and repair would write it.
     cluster.kubectl_ok(&["create", "-f", &file]);
     cluster.kubectl_ok(&["create", "-n", &ns_a, "-f", fieldwise_e2e::fixture("busybox-demo.yaml").to_str().unwrap()]);
@@ -439,12 +437,7 @@ fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     let out = la(&cluster, &dir, &ns_a, &["repair", "-f", &file]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(
-        stderr.trim_end(),
-        format!(
-            "error: {file}: the namespace from the provided object \"{ns_b}\" does not match the namespace \"{ns_a}\". You must pass '--namespace={ns_b}' to perform this operation."
-        )
-    );
+    assert_eq!(stderr.trim_end(), format!("error: {file}: {}", namespace_mismatch(&ns_b, &ns_a)));
     std::thread::sleep(Duration::from_secs(1));
     for ns in [&ns_a, &ns_b] {
         assert!(audited_patches(&cluster, ns).is_empty(), "no patch reached the server in {ns}");

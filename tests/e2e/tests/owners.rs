@@ -13,7 +13,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use fieldwise_core::schema::Gvk;
-use fieldwise_e2e::{eventually, fixture, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{
+    busybox_in, eventually, fixture, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster,
+};
 use fieldwise_kube::cache::ServerCache;
 use fieldwise_kube::client;
 use fieldwise_kube::openapi::{Origin, Schemas};
@@ -620,19 +622,6 @@ fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The busybox fixture, declaring `namespace` in its metadata.
-fn busybox_in(namespace: &str) -> String {
-    let fixture = std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap();
-    fixture.replacen("  name: busybox-demo\n", &format!("  name: busybox-demo\n  namespace: {namespace}\n"), 1)
-}
-
-/// kubectl's refusal of a manifest whose namespace is not the one given with `-n`.
-fn mismatch(object: &str, flag: &str) -> String {
-    format!(
-        "the namespace from the provided object \"{object}\" does not match the namespace \"{flag}\". You must pass '--namespace={object}' to perform this operation."
-    )
-}
-
 #[test]
 fn dash_f_objects_keep_their_namespace_unless_dash_n_names_another() {
     let cluster = require_cluster!();
@@ -648,7 +637,7 @@ fn dash_f_objects_keep_their_namespace_unless_dash_n_names_another() {
     // -n names another namespace: refused like kubectl, for every mode reading -f.
     for extra in [&[][..], &["--summary"], &["--conflicts"], &["--conflicts", "--verify"]] {
         let out = run(owners(&cluster).args(["-n", &ns_a, "-f", file]).args(extra));
-        assert_one_line_error(&out, &format!("{file}: {}", mismatch(&ns_b, &ns_a)));
+        assert_one_line_error(&out, &format!("{file}: {}", namespace_mismatch(&ns_b, &ns_a)));
         assert!(out.stdout.is_empty(), "{extra:?}: {}", text(&out.stdout));
     }
     // Without -n the file's namespace wins over the context's; with the same -n it is accepted.

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use fieldwise_e2e::{fixture, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{
+    busybox_in, files_below, fixture, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster,
+};
 use serde_json::{json, Value};
 
 /// A private backup directory per test, so tests never see each other's backups.
@@ -317,19 +319,24 @@ fn bad_input_is_a_clear_error_and_never_a_write() {
     assert_eq!(cluster.get_json(&ns, "deploy/busybox-demo")["spec"]["replicas"], 1);
 }
 
+/// safe-patch with a kubeconfig that does not exist: `--local` must not need one.
+fn offline_safe_patch() -> std::process::Command {
+    let mut cmd = std::process::Command::new(fieldwise_e2e::bin_dir().join("kubectl-safe_patch"));
+    cmd.env("KUBECONFIG", "/nonexistent");
+    cmd
+}
+
 #[test]
 fn local_mode_needs_no_cluster() {
-    let out = run(std::process::Command::new(fieldwise_e2e::bin_dir().join("kubectl-safe_patch"))
-        .env("KUBECONFIG", "/nonexistent")
-        .args([
-            "-f",
-            fixture("busybox-demo.yaml").to_str().unwrap(),
-            "--local",
-            "-p",
-            r#"{"spec":{"replicas":3}}"#,
-            "-o",
-            "json",
-        ]));
+    let out = run(offline_safe_patch().args([
+        "-f",
+        fixture("busybox-demo.yaml").to_str().unwrap(),
+        "--local",
+        "-p",
+        r#"{"spec":{"replicas":3}}"#,
+        "-o",
+        "json",
+    ]));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let result: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(result["spec"]["replicas"], 3);
@@ -411,18 +418,6 @@ fn validate_strict_by_default_and_loosened_by_the_flag() {
     assert!(cluster.get_json(&ns, "cm/v").get("spec").is_none(), "the server dropped the unknown field");
 }
 
-/// How many files are under `dir` (0 when it does not exist).
-fn files_under(dir: &std::path::Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries.flatten().map(|e| if e.path().is_dir() { files_under(&e.path()) } else { 1 }).sum()
-}
-
-/// The busybox fixture, declaring `namespace` in its metadata.
-fn busybox_in(namespace: &str) -> String {
-    let fixture = std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap();
-    fixture.replacen("  name: busybox-demo\n", &format!("  name: busybox-demo\n  namespace: {namespace}\n"), 1)
-}
-
 #[test]
 fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     let cluster = require_cluster!();
@@ -439,17 +434,12 @@ fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
             safe_patch(&cluster, &data, &ns_a, &["-f", file, "-p", two, "--yes", &format!("--dry-run={dry_run}")]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert_eq!(
-            stderr.trim_end(),
-            format!(
-                "error: {file}: the namespace from the provided object \"{ns_b}\" does not match the namespace \"{ns_a}\". You must pass '--namespace={ns_b}' to perform this operation."
-            )
-        );
+        assert_eq!(stderr.trim_end(), format!("error: {file}: {}", namespace_mismatch(&ns_b, &ns_a)));
         assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     }
     std::thread::sleep(std::time::Duration::from_secs(1));
     assert_eq!((writes_in(&cluster, &ns_a), writes_in(&cluster, &ns_b)), before, "no write request reached the server");
-    assert_eq!(files_under(&data), 0, "no backup was written");
+    assert_eq!(files_below(&data, None), Vec::<PathBuf>::new(), "no backup was written");
     for ns in [&ns_a, &ns_b] {
         assert_eq!(deployment(&cluster, ns)["spec"]["replicas"], 1);
     }
@@ -481,17 +471,15 @@ fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
 
 #[test]
 fn local_mode_names_the_object_with_its_group() {
-    let out = run(std::process::Command::new(fieldwise_e2e::bin_dir().join("kubectl-safe_patch"))
-        .env("KUBECONFIG", "/nonexistent")
-        .args([
-            "-f",
-            fixture("busybox-demo.yaml").to_str().unwrap(),
-            "--local",
-            "--type",
-            "json",
-            "-p",
-            r#"[{"op":"replace","path":"/spec/nope/x","value":1}]"#,
-        ]));
+    let out = run(offline_safe_patch().args([
+        "-f",
+        fixture("busybox-demo.yaml").to_str().unwrap(),
+        "--local",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/nope/x","value":1}]"#,
+    ]));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("the JSON Patch does not apply to deployment.apps/busybox-demo: "), "{stderr}");
