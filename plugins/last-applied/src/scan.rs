@@ -31,7 +31,7 @@ use fieldwise_kube::flags::{KubeFlags, OutputFormat};
 use fieldwise_kube::metadata_list::PARTIAL_METADATA_LIST;
 use fieldwise_kube::objects::{self, ListOptions, Pager};
 use fieldwise_kube::openapi::{Schemas, TypeSchema};
-use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::reference::ObjectRef;
 use futures::channel::mpsc;
 use futures::stream::{self, Stream, StreamExt};
 use futures::SinkExt;
@@ -417,10 +417,6 @@ fn check_metadata(resource: &ResourceType, item: &Value, schema: &Schema) -> Che
         findings.extend(check::oversized(item, None));
     }
     let needs_values = missing || check::stale_candidate(item, schema);
-    let target = ObjectRef {
-        resource: resource.clone(),
-        namespace: item.pointer("/metadata/namespace").and_then(Value::as_str).map(String::from),
-        name: item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
-    };
+    let target = ObjectRef::of_object(resource, item);
     Checked { target, findings, missing, needs_values }
 }

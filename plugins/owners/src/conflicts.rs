@@ -5,9 +5,8 @@
 use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts, ApplyPrediction, Conflict};
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::client::Connection;
-use fieldwise_kube::discovery::ResourceType;
 use fieldwise_kube::openapi::Schemas;
-use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::reference::ObjectRef;
 use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
 use fieldwise_kube::{objects, redact, Error, Result};
 use serde_json::{json, Value};
@@ -70,24 +69,18 @@ pub struct CheckOptions<'a> {
     pub show_values: bool,
 }
 
-/// Predicts the apply of `config` to the object at `resource` (and verifies it), under
-/// the type's schema as the server publishes it (built-in types and custom resources alike).
+/// Predicts the apply of `config` to `target` (the object it names, see
+/// [`ObjectRef::from_manifest`]) and verifies it, under the type's schema as the server
+/// publishes it (built-in types and custom resources alike).
 pub async fn check(
     conn: &Connection,
     schemas: &mut Schemas,
-    resource: &ResourceType,
+    target: &ObjectRef,
     config: &Value,
     options: &CheckOptions<'_>,
 ) -> Result<ConflictReport> {
     let CheckOptions { field_manager, verify, show_values } = *options;
-    let name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    if name.is_empty() {
-        return Err(Error::usage(format!("the {} in the file has no metadata.name", resource.kind)));
-    }
-    let namespace = resource
-        .namespaced
-        .then(|| config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or(&conn.namespace).to_string());
-    let target = ObjectRef { resource: resource.clone(), namespace, name: name.to_string() };
+    let resource = &target.resource;
     let display = target.display();
     let gvk =
         Gvk::of_object(config).ok_or_else(|| Error::usage(format!("{display}: the file has no apiVersion/kind")))?;
@@ -100,7 +93,7 @@ pub async fn check(
             typed.origin.describe()
         ))
     })?;
-    let live = match objects::get(conn, &target, None).await {
+    let live = match objects::get(conn, target, None).await {
         Ok(v) => Some(v),
         Err(e) if e.is_not_found() => None,
         Err(e) => return Err(e),
@@ -121,7 +114,7 @@ pub async fn check(
         show_values: show_values || !redact::is_secret(config),
     };
     if verify {
-        let (status, causes) = dry_run(conn, &target, config, field_manager).await?;
+        let (status, causes) = dry_run(conn, target, config, field_manager).await?;
         let matches = causes == report.predicted_causes();
         report.verification = Some(Verification { status, causes, matches });
     }

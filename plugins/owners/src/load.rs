@@ -5,12 +5,10 @@ use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::manifests::Manifest;
 use fieldwise_kube::objects::{self, ListOptions};
-use fieldwise_kube::target::TargetArgs;
+use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::{Error, Result};
-use serde_json::Value;
 
 use crate::subject::Subject;
-use crate::tree::find_type;
 
 /// Objects from files, as they are (`--local`).
 pub fn local(manifests: Vec<Manifest>) -> Vec<Subject> {
@@ -23,38 +21,14 @@ pub async fn live_from_files(
     catalog: &ResourceCatalog,
     manifests: &[Manifest],
 ) -> Result<Vec<Subject>> {
+    let scope = NamespaceScope::of(conn);
     let mut out = Vec::new();
     for m in manifests {
-        let text = |p: &str| m.value.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
-        let resource = resource_of(catalog, &m.value, &m.source)?;
-        let name = text("/metadata/name");
-        if name.is_empty() {
-            return Err(Error::usage(format!("{}: the object has no metadata.name", m.source)));
-        }
-        let namespace = text("/metadata/namespace");
-        let namespace =
-            resource.namespaced.then(|| if namespace.is_empty() { conn.namespace.clone() } else { namespace });
-        let url = resource.object_path(namespace.as_deref(), &name, None);
-        let object = objects::send(conn, http::Request::get(url).body(Vec::new())).await?;
-        out.push(Subject { display: format!("{}/{name}", resource.display_name()), object, source: None });
+        let target = ObjectRef::from_manifest(&m.value, &m.source, catalog, &scope)?;
+        let object = objects::get(conn, &target, None).await?;
+        out.push(Subject { display: target.display(), object, source: None });
     }
     Ok(out)
-}
-
-/// The served type of an object read from a file.
-pub fn resource_of<'c>(
-    catalog: &'c ResourceCatalog,
-    object: &Value,
-    source: &str,
-) -> Result<&'c fieldwise_kube::discovery::ResourceType> {
-    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
-    if api_version.is_empty() || kind.is_empty() {
-        return Err(Error::usage(format!("{source}: the object has no apiVersion or kind")));
-    }
-    find_type(catalog, api_version, kind).ok_or_else(|| {
-        Error::usage(format!("{source}: no matches for kind \"{kind}\" in version \"{api_version}\" on this cluster"))
-    })
 }
 
 /// The objects named or selected on the command line.
@@ -65,8 +39,7 @@ pub async fn from_targets(
     selector: Option<&str>,
     all_namespaces: bool,
 ) -> Result<Vec<Subject>> {
-    let args = TargetArgs::parse(targets)?;
-    let refs = args.resolve(catalog, &conn.namespace)?;
+    let refs = ObjectRef::from_args(targets, catalog, &NamespaceScope::of(conn))?;
     let mut out = Vec::new();
     for target in &refs {
         if !target.name.is_empty() {
@@ -80,8 +53,8 @@ pub async fn from_targets(
         let namespace = if all_namespaces { None } else { target.namespace.as_deref() };
         let options = ListOptions { label_selector: selector.map(str::to_string), ..Default::default() };
         for object in objects::list(conn, &target.resource, namespace, &options).await? {
-            let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
-            out.push(Subject { display: format!("{}/{name}", target.resource.display_name()), object, source: None });
+            let display = ObjectRef::of_object(&target.resource, &object).display();
+            out.push(Subject { display, object, source: None });
         }
     }
     Ok(out)

@@ -8,6 +8,7 @@ use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::flags::OutputFormat;
 use fieldwise_kube::openapi::Schemas;
+use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::{color, manifests, printer, Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
@@ -83,9 +84,6 @@ async fn run_local(cli: &Cli) -> Result<ExitCode> {
         ));
     }
     let subjects = load::local(manifests::read(&cli.filenames, cli.recursive)?);
-    if subjects.is_empty() {
-        return Err(Error::usage("the files hold no objects"));
-    }
     let mut schemas = Schemas::offline();
     let mut sections = Vec::new();
     for subject in &subjects {
@@ -186,44 +184,47 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
         return Err(Error::usage("--conflicts reads the configurations to apply from -f; do not name objects"));
     }
     let configs = manifests::read(&cli.filenames, cli.recursive)?;
-    if configs.is_empty() {
-        return Err(Error::usage("the files hold no objects to apply"));
-    }
+    let scope = NamespaceScope::of(conn);
+    // Every file is checked before anything is asked, so a bad one fails fast.
+    let targets = configs
+        .iter()
+        .map(|m| ObjectRef::from_manifest(&m.value, &m.source, catalog, &scope))
+        .collect::<Result<Vec<_>>>()?;
     let mut schemas = Schemas::connected(conn);
     let mut reports = Vec::new();
-    for m in &configs {
-        let resource = load::resource_of(catalog, &m.value, &m.source)?;
+    for (m, target) in configs.iter().zip(&targets) {
         let options = conflicts::CheckOptions {
             field_manager: &cli.field_manager,
             verify: cli.verify,
             show_values: cli.show_values,
         };
-        let report = conflicts::check(conn, &mut schemas, resource, &m.value, &options).await?;
-        reports.push((m, report));
+        let report = conflicts::check(conn, &mut schemas, target, &m.value, &options).await?;
+        reports.push((m, target, report));
     }
-    let any_conflict = reports.iter().any(|(_, r)| !r.prediction.conflicts.is_empty());
-    let mismatch = reports.iter().any(|(_, r)| r.verification.as_ref().is_some_and(|v| !v.matches));
+    let any_conflict = reports.iter().any(|(_, _, r)| !r.prediction.conflicts.is_empty());
+    let mismatch = reports.iter().any(|(_, _, r)| r.verification.as_ref().is_some_and(|v| !v.matches));
     match cli.output {
         None => {
-            for (_, r) in &reports {
+            for (_, _, r) in &reports {
                 print!("{}", conflicts::render(r));
             }
         }
         Some(OutputFormat::Name) => {
-            for (m, _) in &reports {
+            for (m, _, _) in &reports {
                 print!("{}", printer::render(&crate::subject::reference(&m.value), OutputFormat::Name)?);
             }
         }
         Some(format) => {
             let items: Vec<Value> = reports
                 .iter()
-                .map(|(m, r)| {
+                .map(|(m, target, r)| {
                     let mut object = crate::subject::reference(&m.value);
-                    object["namespace"] = m
-                        .value
-                        .pointer("/metadata/namespace")
-                        .cloned()
-                        .unwrap_or_else(|| Value::String(conn.namespace.clone()));
+                    // Where the apply would go: the reference's namespace, none for cluster-scoped types.
+                    if let Some(namespace) = &target.namespace {
+                        object["namespace"] = namespace.clone().into();
+                    } else if let Value::Object(map) = &mut object {
+                        map.remove("namespace");
+                    }
                     json!({"object": object, "source": m.source, "conflicts": conflicts::json(r)})
                 })
                 .collect();

@@ -22,11 +22,7 @@ pub struct Subject {
 impl Subject {
     /// A subject named from the object's own apiVersion, kind and name.
     pub fn from_object(object: Value, source: Option<String>) -> Self {
-        let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
-        let group = text("/apiVersion").rsplit_once('/').map(|(g, _)| g.to_string()).unwrap_or_default();
-        let kind = text("/kind").to_lowercase();
-        let kind = if group.is_empty() { kind } else { format!("{kind}.{group}") };
-        Subject { display: format!("{kind}/{}", text("/metadata/name")), object, source }
+        Subject { display: fieldwise_kube::reference::display_name(&object), object, source }
     }
 
     /// The managers, or an error naming the object when an entry cannot be read.

@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::reference::{owner_display_name, ObjectRef, ReferenceError};
 use fieldwise_kube::{objects, Error, Result};
-use http::Request;
 use serde_json::Value;
 
 use crate::subject::Subject;
@@ -78,16 +78,23 @@ async fn walk_up(conn: &Connection, catalog: &ResourceCatalog, object: &Value) -
     while seen.insert(uid(&here).to_string()) && seen.len() < 32 {
         let refs = here.pointer("/metadata/ownerReferences").and_then(Value::as_array).cloned().unwrap_or_default();
         let Some(owner) = refs.iter().find(|r| r["controller"] == true).or(refs.first()) else { break };
-        let text = |k: &str| owner.get(k).and_then(Value::as_str).unwrap_or_default();
-        let name = format!("{}/{}", text("kind").to_lowercase(), text("name"));
-        let Some(resource) = find_type(catalog, text("apiVersion"), text("kind")) else {
-            missing.push(format!("{name} (type {} not served)", text("apiVersion")));
-            break;
-        };
+        let name = owner_display_name(owner);
         let namespace = here.pointer("/metadata/namespace").and_then(Value::as_str);
-        let url = resource.object_path(namespace.filter(|_| resource.namespaced), text("name"), None);
-        match objects::send(conn, Request::get(url).body(Vec::new())).await {
-            Ok(mut parent) if uid(&parent) == text("uid") => {
+        let target = match ObjectRef::from_owner_reference(owner, namespace, catalog) {
+            Ok(target) => target,
+            Err(ReferenceError::NoMatchForKind { api_version, .. }) => {
+                missing.push(format!("{name} (type {api_version} not served)"));
+                break;
+            }
+            Err(e) => {
+                missing.push(e.to_string());
+                break;
+            }
+        };
+        let resource = &target.resource;
+        let owner_uid = owner.get("uid").and_then(Value::as_str).unwrap_or_default();
+        match objects::get(conn, &target, None).await {
+            Ok(mut parent) if uid(&parent) == owner_uid => {
                 restore_type(&mut parent, resource);
                 here = parent;
             }
@@ -102,12 +109,6 @@ async fn walk_up(conn: &Connection, catalog: &ResourceCatalog, object: &Value) -
         }
     }
     (here, missing)
-}
-
-/// The served type of `apiVersion` and `kind`.
-pub fn find_type<'c>(catalog: &'c ResourceCatalog, api_version: &str, kind: &str) -> Option<&'c ResourceType> {
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    catalog.types().iter().find(|t| t.group == group && t.version == version && t.kind == kind)
 }
 
 fn restore_type(object: &mut Value, resource: &ResourceType) {

@@ -12,7 +12,7 @@ use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
 use fieldwise_kube::openapi::{Schemas, TypeSchema};
-use fieldwise_kube::target::{ObjectRef, TargetArgs};
+use fieldwise_kube::reference::{self, NamespaceScope, ObjectRef};
 use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, WriteOptions};
 use fieldwise_kube::{objects, printer, prompt};
 use serde_json::Value;
@@ -58,31 +58,18 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
 }
 
 fn resolve_targets(args: &PatchArgs, catalog: &ResourceCatalog, conn: &Connection) -> Result<Vec<ObjectRef>> {
-    let mut items = TargetArgs::parse(&args.targets)?;
+    let scope = NamespaceScope::of(conn);
     if let Some(file) = &args.filename {
-        if !items.items.is_empty() {
+        if !args.targets.is_empty() {
             return Err(Error::usage("give either -f FILE or TYPE/NAME, not both"));
         }
-        let object = input::read_object_file(file)?;
-        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        if kind.is_empty() || name.is_empty() {
-            return Err(Error::usage(format!("{file}: the object needs kind and metadata.name")));
-        }
-        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-        let spelled = if group.is_empty() { kind.to_string() } else { format!("{kind}.{version}.{group}") };
-        items.items.push((spelled, name.to_string()));
-        let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or(&conn.namespace);
-        return items.resolve(catalog, namespace);
+        let manifest = input::read_object_file(file)?;
+        return Ok(vec![ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, &scope)?]);
     }
-    if items.items.is_empty() {
+    if args.targets.is_empty() {
         return Err(Error::usage("an object is required: TYPE/NAME, TYPE NAME or -f FILE (see --help)"));
     }
-    let targets = items.resolve(catalog, &conn.namespace)?;
-    if let Some(t) = targets.iter().find(|t| t.name.is_empty()) {
-        return Err(Error::usage(format!("a name is required: {}/NAME", t.resource.display_name())));
-    }
+    let targets = ObjectRef::named_from_args(&args.targets, catalog, &scope)?;
     if let Some(t) = targets.iter().find(|t| !t.resource.supports("patch")) {
         return Err(Error::usage(format!(
             "{} cannot be patched (the server does not allow it)",
@@ -261,14 +248,10 @@ fn print_outcome(args: &PatchArgs, display: &str, object: &Value, verb: &str) ->
 /// `--local`: patch the object in the -f file offline (embedded schema) and print the result.
 async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
     let file = args.filename.as_deref().unwrap_or("-");
-    let object = input::read_object_file(file)?;
+    let object = input::read_object_file(file)?.value;
     let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?;
     let typed = Schemas::offline().for_object(&object).await?;
-    let display = format!(
-        "{}/{}",
-        object.get("kind").and_then(Value::as_str).unwrap_or("object").to_lowercase(),
-        object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
-    );
+    let display = reference::display_name(&object);
     let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
     if patch_type == PatchType::Apply {
         return Err(Error::usage("--type apply needs the server's managedFields; it cannot run with --local"));

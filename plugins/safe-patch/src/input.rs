@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::manifests;
+use fieldwise_kube::manifests::{self, Manifest};
 use serde_json::Value;
 
 /// Parses patch text: JSON first (the usual `-p '{...}'`), then YAML.
@@ -48,12 +48,12 @@ pub fn read_patch(inline: Option<&str>, file: Option<&str>) -> Result<Value> {
     }
 }
 
-/// The one object in an `-f` file.
-pub fn read_object_file(path: &str) -> Result<Value> {
+/// The one object in an `-f` file, and where it was read from (an empty file is refused
+/// by [`manifests::read`]).
+pub fn read_object_file(path: &str) -> Result<Manifest> {
     let mut docs = manifests::read(&[path.to_string()], false)?;
     match docs.len() {
-        1 => Ok(docs.remove(0).value),
-        0 => Err(Error::usage(format!("{path} holds no object"))),
+        1 => Ok(docs.remove(0)),
         n => Err(Error::usage(format!("{path} holds {n} objects; safe-patch takes one object per file"))),
     }
 }

@@ -16,7 +16,7 @@ use fieldwise_kube::diff::{redact_pair, unified};
 use fieldwise_kube::discovery::ResourceCatalog;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::flags::KubeFlags;
-use fieldwise_kube::target::{ObjectRef, TargetArgs};
+use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{objects, prompt};
 use serde_json::{Map, Value};
@@ -70,7 +70,7 @@ pub struct HistoryArgs {
 async fn one_target(kube: &KubeFlags, targets: &[String]) -> Result<(Connection, ObjectRef)> {
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let mut resolved = TargetArgs::parse(targets)?.resolve(&catalog, &conn.namespace)?;
+    let mut resolved = ObjectRef::from_args(targets, &catalog, &NamespaceScope::of(&conn))?;
     if resolved.len() != 1 || resolved[0].name.is_empty() {
         return Err(Error::usage("exactly one object is required: TYPE/NAME"));
     }

@@ -23,6 +23,9 @@ pub struct Connection {
     pub client: kube::Client,
     /// The namespace from `-n`, else the context's, else `default`.
     pub namespace: String,
+    /// Whether `-n`/`--namespace` chose [`Connection::namespace`]: kubectl then refuses
+    /// manifests in other namespaces (see [`crate::reference::NamespaceScope`]).
+    pub namespace_from_flag: bool,
     /// The context in use (empty when the kubeconfig has none).
     pub context: String,
     /// The server URL, for messages.
@@ -158,7 +161,16 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
     let client = kube::Client::try_from(config.clone())
         .map_err(|e| Error::Kubeconfig(format!("context \"{context}\": cannot build a client: {}", describe(&e))))?;
-    Ok(Connection { client, namespace, context, server, config, discovery_from_cache: Arc::default() })
+    let namespace_from_flag = flags.namespace.as_deref().is_some_and(|ns| !ns.is_empty());
+    Ok(Connection {
+        client,
+        namespace,
+        namespace_from_flag,
+        context,
+        server,
+        config,
+        discovery_from_cache: Arc::default(),
+    })
 }
 
 /// Applies the connection flags to the entries `context` uses, with kubectl's

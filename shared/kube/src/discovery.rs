@@ -17,6 +17,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use fieldwise_core::schema::Gvk;
 use kube::client::{APIGroupDiscoveryList, APIResourceDiscovery};
 
 use crate::cache::ServerCache;
@@ -183,6 +184,29 @@ impl ResourceCatalog {
             }
             other => other,
         }
+    }
+}
+
+impl ResourceCatalog {
+    /// The type serving exactly this group, version and kind (any version, preferred or
+    /// not: a manifest names the version it was written for), as kubectl's RESTMapper
+    /// maps the `apiVersion` and `kind` of a manifest. A cached catalog that lacks it asks
+    /// the server once, as [`ResourceCatalog::resolve`] does.
+    pub fn by_gvk(&self, gvk: &Gvk) -> Option<&ResourceType> {
+        let find = |types: &'_ [ResourceType]| -> Option<usize> {
+            types.iter().position(|t| t.group == gvk.group && t.version == gvk.version && t.kind == gvk.kind)
+        };
+        if let Some(i) = find(self.types()) {
+            return self.types().get(i);
+        }
+        if !self.is_cached() {
+            return None;
+        }
+        let Some(Refetch(conn)) = &self.refetch else { return None };
+        // A refetch that fails leaves the answer "not served", which the caller reports.
+        let fresh = refetch_blocking(conn).ok()?;
+        let types = self.refetched.get_or_init(|| fresh);
+        find(types).and_then(|i| types.get(i))
     }
 }
 
@@ -383,6 +407,20 @@ mod tests {
         let err = catalog().resolve("frobnicators").unwrap_err().to_string();
         assert!(err.starts_with("error: the server doesn't have a resource type \"frobnicators\""), "{err}");
         assert!(catalog().resolve("deployments.nosuchgroup").is_err());
+    }
+
+    #[test]
+    fn finds_a_type_by_group_version_kind_preferred_or_not() {
+        let c = catalog();
+        assert_eq!(c.by_gvk(&Gvk::new("apps", "v1", "Deployment")).map(|t| t.plural.as_str()), Some("deployments"));
+        assert_eq!(c.by_gvk(&Gvk::new("stable.example.com", "v1beta1", "CronTab")).map(|t| t.preferred), Some(false));
+        assert_eq!(
+            c.by_gvk(&Gvk::new("events.k8s.io", "v1", "Event")).map(|t| t.group.as_str()),
+            Some("events.k8s.io")
+        );
+        // Exact: kind is case-sensitive as in a manifest, and the group must match.
+        assert!(c.by_gvk(&Gvk::new("apps", "v1", "deployment")).is_none());
+        assert!(c.by_gvk(&Gvk::new("", "v1", "Deployment")).is_none());
     }
 
     #[test]

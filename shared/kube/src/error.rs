@@ -140,6 +140,9 @@ pub enum Error {
     /// Work that was stopped from inside (the consumer of a stream went away, a limiter
     /// closed): never the user's fault, reported in case it is seen.
     Stopped(&'static str),
+    /// An object reference could not be built from a manifest or owner reference
+    /// (missing fields, a type the cluster does not serve, a namespace that differs from `-n`).
+    Reference(crate::reference::ReferenceError),
     /// Anything else, already phrased for the user.
     Other(String),
 }
@@ -440,6 +443,7 @@ impl Error {
             Error::Completion(e) => write!(f, "error: {e}"),
             Error::Client(e) => write!(f, "error: {}", root_cause(e.as_ref())),
             Error::Stopped(what) => write!(f, "error: {what} was stopped"),
+            Error::Reference(e) => write!(f, "error: {e}"),
             Error::Other(m) => write!(f, "error: {m}"),
         }
     }
@@ -454,6 +458,7 @@ impl std::error::Error for Error {
             Error::Program { start_error: Some(source), .. } => Some(source),
             Error::Completion(source) => Some(source),
             Error::Client(source) => Some(source.as_ref()),
+            Error::Reference(e) => Some(e),
             _ => None,
         }
     }

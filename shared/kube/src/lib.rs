@@ -4,7 +4,9 @@
 //! real cluster the way kubectl users expect: the same global flags
 //! ([`flags::KubeFlags`]), the same kubeconfig loading ([`client::connect`]),
 //! the same resource names resolved through discovery
-//! ([`discovery::ResourceCatalog`], [`target::TargetArgs`]), and errors that
+//! ([`discovery::ResourceCatalog`]) into one object reference
+//! ([`reference::ObjectRef`], from `TYPE/NAME` arguments or `-f` manifests, with
+//! kubectl's namespace rules), and errors that
 //! read like kubectl's, one line each ([`error::Error`]).
 //!
 //! Plugins stay thin: parse flags, call in here and into the core, print.
@@ -28,6 +30,7 @@ pub mod printer;
 pub mod private_fs;
 pub mod prompt;
 pub mod redact;
+pub mod reference;
 pub mod stdout;
 pub mod target;
 pub mod version;

@@ -1,8 +1,13 @@
 //! Positional resource arguments, as kubectl takes them: `TYPE/NAME ...` or
 //! `TYPE NAME ...`, resolved against discovery into [`ObjectRef`]s.
+//!
+//! Plugins build references through [`crate::reference::ObjectRef`], which also
+//! reads them from manifests; this module is its argument parser.
 
-use crate::discovery::{ResourceCatalog, ResourceType};
+use crate::discovery::ResourceCatalog;
 use crate::error::{Error, Result};
+/// Kept here too, where it was first defined, for callers that import it from `target`.
+pub use crate::reference::ObjectRef;
 
 /// What the user asked for, before discovery: a type and zero or more names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,29 +66,6 @@ impl TargetArgs {
                 Ok(ObjectRef { resource, namespace, name: name.clone() })
             })
             .collect()
-    }
-}
-
-/// One object (or, with an empty name, one collection) in the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectRef {
-    /// Its resource type.
-    pub resource: ResourceType,
-    /// Its namespace; `None` for cluster-scoped types.
-    pub namespace: Option<String>,
-    /// Its name; empty for "all of this type".
-    pub name: String,
-}
-
-impl ObjectRef {
-    /// kubectl's name for the object: `deployment.apps/busybox-demo`.
-    pub fn display(&self) -> String {
-        format!("{}/{}", self.resource.display_name(), self.name)
-    }
-
-    /// The URL path of the object (or a subresource of it).
-    pub fn path(&self, subresource: Option<&str>) -> String {
-        self.resource.object_path(self.namespace.as_deref(), &self.name, subresource)
     }
 }
 

@@ -260,3 +260,18 @@ pub fn files_below(dir: &Path, skip: Option<&Path>) -> Vec<PathBuf> {
     }
     out
 }
+
+/// The `busybox-demo.yaml` fixture declaring `namespace` in its metadata, for tests of
+/// kubectl's namespace rules on `-f` files.
+pub fn busybox_in(namespace: &str) -> String {
+    let fixture = std::fs::read_to_string(fixture("busybox-demo.yaml")).expect("the busybox fixture");
+    fixture.replacen("  name: busybox-demo\n", &format!("  name: busybox-demo\n  namespace: {namespace}\n"), 1)
+}
+
+/// kubectl's refusal of a manifest in namespace `object` when `-n` named `flag`, as every
+/// plugin prints it after the file's name.
+pub fn namespace_mismatch(object: &str, flag: &str) -> String {
+    format!(
+        "the namespace from the provided object \"{object}\" does not match the namespace \"{flag}\". You must pass '--namespace={object}' to perform this operation."
+    )
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use fieldwise_e2e::{install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{busybox_in, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster};
 use serde_json::Value;
 
 const ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -422,4 +422,43 @@ fn custom_resources_are_scanned_and_repaired() {
     assert_eq!(stored["spec"]["workers"][0]["env"][0]["name"], "A", "{stored}");
     let (code, report) = scan_json(&cluster, &dir, &ns, "widgets.fieldwise.test");
     assert_eq!(code, Some(0), "{report}");
+}
+
+#[test]
+fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
+    let cluster = require_cluster!();
+    let (ns_a, ns_b) = (cluster.namespace("fw-la-nsa"), cluster.namespace("fw-la-nsb"));
+    let dir = scratch("namespaces");
+    let file = write(&dir, "in-b.yaml", &busybox_in(&ns_b));
+    // Created, not applied: the annotation is missing, and repair would write it.
+    cluster.kubectl_ok(&["create", "-f", &file]);
+    cluster.kubectl_ok(&["create", "-n", &ns_a, "-f", fieldwise_e2e::fixture("busybox-demo.yaml").to_str().unwrap()]);
+
+    let out = la(&cluster, &dir, &ns_a, &["repair", "-f", &file]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end(), format!("error: {file}: {}", namespace_mismatch(&ns_b, &ns_a)));
+    std::thread::sleep(Duration::from_secs(1));
+    for ns in [&ns_a, &ns_b] {
+        assert!(audited_patches(&cluster, ns).is_empty(), "no patch reached the server in {ns}");
+        assert_eq!(annotation(&cluster.get_json(ns, "deploy/busybox-demo")), None);
+    }
+
+    // Without -n the file's namespace wins over the context's; the result names the group.
+    let out = run(cluster
+        .plugin("kubectl-last_applied")
+        .env("FIELDWISE_DATA_DIR", dir.join("data"))
+        .args(["repair", "-f", &file]));
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo repaired");
+    assert!(annotation(&cluster.get_json(&ns_b, "deploy/busybox-demo")).is_some());
+    assert_eq!(annotation(&cluster.get_json(&ns_a, "deploy/busybox-demo")), None);
+    let out = la(&cluster, &dir, &ns_a, &["view", "deploy/busybox-demo"]);
+    assert!(text(&out.stderr).contains("deployment.apps/busybox-demo"), "{}", text(&out.stderr));
+
+    // An -f file with no object is an error naming it.
+    let empty = write(&dir, "empty.yaml", "");
+    let out = la(&cluster, &dir, &ns_a, &["repair", "-f", &empty]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end(), format!("error: no objects passed in -f: \"{empty}\" holds no object (it is empty or only comments and empty documents); give a file with at least one Kubernetes object"));
 }

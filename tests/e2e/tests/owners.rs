@@ -13,7 +13,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use fieldwise_core::schema::Gvk;
-use fieldwise_e2e::{eventually, fixture, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{
+    busybox_in, eventually, fixture, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster,
+};
 use fieldwise_kube::cache::ServerCache;
 use fieldwise_kube::client;
 use fieldwise_kube::openapi::{Origin, Schemas};
@@ -783,4 +785,69 @@ fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("embedded"), "{}", text(&out.stderr));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn dash_f_objects_keep_their_namespace_unless_dash_n_names_another() {
+    let cluster = require_cluster!();
+    let (ns_a, ns_b) = (cluster.namespace("fw-owners-nsa"), cluster.namespace("fw-owners-nsb"));
+    apply_busybox(&cluster, &ns_a);
+    apply_busybox(&cluster, &ns_b);
+    let dir = std::env::temp_dir().join(format!("fw-owners-ns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("in-b.yaml");
+    std::fs::write(&file, busybox_in(&ns_b)).unwrap();
+    let file = file.to_str().unwrap();
+
+    // -n names another namespace: refused like kubectl, for every mode reading -f.
+    for extra in [&[][..], &["--summary"], &["--conflicts"], &["--conflicts", "--verify"]] {
+        let out = run(owners(&cluster).args(["-n", &ns_a, "-f", file]).args(extra));
+        assert_one_line_error(&out, &format!("{file}: {}", namespace_mismatch(&ns_b, &ns_a)));
+        assert!(out.stdout.is_empty(), "{extra:?}: {}", text(&out.stdout));
+    }
+    // Without -n the file's namespace wins over the context's; with the same -n it is accepted.
+    let uid_b = cluster.get_json(&ns_b, "deploy/busybox-demo")["metadata"]["uid"].clone();
+    for args in [vec!["-f", file, "-o", "json"], vec!["-n", &ns_b, "-f", file, "-o", "json"]] {
+        let report = json_of(run(owners(&cluster).args(&args)));
+        assert_eq!(report["items"][0]["object"]["uid"], uid_b, "{args:?}");
+    }
+    // Display names carry the group whichever way the object was named.
+    let view = ok(run(owners(&cluster).args(["-f", file, "--summary"])));
+    assert!(view.contains("deployment.apps/busybox-demo"), "{view}");
+    let out = run(owners(&cluster).args(["-f", file, "--conflicts"]));
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("deployment.apps/busybox-demo: "), "{}", text(&out.stdout));
+}
+
+#[test]
+fn dash_f_with_nothing_to_read_is_an_error_not_an_empty_answer() {
+    let cluster = require_cluster!();
+    let dir = std::env::temp_dir().join(format!("fw-owners-empty-{}", std::process::id()));
+    let no_manifests = dir.join("no-manifests");
+    std::fs::create_dir_all(&no_manifests).unwrap();
+    std::fs::write(no_manifests.join("notes.txt"), "apiVersion: v1\nkind: ConfigMap\n").unwrap();
+    let empty = dir.join("empty.yaml");
+    std::fs::write(&empty, "").unwrap();
+    let comments = dir.join("comments.yaml");
+    std::fs::write(&comments, "# nothing yet\n---\n---\n").unwrap();
+    let cases = [
+        (empty.display().to_string(), format!("\"{}\" holds no object", empty.display())),
+        (comments.display().to_string(), format!("\"{}\" holds no object", comments.display())),
+        (
+            no_manifests.display().to_string(),
+            format!("the directory \"{}\" holds no .yaml, .yml or .json file", no_manifests.display()),
+        ),
+    ];
+    for (input, expected) in &cases {
+        for mode in [&[][..], &["--local"], &["--conflicts"], &["--summary"]] {
+            let out = run(owners(&cluster).args(["-f", input]).args(mode));
+            assert_one_line_error(&out, &format!("error: no objects passed in -f: {expected}"));
+            assert!(!text(&out.stderr).contains("No resources found"), "{mode:?}");
+        }
+    }
+    // A system directory is no manifest directory either: an error, never "No resources found." and 0.
+    let out = run(owners(&cluster).args(["-f", "/etc"]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: ") && !stderr.contains("No resources found"), "{stderr}");
 }

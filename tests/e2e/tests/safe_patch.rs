@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use fieldwise_e2e::{fixture, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{
+    busybox_in, files_below, fixture, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster,
+};
 use serde_json::{json, Value};
 
 /// A private backup directory per test, so tests never see each other's backups.
@@ -317,19 +319,24 @@ fn bad_input_is_a_clear_error_and_never_a_write() {
     assert_eq!(cluster.get_json(&ns, "deploy/busybox-demo")["spec"]["replicas"], 1);
 }
 
+/// safe-patch with a kubeconfig that does not exist: `--local` must not need one.
+fn offline_safe_patch() -> std::process::Command {
+    let mut cmd = std::process::Command::new(fieldwise_e2e::bin_dir().join("kubectl-safe_patch"));
+    cmd.env("KUBECONFIG", "/nonexistent");
+    cmd
+}
+
 #[test]
 fn local_mode_needs_no_cluster() {
-    let out = run(std::process::Command::new(fieldwise_e2e::bin_dir().join("kubectl-safe_patch"))
-        .env("KUBECONFIG", "/nonexistent")
-        .args([
-            "-f",
-            fixture("busybox-demo.yaml").to_str().unwrap(),
-            "--local",
-            "-p",
-            r#"{"spec":{"replicas":3}}"#,
-            "-o",
-            "json",
-        ]));
+    let out = run(offline_safe_patch().args([
+        "-f",
+        fixture("busybox-demo.yaml").to_str().unwrap(),
+        "--local",
+        "-p",
+        r#"{"spec":{"replicas":3}}"#,
+        "-o",
+        "json",
+    ]));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let result: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(result["spec"]["replicas"], 3);
@@ -535,4 +542,71 @@ fn json_patch_errors_number_the_operations_as_the_user_wrote_them() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains(r#"operation 1 (remove /metadata/labels/extra): no member "extra" to remove"#), "{stderr}");
     assert_eq!(containers(&deployment(&cluster, &ns))[0]["image"], "busybox:1.28", "nothing was written");
+}
+
+#[test]
+fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
+    let cluster = require_cluster!();
+    let (ns_a, ns_b) = (busybox(&cluster, "fw-sp-nsa"), busybox(&cluster, "fw-sp-nsb"));
+    let data = data_dir("namespaces");
+    let file = std::env::temp_dir().join(format!("fw-sp-in-b-{}.yaml", std::process::id()));
+    std::fs::write(&file, busybox_in(&ns_b)).unwrap();
+    let file = file.to_str().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2)); // let controllers settle
+    let before = (writes_in(&cluster, &ns_a), writes_in(&cluster, &ns_b));
+    let two = r#"{"spec":{"replicas":2}}"#;
+    for dry_run in ["none", "server"] {
+        let out =
+            safe_patch(&cluster, &data, &ns_a, &["-f", file, "-p", two, "--yes", &format!("--dry-run={dry_run}")]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.trim_end(), format!("error: {file}: {}", namespace_mismatch(&ns_b, &ns_a)));
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert_eq!((writes_in(&cluster, &ns_a), writes_in(&cluster, &ns_b)), before, "no write request reached the server");
+    assert_eq!(files_below(&data, None), Vec::<PathBuf>::new(), "no backup was written");
+    for ns in [&ns_a, &ns_b] {
+        assert_eq!(deployment(&cluster, ns)["spec"]["replicas"], 1);
+    }
+
+    // Without -n the file's namespace wins over the context's, as in kubectl.
+    let out = run(cluster
+        .plugin("kubectl-safe_patch")
+        .env("FIELDWISE_DATA_DIR", &data)
+        .args(["-f", file, "-p", two, "--yes"]));
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo patched");
+    assert_eq!(deployment(&cluster, &ns_b)["spec"]["replicas"], 2);
+    assert_eq!(deployment(&cluster, &ns_a)["spec"]["replicas"], 1);
+    // The same -n as the file's is fine.
+    let out = safe_patch(&cluster, &data, &ns_b, &["-f", file, "-p", r#"{"spec":{"replicas":3}}"#, "--yes"]);
+    assert_eq!(ok(&out).trim(), "deployment.apps/busybox-demo patched");
+    assert_eq!(deployment(&cluster, &ns_b)["spec"]["replicas"], 3);
+
+    // An -f file with no object is an error, not a silent nothing.
+    let empty = std::env::temp_dir().join(format!("fw-sp-empty-{}.yaml", std::process::id()));
+    std::fs::write(&empty, "# nothing here\n").unwrap();
+    let out = safe_patch(&cluster, &data, &ns_a, &["-f", empty.to_str().unwrap(), "-p", two, "--yes"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: no objects passed in -f: \"{}\" holds no object", empty.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn local_mode_names_the_object_with_its_group() {
+    let out = run(offline_safe_patch().args([
+        "-f",
+        fixture("busybox-demo.yaml").to_str().unwrap(),
+        "--local",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/nope/x","value":1}]"#,
+    ]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the JSON Patch does not apply to deployment.apps/busybox-demo: "), "{stderr}");
 }
