@@ -86,12 +86,14 @@ pub async fn check(
         Gvk::of_object(config).ok_or_else(|| Error::usage(format!("{display}: the file has no apiVersion/kind")))?;
     let typed = schemas.for_gvk(&gvk).await?;
     let ty = typed.root.ok_or_else(|| {
-        Error::Other(format!(
-            "{display}: cannot predict conflicts for {} {}: {} does not describe it (a custom resource without a schema?)",
-            gvk.kind,
-            resource.api_version(),
-            typed.origin.describe()
-        ))
+        Error::Unsupported {
+            what: format!(
+                "{display}: cannot predict conflicts for {} {}: {} does not describe it (a custom resource without a schema?)",
+                gvk.kind,
+                resource.api_version(),
+                typed.origin.describe()
+            ),
+        }
     })?;
     let live = match objects::get(conn, target, None).await {
         Ok(v) => Some(v),
@@ -100,7 +102,7 @@ pub async fn check(
     };
     let prediction = match &live {
         Some(live) => {
-            let managed = managed_fields_of(live).map_err(|e| Error::Other(format!("{display}: {e}")))?;
+            let managed = managed_fields_of(live).map_err(|e| Error::semantics(display.clone(), e))?;
             predict_apply_conflicts(live, &managed, config, field_manager, &typed.schema, ty, false)
         }
         None => ApplyPrediction::default(),

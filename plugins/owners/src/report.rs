@@ -233,7 +233,7 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
         }
     }
     if mismatch {
-        return Err(Error::Other("the apiserver's dry run disagrees with the predicted conflicts (see above)".into()));
+        return Err(Error::PredictionDisagrees);
     }
     Ok(if any_conflict { ExitCode::from(EXIT_CONFLICTS) } else { ExitCode::SUCCESS })
 }

@@ -299,7 +299,11 @@ impl BackupStore {
                 Err(e) => return Err(Error::local_io("write the backup", &file, e)),
             }
         }
-        Err(Error::Other(format!("too many backups with the same time in {}", dir.display())))
+        Err(Error::local_io(
+            "write a backup in",
+            &dir,
+            std::io::Error::new(std::io::ErrorKind::AlreadyExists, "1,000 backups with the same time stamp"),
+        ))
     }
 
     /// Every backup of one object, oldest first. Backups written by older versions

@@ -137,6 +137,9 @@ pub enum Error {
     Client(Box<kube::Error>),
     /// `completion install|uninstall` could not manage the completer links.
     Completion(crate::completion::install::InstallError),
+    /// `owners --conflicts --verify`: the apiserver's dry run found other conflicts than the
+    /// prediction (both are printed above the error). A bug worth reporting.
+    PredictionDisagrees,
     /// Work that was stopped from inside (the consumer of a stream went away, a limiter
     /// closed): never the user's fault, reported in case it is seen.
     Stopped(&'static str),
@@ -443,6 +446,9 @@ impl Error {
             Error::Completion(e) => write!(f, "error: {e}"),
             Error::Client(e) => write!(f, "error: {}", root_cause(e.as_ref())),
             Error::Stopped(what) => write!(f, "error: {what} was stopped"),
+            Error::PredictionDisagrees => {
+                write!(f, "error: the apiserver's dry run disagrees with the predicted conflicts (see above)")
+            }
             Error::Reference(e) => write!(f, "error: {e}"),
             Error::Other(m) => write!(f, "error: {m}"),
         }
