@@ -1,15 +1,26 @@
-//! The kube glue of fieldwise: everything that touches a cluster or a terminal.
+//! The kube glue of fieldwise: everything that touches a cluster, a file or a terminal.
 //!
-//! The pure semantics live in `fieldwise-core`; this crate connects them to a
-//! real cluster the way kubectl users expect: the same global flags
-//! ([`flags::KubeFlags`]), the same kubeconfig loading ([`client::connect`]),
-//! the same resource names resolved through discovery
-//! ([`discovery::ResourceCatalog`]) into one object reference
-//! ([`reference::ObjectRef`], from `TYPE/NAME` arguments or `-f` manifests, with
-//! kubectl's namespace rules), and errors that
-//! read like kubectl's, one line each ([`error::Error`]).
+//! The pure semantics live in `fieldwise-core`; this crate connects them to a real
+//! cluster the way kubectl users expect. Plugins stay thin: parse flags, call in here
+//! and into the core, print. Its modules, by concern:
 //!
-//! Plugins stay thin: parse flags, call in here and into the core, print.
+//! - **Connecting**: [`flags`] (kubectl's global flags), [`client`] (kubeconfig, the
+//!   connection flags, the User-Agent of [`version`]), [`cache`] (per-server disk cache).
+//! - **Knowing the server**: [`discovery`] (resource types, cached 6 h), [`openapi`] (the
+//!   server's own schema, for custom resources and newer types).
+//! - **Naming and reading objects**: [`reference`](mod@reference) (the one object reference, from
+//!   `TYPE/NAME`, a manifest or an owner reference, with kubectl's namespace rules),
+//!   [`target`] (positional arguments), [`manifests`] (`-f`), [`objects`] (GET, LIST,
+//!   pagination), [`metadata_list`] (metadata-only lists for scans).
+//! - **Writing**: [`write`](mod@write) (the one write path: guard, backup, send, classify, re-plan,
+//!   retry, and bulk runs), [`backup`] (pre-images for `undo`), [`edit`] (`--edit`
+//!   sessions in private files), [`prompt`] (the confirmation every writer asks).
+//! - **Printing**: [`printer`] (kubectl's result lines and `-o`), [`diff`], [`color`],
+//!   [`stdout`] (closed pipes end quietly), and [`redact`], the one redaction boundary
+//!   every Secret value and server message passes.
+//! - **Process**: [`cli`] (parsing and exit codes), [`completion`] (shell completion and
+//!   its install), [`private_fs`] (files only the user can read), [`error`] (typed errors
+//!   that print as one kubectl-style line and keep their source).
 
 pub mod backup;
 pub mod cache;
