@@ -4,7 +4,7 @@
 //! error into a panic (exit 101, "failed printing to stdout: Broken pipe"). Command-line
 //! tools are expected to stop quietly instead: `cat`, `grep` and kubectl itself are ended by
 //! the signal, and the shell reports status 141 (128 + SIGPIPE). Two ways lead here:
-//! [`write`] returns [`Error::StdoutClosed`] for the caller to unwind (streaming printers
+//! [`write()`] returns [`Error::StdoutClosed`] for the caller to unwind (streaming printers
 //! stop at once and nothing else is sent), which [`crate::cli::run`] turns into the quiet
 //! exit; and [`crate::cli`] installs a panic hook ([`quiet_on_closed_pipe`]) so any remaining
 //! `print!` ends the same way instead of panicking.
