@@ -9,16 +9,14 @@
 //! `openapi::Schemas` read from the server, with the apiserver's answer to the
 //! same apply as a dry run.
 
-use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts};
 use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::openapi::TypeSchema;
 use fieldwise_kube::target::ObjectRef;
-use fieldwise_kube::write::{self, PatchRequest, PatchType};
-use fieldwise_kube::{objects, Result};
+use fieldwise_kube::write::{PatchRequest, PatchType};
 use serde_json::{json, Value};
 
-use super::scenarios::{apply, request, Outcome, Rng};
+use super::scenarios::{apply, request, Outcome, Rng, Writes};
 
 /// `widgets.fieldwise.test` from discovery (install it first with `install_widget_crd`).
 pub async fn widgets(conn: &Connection) -> ResourceType {
@@ -131,47 +129,17 @@ pub async fn run(
     let mut rng = Rng::new(seed ^ 0x0c0f_fee0);
     let name = format!("cr-{seed}");
     let target = ObjectRef { resource: widgets.clone(), namespace: Some(namespace.into()), name: name.clone() };
-    let mut history = Vec::new();
+    let mut writes = Writes::new(conn, target, format!("custom-resource scenario {seed}"));
     let base = base(&name);
-    let step = |r: Result<Value>, what: &str| {
-        if let Err(e) = r {
-            panic!("custom-resource scenario {seed}: {what} failed: {e}");
-        }
-    };
-    match rng.below(3) {
-        0 => {
-            let mut object = base.clone();
-            object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
-                base.to_string().into();
-            let url = format!("{}?fieldManager=kubectl-client-side-apply", widgets.collection_path(Some(namespace)));
-            let post = http::Request::post(url)
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(serde_json::to_vec(&object).expect("JSON"));
-            step(objects::send(conn, post).await, "client-side apply");
-            history.push("kubectl apply (client-side)".into());
-        }
-        1 => {
-            step(write::patch(conn, &target, &apply(&base, "team-a")).await, "server-side apply by team-a");
-            history.push("server-side apply by team-a".into());
-        }
-        _ => {
-            step(write::patch(conn, &target, &apply(&base, "kubectl")).await, "kubectl apply --server-side");
-            history.push("kubectl apply --server-side".into());
-        }
-    }
+    writes.create(&mut rng, &base).await;
     for _ in 0..rng.below(4) {
         match rng.below(5) {
             0 => {
                 let n = 1 + rng.below(4);
                 let scale = json!({"spec": {"replicas": n}});
-                let r = write::patch(
-                    conn,
-                    &target,
-                    &PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") },
-                )
-                .await;
-                step(r, "kubectl scale");
-                history.push(format!("kubectl scale --replicas={n}"));
+                let request =
+                    PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") };
+                writes.patch(&request, "kubectl scale", format!("kubectl scale --replicas={n}")).await;
             }
             1 => {
                 let patch = one_of(
@@ -184,64 +152,36 @@ pub async fn run(
                         json!({"metadata": {"labels": {"tier": "patched"}}}),
                     ],
                 );
-                step(
-                    write::patch(conn, &target, &request(PatchType::Merge, &patch, "kubectl-patch")).await,
-                    "kubectl patch",
-                );
-                history.push(format!("kubectl patch --type merge {patch}"));
+                let request = request(PatchType::Merge, &patch, "kubectl-patch");
+                writes.patch(&request, "kubectl patch", format!("kubectl patch --type merge {patch}")).await;
             }
             2 => {
                 let partial = json!({"apiVersion": "fieldwise.test/v1", "kind": "Widget",
                     "metadata": {"name": name, "annotations": {"owner": "team-c"}},
                     "spec": {"workers": [{"name": "main", "env": [{"name": "C", "value": "c"}], "zones": ["z2"]}],
                         "ports": [{"port": 443, "protocol": "TCP"}], "labels": {"owner": "c"}}});
-                let r = write::patch(conn, &target, &PatchRequest { force: true, ..apply(&partial, "team-c") }).await;
-                step(r, "server-side apply by team-c");
-                history.push("server-side apply by team-c (env C, zone z2, port 443, label owner)".into());
+                let request = PatchRequest { force: true, ..apply(&partial, "team-c") };
+                let command = "server-side apply by team-c (env C, zone z2, port 443, label owner)";
+                writes.patch(&request, "server-side apply by team-c", command).await;
             }
             3 => {
                 let patch = json!({"spec": {"args": ["x", "z"], "target": {"kind": "K", "name": "e"}, "config": {"k": "edited"}}});
-                step(
-                    write::patch(conn, &target, &request(PatchType::Merge, &patch, "kubectl-edit")).await,
-                    "kubectl edit",
-                );
-                history.push("kubectl edit (args, target, config)".into());
+                let request = request(PatchType::Merge, &patch, "kubectl-edit");
+                writes.patch(&request, "kubectl edit", "kubectl edit (args, target, config)").await;
             }
             _ => {
                 let status = json!({"status": {"phase": "Ready", "replicas": 1}});
-                let r = write::patch(
-                    conn,
-                    &target,
-                    &PatchRequest {
-                        subresource: Some("status"),
-                        ..request(PatchType::Merge, &status, "widget-controller")
-                    },
-                )
-                .await;
-                step(r, "status update");
-                history.push("status update by widget-controller".into());
+                let request = PatchRequest {
+                    subresource: Some("status"),
+                    ..request(PatchType::Merge, &status, "widget-controller")
+                };
+                writes.patch(&request, "status update", "status update by widget-controller").await;
             }
         }
     }
     let appliers = ["team-b", "kubectl", "team-a"];
     let applier = appliers[rng.below(appliers.len() as u64) as usize].to_string();
     let config = config_b(&name, &mut rng);
-    let live = objects::get(conn, &target, None).await.expect("read the live object");
-    let managed = managed_fields_of(&live).expect("managedFields");
     let ty = schema.root.expect("the server's schema describes Widget");
-    let prediction = predict_apply_conflicts(&live, &managed, &config, &applier, &schema.schema, ty, false);
-    let mut predicted: Vec<(String, String)> = prediction.conflicts.iter().map(|c| (c.field(), c.message())).collect();
-    predicted.sort();
-    let dry = write::patch(conn, &target, &PatchRequest { dry_run: true, ..apply(&config, &applier) }).await;
-    let server = match dry {
-        Ok(_) => Ok(Vec::new()),
-        Err(e) if e.is_conflict() => {
-            let mut causes: Vec<(String, String)> =
-                e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
-            causes.sort();
-            Ok(causes)
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    Outcome { seed, history, applier, config, predicted, server }
+    writes.outcome(seed, applier, config, &schema.schema, ty).await
 }

@@ -5,7 +5,7 @@
 //! apiserver's answer to the same apply as a dry run.
 
 use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts};
-use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_core::schema::{builtin, Gvk, Schema, TypeId};
 use fieldwise_kube::client::Connection;
 use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::target::ObjectRef;
@@ -152,58 +152,101 @@ impl Outcome {
     }
 }
 
+/// The writes of one scenario on one object, each remembered as the command a user would
+/// have typed; a write that fails ends the test, naming the scenario.
+pub struct Writes<'a> {
+    conn: &'a Connection,
+    /// The object the scenario writes.
+    pub target: ObjectRef,
+    /// `scenario 12`, for failure messages.
+    label: String,
+    /// What happened, in order.
+    pub history: Vec<String>,
+}
+
+impl<'a> Writes<'a> {
+    /// A scenario named `label` on `target`.
+    pub fn new(conn: &'a Connection, target: ObjectRef, label: String) -> Self {
+        Writes { conn, target, label, history: Vec::new() }
+    }
+
+    /// Sends `request` (`what` names it in a failure) and records `command`.
+    pub async fn patch(&mut self, request: &PatchRequest<'_>, what: &str, command: impl Into<String>) {
+        if let Err(e) = write::patch(self.conn, &self.target, request).await {
+            panic!("{}: {what} failed: {e}", self.label);
+        }
+        self.history.push(command.into());
+    }
+
+    /// The first write, one of three at random: `kubectl apply` of a new object (a create
+    /// with the annotation, as kubectl sends it: not a patch), a server-side apply by team-a,
+    /// or `kubectl apply --server-side`. Returns which (0, 1 or 2).
+    pub async fn create(&mut self, rng: &mut Rng, base: &Value) -> u64 {
+        let creator = rng.below(3);
+        match creator {
+            0 => {
+                let mut object = base.clone();
+                object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
+                    base.to_string().into();
+                let collection = self.target.resource.collection_path(self.target.namespace.as_deref());
+                let post = http::Request::post(format!("{collection}?fieldManager=kubectl-client-side-apply"))
+                    .header(http::header::CONTENT_TYPE, "application/json")
+                    .body(serde_json::to_vec(&object).expect("JSON"));
+                if let Err(e) = objects::send(self.conn, post).await {
+                    panic!("{}: client-side apply failed: {e}", self.label);
+                }
+                self.history.push("kubectl apply (client-side)".into());
+            }
+            1 => self.patch(&apply(base, "team-a"), "server-side apply by team-a", "server-side apply by team-a").await,
+            _ => {
+                let what = "kubectl apply --server-side";
+                self.patch(&apply(base, "kubectl"), what, what).await;
+            }
+        }
+        creator
+    }
+
+    /// Ends the scenario: `applier`'s apply of `config`, as predicted under `schema` and as
+    /// the apiserver answers it in a dry run.
+    pub async fn outcome(self, seed: u64, applier: String, config: Value, schema: &Schema, ty: TypeId) -> Outcome {
+        let live = objects::get(self.conn, &self.target, None).await.expect("read the live object");
+        let managed = managed_fields_of(&live).expect("managedFields");
+        let prediction = predict_apply_conflicts(&live, &managed, &config, &applier, schema, ty, false);
+        let mut predicted: Vec<(String, String)> =
+            prediction.conflicts.iter().map(|c| (c.field(), c.message())).collect();
+        predicted.sort();
+        let dry =
+            write::patch(self.conn, &self.target, &PatchRequest { dry_run: true, ..apply(&config, &applier) }).await;
+        let server = match dry {
+            Ok(_) => Ok(Vec::new()),
+            Err(e) if e.is_conflict() => {
+                let mut causes: Vec<(String, String)> =
+                    e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
+                causes.sort();
+                Ok(causes)
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        Outcome { seed, history: self.history, applier, config, predicted, server }
+    }
+}
+
 /// Runs scenario `seed` on a Deployment (of type `deployments`) in `namespace`.
 pub async fn run(conn: &Connection, deployments: &ResourceType, namespace: &str, seed: u64) -> Outcome {
     let mut rng = Rng::new(seed);
     let name = format!("sc-{seed}");
     let target = ObjectRef { resource: deployments.clone(), namespace: Some(namespace.into()), name: name.clone() };
-    let mut history = Vec::new();
+    let mut writes = Writes::new(conn, target, format!("scenario {seed}"));
     let base = base(&name);
-    let step = |r: Result<Value>, what: &str| {
-        if let Err(e) = r {
-            panic!("scenario {seed}: {what} failed: {e}");
-        }
-    };
-    let creator = rng.below(3);
-    match creator {
-        0 => {
-            let mut object = base.clone();
-            object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
-                base.to_string().into();
-            // A create, as kubectl apply sends it for a new object: not a patch.
-            let url =
-                format!("{}?fieldManager=kubectl-client-side-apply", deployments.collection_path(Some(namespace)));
-            let post = http::Request::post(url)
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(serde_json::to_vec(&object).unwrap());
-            let r = objects::send(conn, post).await;
-            step(r, "client-side apply");
-            history.push("kubectl apply (client-side)".into());
-        }
-        1 => {
-            let r = write::patch(conn, &target, &apply(&base, "team-a")).await;
-            step(r, "server-side apply by team-a");
-            history.push("server-side apply by team-a".into());
-        }
-        _ => {
-            let r = write::patch(conn, &target, &apply(&base, "kubectl")).await;
-            step(r, "kubectl apply --server-side");
-            history.push("kubectl apply --server-side".into());
-        }
-    }
+    let creator = writes.create(&mut rng, &base).await;
     for _ in 0..rng.below(4) {
         match rng.below(4) {
             0 => {
                 let n = 1 + rng.below(4);
                 let scale = json!({"spec": {"replicas": n}});
-                let r = write::patch(
-                    conn,
-                    &target,
-                    &PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") },
-                )
-                .await;
-                step(r, "kubectl scale");
-                history.push(format!("kubectl scale --replicas={n}"));
+                let request =
+                    PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") };
+                writes.patch(&request, "kubectl scale", format!("kubectl scale --replicas={n}")).await;
             }
             1 => {
                 let patch = match rng.below(3) {
@@ -213,22 +256,20 @@ pub async fn run(conn: &Connection, deployments: &ResourceType, namespace: &str,
                     1 => json!({"metadata": {"labels": {"tier": "patched"}}}),
                     _ => json!({"spec": {"replicas": 3}}),
                 };
-                let r = write::patch(conn, &target, &request(PatchType::Strategic, &patch, "kubectl-patch")).await;
-                step(r, "kubectl patch");
-                history.push(format!("kubectl patch {patch}"));
+                let request = request(PatchType::Strategic, &patch, "kubectl-patch");
+                writes.patch(&request, "kubectl patch", format!("kubectl patch {patch}")).await;
             }
             2 => {
                 let partial = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "annotations": {"owner": "team-c"}},
                     "spec": {"template": {"spec": {"containers": [{"name": "main", "env": [{"name": "C", "value": "c"}]}]}}}});
-                let r = write::patch(conn, &target, &PatchRequest { force: true, ..apply(&partial, "team-c") }).await;
-                step(r, "server-side apply by team-c");
-                history.push("server-side apply by team-c (annotation owner, env C)".into());
+                let request = PatchRequest { force: true, ..apply(&partial, "team-c") };
+                let command = "server-side apply by team-c (annotation owner, env C)";
+                writes.patch(&request, "server-side apply by team-c", command).await;
             }
             _ => {
                 let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "args": ["sleep", "3000"]}]}}}});
-                let r = write::patch(conn, &target, &request(PatchType::Strategic, &patch, "kubectl-edit")).await;
-                step(r, "kubectl edit");
-                history.push("kubectl edit (args)".into());
+                let request = request(PatchType::Strategic, &patch, "kubectl-edit");
+                writes.patch(&request, "kubectl edit", "kubectl edit (args)").await;
             }
         }
     }
@@ -241,23 +282,7 @@ pub async fn run(conn: &Connection, deployments: &ResourceType, namespace: &str,
     };
     let applier = appliers[rng.below(appliers.len() as u64) as usize].to_string();
     let config = config_b(&name, &mut rng);
-    let live = objects::get(conn, &target, None).await.expect("read the live object");
-    let managed = managed_fields_of(&live).expect("managedFields");
     let schema = builtin();
     let ty = schema.root(&Gvk::new("apps", "v1", "Deployment")).expect("Deployment schema");
-    let prediction = predict_apply_conflicts(&live, &managed, &config, &applier, schema, ty, false);
-    let mut predicted: Vec<(String, String)> = prediction.conflicts.iter().map(|c| (c.field(), c.message())).collect();
-    predicted.sort();
-    let dry = write::patch(conn, &target, &PatchRequest { dry_run: true, ..apply(&config, &applier) }).await;
-    let server = match dry {
-        Ok(_) => Ok(Vec::new()),
-        Err(e) if e.is_conflict() => {
-            let mut causes: Vec<(String, String)> =
-                e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
-            causes.sort();
-            Ok(causes)
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    Outcome { seed, history, applier, config, predicted, server }
+    writes.outcome(seed, applier, config, schema, ty).await
 }
