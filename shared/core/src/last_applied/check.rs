@@ -18,7 +18,7 @@ use super::{annotation_of, annotations_size, CLIENT_SIDE_APPLY_MANAGER, CREATE_M
 use super::{NEAR_LIMIT_PERCENT, TOTAL_ANNOTATIONS_LIMIT};
 use crate::fieldpath::{field_set_lossy, value_at, values_equal, Path, PathElement, Set};
 use crate::ownership::{managed_fields_of, ManagedFieldsEntry, ManagerKind, Operation};
-use crate::schema::{Gvk, Schema};
+use crate::schema::{Gvk, Schema, TypeId};
 
 /// The kinds of problems, in the order a table lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,6 +114,13 @@ pub fn leaking(object: &Value) -> Option<Finding> {
 /// The leaf fields the annotation sets, typed through `schema` when it knows the kind.
 fn annotation_leaves(applied: &Value, schema: &Schema) -> Vec<Path> {
     let ty = Gvk::of_object(applied).and_then(|g| schema.root(&g));
+    recorded_leaves(applied, schema, ty)
+}
+
+/// The leaf fields a last-applied configuration sets as type `ty`, but the object's
+/// identity (name, namespace, annotations, apiVersion, kind), which a patch never
+/// reverts through it. Shared with the lint that warns of the next apply's revert.
+pub(crate) fn recorded_leaves(applied: &Value, schema: &Schema, ty: Option<TypeId>) -> Vec<Path> {
     let (set, _) = field_set_lossy(applied, schema, ty);
     let mut skip = Set::new();
     for field in ["name", "namespace", "annotations"] {

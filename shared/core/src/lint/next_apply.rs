@@ -8,7 +8,8 @@
 use serde_json::Value;
 
 use super::{short, summarize, Finding, Severity};
-use crate::fieldpath::{compare, field_set_lossy, value_at, values_equal, Path, PathElement, Set};
+use crate::fieldpath::{compare, value_at, values_equal};
+use crate::last_applied::check::recorded_leaves;
 use crate::last_applied::{annotation_of, string_data, LAST_APPLIED_ANNOTATION};
 use crate::schema::{Schema, TypeId};
 
@@ -57,20 +58,6 @@ pub fn next_apply_reverts(live: &Value, result: &Value, schema: &Schema, ty: Opt
         )
         .with_fix("make the change in the file too and `kubectl apply` it, so the annotation records the new value"),
     )
-}
-
-/// The leaf fields the annotation sets, but the object's identity (name, namespace,
-/// annotations, apiVersion, kind), which a patch never reverts through it.
-fn recorded_leaves(applied: &Value, schema: &Schema, ty: Option<TypeId>) -> Vec<Path> {
-    let (set, _) = field_set_lossy(applied, schema, ty);
-    let mut skip = Set::new();
-    for field in ["name", "namespace", "annotations"] {
-        skip.insert(Path::fields(["metadata", field]).elements());
-    }
-    for field in ["apiVersion", "kind"] {
-        skip.insert(&[PathElement::Field(field.into())]);
-    }
-    set.leaves().recursive_difference(&skip).paths()
 }
 
 #[cfg(test)]
