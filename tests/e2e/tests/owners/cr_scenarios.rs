@@ -134,13 +134,7 @@ pub async fn run(
     writes.create(&mut rng, &base).await;
     for _ in 0..rng.below(4) {
         match rng.below(5) {
-            0 => {
-                let n = 1 + rng.below(4);
-                let scale = json!({"spec": {"replicas": n}});
-                let request =
-                    PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") };
-                writes.patch(&request, "kubectl scale", format!("kubectl scale --replicas={n}")).await;
-            }
+            0 => writes.scale(&mut rng).await,
             1 => {
                 let patch = one_of(
                     &mut rng,

@@ -178,6 +178,14 @@ impl<'a> Writes<'a> {
         self.history.push(command.into());
     }
 
+    /// `kubectl scale --replicas=N` (1 to 4 at random), through the scale subresource.
+    pub async fn scale(&mut self, rng: &mut Rng) {
+        let n = 1 + rng.below(4);
+        let scale = json!({"spec": {"replicas": n}});
+        let request = PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") };
+        self.patch(&request, "kubectl scale", format!("kubectl scale --replicas={n}")).await;
+    }
+
     /// The first write, one of three at random: `kubectl apply` of a new object (a create
     /// with the annotation, as kubectl sends it: not a patch), a server-side apply by team-a,
     /// or `kubectl apply --server-side`. Returns which (0, 1 or 2).
@@ -241,13 +249,7 @@ pub async fn run(conn: &Connection, deployments: &ResourceType, namespace: &str,
     let creator = writes.create(&mut rng, &base).await;
     for _ in 0..rng.below(4) {
         match rng.below(4) {
-            0 => {
-                let n = 1 + rng.below(4);
-                let scale = json!({"spec": {"replicas": n}});
-                let request =
-                    PatchRequest { subresource: Some("scale"), ..request(PatchType::Merge, &scale, "kubectl") };
-                writes.patch(&request, "kubectl scale", format!("kubectl scale --replicas={n}")).await;
-            }
+            0 => writes.scale(&mut rng).await,
             1 => {
                 let patch = match rng.below(3) {
                     0 => {
