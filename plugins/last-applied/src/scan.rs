@@ -15,6 +15,10 @@
 //! metadata page that turns out dense is read once more in full from its `continue` token,
 //! one request instead of hundreds of GETs: only then is an object's metadata read twice.
 //!
+//! A dense type's full pages overlap: while one page is checked on a worker thread (rebuilding
+//! and sizing the annotation of every candidate is the scan's own CPU work), the next page is
+//! already being listed, so the server and the client work at the same time.
+//!
 //! [`events`] is the streaming entry point `scan`, `repair --from-scan` and
 //! `migrate --from-scan` share ([`flagged`] is its view for the commands that write).
 
@@ -302,13 +306,25 @@ impl TypeScanner<'_> {
         // types, whole lists for custom resources), read once an object carries an annotation.
         let mut typed: Option<TypeSchema> = None;
         let untyped = Schema::new();
+        // A full page read ahead while the previous one was checked (see below).
+        let mut prefetched: Option<Vec<Value>> = None;
+        let mut exhausted = false;
         loop {
-            let accept = (representation == Representation::Metadata).then_some(PARTIAL_METADATA_LIST);
-            let page = {
-                let _permit = self.permit().await?;
-                pager.next_page(self.conn, Some(limit), accept).await?
+            let items = match prefetched.take() {
+                Some(items) => {
+                    representation = Representation::Full;
+                    items
+                }
+                None if exhausted => break,
+                None => {
+                    let accept = (representation == Representation::Metadata).then_some(PARTIAL_METADATA_LIST);
+                    let _permit = self.permit().await?;
+                    match pager.next_page(self.conn, Some(limit), accept).await? {
+                        Some(items) => items,
+                        None => break,
+                    }
+                }
             };
-            let Some(items) = page else { break };
             let size = items.len();
             count += size;
             if typed.is_none() && items.iter().any(|item| annotation_of(item).is_some()) {
@@ -318,7 +334,33 @@ impl TypeScanner<'_> {
             let schema: &Schema = typed.as_ref().map_or(&untyped, |t| t.for_client_side_apply().0);
             self.progress.page(&resource.plural_group(), size);
             let (flagged, candidates) = match representation {
-                Representation::Full => self.check_full_page(resource, items, schema),
+                Representation::Full => {
+                    // A dense type: its page is checked on a worker thread (rebuilding and sizing
+                    // hundreds of annotations is the scan's own CPU work) while the next page,
+                    // full again, is read: the server lists while the client checks.
+                    let check = {
+                        let (resource, typed, keep_live) = (resource.clone(), typed.clone(), self.keep_live);
+                        tokio::task::spawn_blocking(move || {
+                            let untyped = Schema::new();
+                            let schema = typed.as_ref().map_or(&untyped, |t| t.for_client_side_apply().0);
+                            check_full_page(&resource, items, schema, keep_live)
+                        })
+                    };
+                    let next = async {
+                        let _permit = self.permit().await?;
+                        pager.next_page(self.conn, Some(PAGE), None).await
+                    };
+                    let (checked, next) = futures::join!(check, next);
+                    match next? {
+                        Some(items) => prefetched = Some(items),
+                        None => exhausted = true,
+                    }
+                    match checked {
+                        Ok(checked) => checked,
+                        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                        Err(_) => return Err(Error::Stopped("the scan's page check")),
+                    }
+                }
                 Representation::Metadata => {
                     let checked: Vec<Checked> =
                         items.iter().map(|item| check_metadata(resource, item, schema)).collect();
@@ -332,7 +374,7 @@ impl TypeScanner<'_> {
                         None
                     };
                     match full {
-                        Some(items) => (self.check_full_page(resource, items, schema).0, candidates),
+                        Some(items) => (check_full_page(resource, items, schema, self.keep_live).0, candidates),
                         None => (self.check_metadata_page(checked, schema).await?, candidates),
                     }
                 }
@@ -370,40 +412,46 @@ impl TypeScanner<'_> {
         let mut flagged = Vec::new();
         for c in checked {
             let live = if c.needs_values { fetched.next().transpose()?.flatten() } else { None };
-            flagged.extend(self.finish(c, live, schema));
+            flagged.extend(finish(c, live, schema, self.keep_live));
         }
         Ok(flagged)
     }
+}
 
-    /// A page of full objects: every check from the page itself.
-    fn check_full_page(&self, resource: &ResourceType, items: Vec<Value>, schema: &Schema) -> (Vec<Flagged>, usize) {
-        let mut candidates = 0;
-        let mut flagged = Vec::new();
-        for item in items {
-            let c = check_metadata(resource, &item, schema);
-            let live = c.needs_values.then_some(item);
-            candidates += usize::from(live.is_some());
-            flagged.extend(self.finish(c, live, schema));
-        }
-        (flagged, candidates)
+/// A page of full objects: every check from the page itself; also how many were candidates.
+fn check_full_page(
+    resource: &ResourceType,
+    items: Vec<Value>,
+    schema: &Schema,
+    keep_live: bool,
+) -> (Vec<Flagged>, usize) {
+    let mut candidates = 0;
+    let mut flagged = Vec::new();
+    for item in items {
+        let c = check_metadata(resource, &item, schema);
+        let live = c.needs_values.then_some(item);
+        candidates += usize::from(live.is_some());
+        flagged.extend(finish(c, live, schema, keep_live));
     }
+    (flagged, candidates)
+}
 
-    /// Completes an object's findings with its values (when fetched); `None` when it is clean.
-    fn finish(&self, mut c: Checked, live: Option<Value>, schema: &Schema) -> Option<Flagged> {
-        if let Some(live) = &live {
-            if c.missing {
-                let would_write = rebuild(live).ok().map(|config| encode(&config, c.target.namespace.as_deref()));
-                c.findings.extend(check::oversized(live, would_write.as_deref()));
-            } else {
-                c.findings.extend(check::stale(live, schema));
-            }
+/// Completes an object's findings with its values (when fetched); `None` when it is clean.
+/// The full object stays in the finding only with `keep_live`.
+fn finish(mut c: Checked, live: Option<Value>, schema: &Schema, keep_live: bool) -> Option<Flagged> {
+    if let Some(live) = &live {
+        if c.missing {
+            let would_write = rebuild(live).ok().map(|config| encode(&config, c.target.namespace.as_deref()));
+            c.findings.extend(check::oversized(live, would_write.as_deref()));
+        } else {
+            c.findings.extend(check::stale(live, schema));
         }
-        if c.findings.is_empty() {
-            return None;
-        }
-        c.findings.sort_by_key(|x| x.kind);
-        Some(Flagged { target: c.target, findings: c.findings, live: live.filter(|_| self.keep_live) })
     }
+    if c.findings.is_empty() {
+        return None;
+    }
+    c.findings.sort_by_key(|x| x.kind);
+    Some(Flagged { target: c.target, findings: c.findings, live: live.filter(|_| keep_live) })
 }
 
 /// What an object's metadata decides (missing, leaking, oversized as it stands) and whether
