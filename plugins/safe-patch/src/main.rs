@@ -1,6 +1,8 @@
 //! `kubectl safe-patch`: preview, lint, dry-run and then write a patch under a
-//! resourceVersion guard, with backup and undo. Thin: flags here, semantics
-//! in `fieldwise-core`, cluster I/O in `fieldwise-kube`.
+//! resourceVersion guard, with backup and undo. Thin: flags here (`--type` maps
+//! onto the core's `PatchType`), semantics in `fieldwise-core` (the plan of a
+//! patch is `fieldwise_core::plan`, what a restore leaves out is
+//! `fieldwise_core::ownership`), cluster I/O in `fieldwise-kube`.
 
 mod edit;
 mod flow;
@@ -11,9 +13,11 @@ mod undo;
 
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use fieldwise_core::plan::PatchType;
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
-use fieldwise_kube::write::{FieldValidation, PatchType};
+use fieldwise_kube::write::FieldValidation;
 use fieldwise_kube::{cli, completion, version};
 
 /// mimalloc rather than the system allocator: the plugins decode whole objects into
@@ -52,6 +56,9 @@ Examples:
 
   # Remove old backups (default policy: 20 per object, 30 days; see README)
   kubectl safe-patch history --prune --keep 5 --max-age 7d";
+
+/// The field manager safe-patch writes as unless `--field-manager` says otherwise (patch and undo).
+pub const FIELD_MANAGER: &str = "kubectl-safe-patch";
 
 /// Patch a Kubernetes object safely: preview, lint, dry-run, guarded write, backup and undo.
 #[derive(Debug, Parser)]
@@ -103,7 +110,7 @@ pub struct PatchArgs {
     pub patch_file: Option<String>,
 
     /// The kind of patch: strategic (default for built-in types), merge (default for custom resources), json, apply.
-    #[arg(long = "type", value_enum)]
+    #[arg(long = "type", value_parser = patch_type_parser())]
     pub patch_type: Option<PatchType>,
 
     /// Patch this subresource (status, scale, ...).
@@ -111,7 +118,7 @@ pub struct PatchArgs {
     pub subresource: Option<String>,
 
     /// The field manager recorded in managedFields.
-    #[arg(long, default_value = "kubectl-safe-patch")]
+    #[arg(long, default_value = FIELD_MANAGER)]
     pub field_manager: String,
 
     /// What the server does with fields the type does not have: strict refuses the patch (the
@@ -152,6 +159,13 @@ pub struct PatchArgs {
     /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown).
     #[arg(long)]
     pub show_secrets: bool,
+}
+
+/// `--type`'s values: the core's patch types, as kubectl names them, each with its summary
+/// (the core's [`PatchType`] knows nothing of clap).
+fn patch_type_parser() -> impl TypedValueParser<Value = PatchType> {
+    PossibleValuesParser::new(PatchType::ALL.map(|t| PossibleValue::new(t.name()).help(t.summary())))
+        .try_map(|name| name.parse::<PatchType>())
 }
 
 fn main() -> ExitCode {
