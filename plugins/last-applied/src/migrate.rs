@@ -7,19 +7,15 @@
 //! `--drop-annotation` the same patch removes the annotation, the cure for one
 //! that is too large to keep.
 //!
-//! The client-side managers are the `Update` managers owning the annotation (what
-//! kubectl picks) plus `kubectl-client-side-apply` and `kubectl-create`: fields a
-//! `kubectl create -f` set would otherwise stay co-owned by `kubectl-create`, and
-//! a later server-side apply without them could never delete them.
+//! Which managers are client-side is the core's decision
+//! ([`fieldwise_core::ownership::client_side_managers`]): the `Update` managers owning
+//! the annotation (what kubectl picks) plus `kubectl-client-side-apply` and `kubectl-create`.
 
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::fieldpath::Path;
-use fieldwise_core::last_applied::{
-    annotation_of, upgrade_managed_fields, CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER, LAST_APPLIED_ANNOTATION,
-};
-use fieldwise_core::ownership::{managed_fields_of, Operation};
+use fieldwise_core::last_applied::{annotation_of, upgrade_managed_fields, LAST_APPLIED_ANNOTATION};
+use fieldwise_core::ownership::{self, managed_fields_of};
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::ResourceCatalog;
@@ -107,23 +103,10 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// The client-side managers to upgrade, in a fixed order.
+/// The client-side managers to upgrade, in a fixed order (the core decides which).
 fn client_side_managers(live: &Value) -> Result<Vec<String>> {
     let entries = managed_fields_of(live).map_err(|e| Error::Other(e.to_string()))?;
-    let annotation = Path::fields(["metadata", "annotations", LAST_APPLIED_ANNOTATION]);
-    let mut names = vec![CLIENT_SIDE_APPLY_MANAGER.to_string(), CREATE_MANAGER.to_string()];
-    let mut owners: Vec<String> = entries
-        .iter()
-        .filter(|e| e.operation == Operation::Update && e.fields.has(annotation.elements()))
-        .map(|e| e.manager.clone())
-        .collect();
-    owners.sort();
-    for name in owners {
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    Ok(names)
+    Ok(ownership::client_side_managers(&entries))
 }
 
 /// The migration of one object planned against `live`: the JSON Patch (without its guard).

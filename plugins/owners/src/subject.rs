@@ -1,7 +1,7 @@
 //! One object under examination: where it came from, its managers, and the
 //! words and JSON used for them everywhere in the output.
 
-use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry, ManagerKind};
+use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry};
 use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
@@ -71,16 +71,6 @@ pub fn reference(object: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The word for a kind of manager in tables and JSON.
-pub fn kind_name(kind: ManagerKind) -> &'static str {
-    match kind {
-        ManagerKind::Controller => "controller",
-        ManagerKind::Kubectl => "kubectl",
-        ManagerKind::Placeholder => "placeholder",
-        ManagerKind::Tool => "tool",
-    }
-}
-
 /// How an owner is named beside a field: `kubectl-scale Update/scale 5m`.
 pub fn owner_label(entry: &ManagedFieldsEntry, style: TimeStyle, now: Timestamp) -> String {
     let mut label = format!("{} {}", entry.manager, entry.operation.as_str());
@@ -104,7 +94,7 @@ pub fn owner_json(entry: &ManagedFieldsEntry) -> Value {
         "subresource": entry.subresource,
         "apiVersion": entry.api_version,
         "time": entry.time,
-        "kind": kind_name(entry.kind()),
+        "kind": entry.kind().name(),
     })
 }
 

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::flow::EXIT_REFUSED;
 use crate::restore::{changed_by_others, controller_owned_metadata, restorable};
+use crate::FIELD_MANAGER;
 
 /// Exit code when the object changed since the write being undone.
 const EXIT_CHANGED: u8 = 3;
@@ -43,7 +44,7 @@ pub struct UndoArgs {
     #[arg(short = 'y', long)]
     yes: bool,
     /// Field manager recorded for the restoring write.
-    #[arg(long, default_value = "kubectl-safe-patch")]
+    #[arg(long, default_value = FIELD_MANAGER)]
     field_manager: String,
     /// Show Secret values in the diff.
     #[arg(long)]

@@ -21,6 +21,9 @@
 //! - [`ownership`]: managers, managedFields, and server-side apply conflicts.
 //! - [`lint`]: the traps of each patch type, found before the write.
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
+//! - [`plan`]: what a patch of each type would do to an object, with its lints: the
+//!   change a write path sends and a user approves.
+//! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
 
 pub mod effect;
 pub mod fieldpath;
@@ -31,6 +34,8 @@ pub mod lint;
 pub mod merge_patch;
 mod object_field;
 pub mod ownership;
+pub mod plan;
 pub mod schema;
 mod str_eq;
 pub mod strategic;
+pub mod well_known;

@@ -43,20 +43,13 @@ pub use upgrade::upgrade_managed_fields;
 
 use serde_json::Value;
 
-/// The annotation client-side `kubectl apply` stores its intent in.
-pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub use crate::well_known::{CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER, LAST_APPLIED_ANNOTATION};
 
 /// The apiserver's limit on the total size of an object's annotations (keys and values), in bytes.
 pub const TOTAL_ANNOTATIONS_LIMIT: usize = 256 * 1024;
 
 /// From this share of [`TOTAL_ANNOTATIONS_LIMIT`] on (in percent), an annotation is reported as near the limit.
 pub const NEAR_LIMIT_PERCENT: usize = 80;
-
-/// The manager client-side `kubectl apply` writes as.
-pub const CLIENT_SIDE_APPLY_MANAGER: &str = "kubectl-client-side-apply";
-
-/// The manager `kubectl create` writes as.
-pub const CREATE_MANAGER: &str = "kubectl-create";
 
 /// The annotation's text on `object`, if it has one.
 pub fn annotation_of(object: &Value) -> Option<&str> {
