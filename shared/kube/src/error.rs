@@ -178,11 +178,17 @@ impl Error {
         match self {
             Error::ChangedSincePreview { .. } => 3,
             Error::FieldManagerConflict { .. } => 2,
-            Error::StdoutClosed => crate::stdout::CLOSED_PIPE_EXIT,
+            Error::StdoutClosed => CLOSED_PIPE_EXIT,
             _ => 1,
         }
     }
 }
+
+/// The exit status after stdout (or stderr) was closed by the reader: what a shell reports
+/// for a process ended by SIGPIPE, as `kubectl get ... | head` ends. Here, beside the other
+/// exit codes, so that [`crate::stdout`] (which returns [`Error::StdoutClosed`]) is the only
+/// one of the two modules that imports the other.
+pub const CLOSED_PIPE_EXIT: u8 = 141;
 
 /// Whether an error chain says the connection was never made, so nothing was sent:
 /// connection refused, an address that does not resolve or route, or hyper's

@@ -8,6 +8,12 @@
 //! read like kubectl's, one line each ([`error::Error`]).
 //!
 //! Plugins stay thin: parse flags, call in here and into the core, print.
+//!
+//! What is pure is not here: a patch's plan and its [`write::PatchType`]
+//! (re-exported from `fieldwise_core::plan`, with the HTTP content type added by
+//! [`write::content_type`]), the server-set metadata [`diff`] leaves out
+//! (`fieldwise_core::ownership`), the annotation key [`redact`] knows
+//! (`fieldwise_core::well_known`). This crate adds the I/O around them.
 
 pub mod backup;
 pub mod cache;
@@ -17,6 +23,7 @@ pub mod color;
 pub mod completion;
 pub mod diff;
 pub mod discovery;
+pub mod discovery_cache;
 pub mod edit;
 pub mod error;
 pub mod flags;
