@@ -187,3 +187,23 @@ fn main() -> ExitCode {
         None => cli::run(flow::run(cli.kube, cli.patch)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn type_takes_the_core_patch_types_by_kubectl_name_with_their_summaries() {
+        for t in PatchType::ALL {
+            let cli = Cli::try_parse_from(["kubectl-safe_patch", "deploy/x", "--type", t.name()]).unwrap();
+            assert_eq!(cli.patch.patch_type, Some(t));
+        }
+        let err = Cli::try_parse_from(["kubectl-safe_patch", "deploy/x", "--type", "Merge"]).unwrap_err().to_string();
+        assert!(err.contains("invalid value 'Merge' for '--type <PATCH_TYPE>'"), "{err}");
+        assert!(err.contains("[possible values: strategic, merge, json, apply]"), "{err}");
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("- strategic: Strategic Merge Patch (built-in types only)"), "{help}");
+        assert!(help.contains("- apply:     Server-Side Apply"), "{help}");
+    }
+}

@@ -28,36 +28,19 @@ fn command_error(err: PlanError) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fieldwise_core::plan::PatchType;
-    use fieldwise_core::schema::{builtin, Gvk};
-    use serde_json::{json, Value};
-
-    fn plan_for(live: Value, patch: Value, patch_type: PatchType) -> Result<Planned> {
-        let schema = builtin();
-        plan(&PlanInput {
-            live: &live,
-            patch: &patch,
-            patch_type,
-            schema,
-            ty: schema.root(&Gvk::new("apps", "v1", "Deployment")),
-            strategic: true,
-            field_manager: "kubectl-safe-patch",
-            fix: false,
-            force: false,
-            display: "deployment.apps/d",
-        })
-    }
+    use fieldwise_core::json_patch;
+    use fieldwise_core::ownership::parse_managed_fields;
+    use serde_json::json;
 
     #[test]
     fn bad_patches_are_usage_errors_and_bad_objects_are_not() {
-        let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
-        let err = plan_for(live.clone(), json!({"op": "replace", "path": "/spec"}), PatchType::Json).unwrap_err();
+        let invalid = json_patch::parse(&json!({"op": "replace"})).unwrap_err();
+        let err = command_error(PlanError::InvalidJsonPatch(Box::new(invalid)));
         assert!(matches!(err, Error::Usage(_)), "{err:?}");
         assert!(err.to_string().starts_with("error: invalid JSON Patch"), "{err}");
-        let mut broken = live;
-        broken["metadata"]["managedFields"] = json!([{"manager": "x"}]);
-        let err = plan_for(broken, json!({"spec": {}}), PatchType::Apply).unwrap_err();
+        let unreadable = parse_managed_fields(&json!([{"manager": "x"}])).unwrap_err();
+        let err = command_error(PlanError::ManagedFields { object: "pod/p".into(), source: Box::new(unreadable) });
         assert!(matches!(err, Error::Other(_)), "{err:?}");
-        assert!(err.to_string().starts_with("error: deployment.apps/d: invalid managedFields entry 0"), "{err}");
+        assert!(err.to_string().starts_with("error: pod/p: invalid managedFields entry 0"), "{err}");
     }
 }

@@ -220,22 +220,26 @@ mod tests {
                "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "busybox", "image": "busybox:1.28"}]}}}})
     }
 
-    fn plan_for(patch: Value, patch_type: PatchType) -> Result<Planned, PlanError> {
-        let live = deployment();
+    /// Plans `patch` against `live` (a Deployment), for a server that takes strategic merge
+    /// patches for the kind when `strategic`.
+    fn plan_against(live: &Value, patch: Value, patch_type: PatchType, strategic: bool) -> Result<Planned, PlanError> {
         let schema = builtin();
-        let input = PlanInput {
-            live: &live,
+        plan(&PlanInput {
+            live,
             patch: &patch,
             patch_type,
             schema,
             ty: schema.root(&Gvk::new("apps", "v1", "Deployment")),
-            strategic: true,
+            strategic,
             field_manager: "kubectl-safe-patch",
             fix: false,
             force: false,
             display: "deployment.apps/d",
-        };
-        plan(&input)
+        })
+    }
+
+    fn plan_for(patch: Value, patch_type: PatchType) -> Result<Planned, PlanError> {
+        plan_against(&deployment(), patch, patch_type, true)
     }
 
     #[test]
@@ -286,44 +290,18 @@ mod tests {
 
         let mut live = deployment();
         live["metadata"]["managedFields"] = json!([{"manager": "x"}]);
-        let schema = builtin();
-        let patch = json!({"spec": {"replicas": 2}});
-        let err = plan(&PlanInput {
-            live: &live,
-            patch: &patch,
-            patch_type: PatchType::Apply,
-            schema,
-            ty: schema.root(&Gvk::new("apps", "v1", "Deployment")),
-            strategic: true,
-            field_manager: "kubectl-safe-patch",
-            fix: false,
-            force: false,
-            display: "deployment.apps/d",
-        })
-        .unwrap_err();
+        let err = plan_against(&live, json!({"spec": {"replicas": 2}}), PatchType::Apply, true).unwrap_err();
         assert!(!err.is_usage());
         assert!(err.to_string().starts_with("deployment.apps/d: invalid managedFields entry 0"), "{err}");
     }
 
     #[test]
     fn custom_resources_take_no_strategic_merge_patch() {
-        let live = deployment();
-        let patch = json!({"spec": {"replicas": 2}});
-        let schema = builtin();
-        let err = plan(&PlanInput {
-            live: &live,
-            patch: &patch,
-            patch_type: PatchType::Strategic,
-            schema,
-            ty: schema.root(&Gvk::new("apps", "v1", "Deployment")),
-            strategic: false,
-            field_manager: "kubectl-safe-patch",
-            fix: false,
-            force: false,
-            display: "deployment.apps/d",
-        })
-        .unwrap_err();
+        let err =
+            plan_against(&deployment(), json!({"spec": {"replicas": 2}}), PatchType::Strategic, false).unwrap_err();
         assert!(matches!(err, PlanError::NoStrategicMergePatch { .. }));
         assert!(err.to_string().contains("use --type merge"), "{err}");
+        let merge = plan_against(&deployment(), json!({"spec": {"replicas": 2}}), PatchType::Merge, false).unwrap();
+        assert_eq!(merge.result["spec"]["replicas"], 2);
     }
 }
