@@ -1,28 +1,29 @@
 //! What the server and the controllers own, which a user never writes back:
 //! the metadata the apiserver sets, and the labels and annotations controllers
 //! manage (`deployment.kubernetes.io/revision`). One list, used by the diff a
-//! user is shown and by the restore `undo` writes.
+//! user is shown, by the restore `undo` writes and by the view `owners` prints.
 
 use serde_json::{Map, Value};
 
 use super::managers::{ManagedFieldsEntry, ManagerKind};
 use crate::fieldpath::PathElement;
 
-/// The `metadata` fields only the apiserver sets. The first three change on every
-/// write ([`CHANGED_BY_EVERY_WRITE`]); the others are fixed when the object is created.
+/// The `metadata` fields only the apiserver sets, in the order views list them.
+/// Three change on every write ([`CHANGED_BY_EVERY_WRITE`]); the others are fixed when
+/// the object is created.
 pub const SERVER_SET_METADATA: [&str; 6] =
-    ["managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink"];
+    ["managedFields", "uid", "resourceVersion", "creationTimestamp", "generation", "selfLink"];
 
 /// The part of [`SERVER_SET_METADATA`] every write changes and nobody asks for: left out
 /// of diffs, so that a diff shows what the user meant and nothing else.
-pub const CHANGED_BY_EVERY_WRITE: &[&str] = SERVER_SET_METADATA.split_at(3).0;
+pub const CHANGED_BY_EVERY_WRITE: [&str; 3] = ["managedFields", "resourceVersion", "generation"];
 
 /// `object` without the metadata every write changes ([`CHANGED_BY_EVERY_WRITE`]): what a
 /// diff compares. Everything a user could have meant is kept.
 pub fn without_write_noise(object: &Value) -> Value {
     let mut copy = object.clone();
     if let Some(Value::Object(meta)) = copy.get_mut("metadata") {
-        remove_keys(meta, CHANGED_BY_EVERY_WRITE);
+        remove_keys(meta, &CHANGED_BY_EVERY_WRITE);
     }
     copy
 }
@@ -59,6 +60,11 @@ mod tests {
     use super::*;
     use crate::ownership::managed_fields_of;
     use serde_json::json;
+
+    #[test]
+    fn what_every_write_changes_is_part_of_what_the_server_sets() {
+        assert!(CHANGED_BY_EVERY_WRITE.iter().all(|name| SERVER_SET_METADATA.contains(name)));
+    }
 
     #[test]
     fn write_noise_is_left_out_and_the_rest_kept() {
