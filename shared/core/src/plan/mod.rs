@@ -7,7 +7,8 @@
 //! [`Planned`]: the patch as it will be sent (after `--fix` and the position tests
 //! of a JSON Patch), the object it produces and what the lints found. The glue
 //! crate's write path adds the concurrency guard and sends it; this module knows
-//! nothing of HTTP, flags or clients.
+//! nothing of HTTP, flags or clients. [`patch_of_edit`] turns an edited object into
+//! the patch of the chosen type, for `--edit`.
 //!
 //! ```
 //! use fieldwise_core::plan::{plan, PatchType, PlanInput};
@@ -34,9 +35,11 @@
 //! assert_eq!(planned.result["spec"]["replicas"], 3);
 //! ```
 
+mod edit;
 mod error;
 mod patch_type;
 
+pub use edit::{patch_of_edit, EditPatchError};
 pub use error::PlanError;
 pub use patch_type::{PatchType, UnknownPatchType};
 
