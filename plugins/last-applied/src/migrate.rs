@@ -7,14 +7,15 @@
 //! `--drop-annotation` the same patch removes the annotation, the cure for one
 //! that is too large to keep.
 //!
-//! Which managers are client-side is the core's decision
-//! ([`fieldwise_core::ownership::client_side_managers`]): the `Update` managers owning
-//! the annotation (what kubectl picks) plus `kubectl-client-side-apply` and `kubectl-create`.
+//! The patch is the core's ([`fieldwise_core::last_applied::plan_migration`]), and so is
+//! which managers are client-side ([`fieldwise_core::ownership::client_side_managers`]):
+//! the `Update` managers owning the annotation (what kubectl picks) plus
+//! `kubectl-client-side-apply` and `kubectl-create`. This module asks, confirms and writes.
 
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::last_applied::{annotation_of, upgrade_managed_fields, LAST_APPLIED_ANNOTATION};
+use fieldwise_core::last_applied::{self, annotation_of, Migration};
 use fieldwise_core::ownership::{self, managed_fields_of};
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
@@ -25,7 +26,7 @@ use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
 use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{objects, printer, prompt};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::{scan, targets, ScopeArgs, WriteArgs};
 
@@ -109,30 +110,13 @@ fn client_side_managers(live: &Value) -> Result<Vec<String>> {
     Ok(ownership::client_side_managers(&entries))
 }
 
-/// The migration of one object planned against `live`: the JSON Patch (without its guard).
+/// The migration of one object planned against `live` by the core
+/// ([`fieldwise_core::last_applied::plan_migration`]): the JSON Patch (without its guard).
 fn plan_migration(target: &ObjectRef, live: &Value, args: &MigrateArgs) -> Result<(Planned, bool)> {
-    let names = client_side_managers(live)?;
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let raw = live.pointer("/metadata/managedFields").and_then(Value::as_array).cloned().unwrap_or_default();
-    let upgraded = upgrade_managed_fields(&raw, &names, &args.field_manager, "")
+    let migration = last_applied::plan_migration(live, &args.field_manager, args.drop_annotation)
         .map_err(|e| Error::Other(format!("{}: {e}", target.display())))?;
-    let drop = args.drop_annotation && annotation_of(live).is_some();
-    let rv = live.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null);
-    let mut ops = Vec::new();
-    if let Some(list) = &upgraded {
-        ops.push(json!({"op": "replace", "path": "/metadata/managedFields", "value": list}));
-    }
-    if drop {
-        let key = LAST_APPLIED_ANNOTATION.replace('~', "~0").replace('/', "~1");
-        ops.push(json!({"op": "remove", "path": format!("/metadata/annotations/{key}")}));
-    }
-    if !ops.is_empty() {
-        ops.push(json!({"op": "replace", "path": "/metadata/resourceVersion", "value": rv}));
-    }
-    let patch = Value::Array(ops);
-    let result = fieldwise_core::json_patch::apply(live, &patch)
-        .map_err(|e| Error::Other(format!("{}: cannot plan the migration: {e}", target.display())))?;
-    Ok((Planned { patch_type: PatchType::Json, patch, result, findings: vec![] }, upgraded.is_some()))
+    let Migration { patch, result, upgrades } = migration;
+    Ok((Planned { patch_type: PatchType::Json, patch, result, findings: vec![] }, upgrades))
 }
 
 async fn migrate_one(

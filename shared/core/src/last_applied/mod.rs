@@ -14,7 +14,9 @@
 //!   an applied `stringData` key is neither stale nor drift when its text is there;
 //! - [`secret_values`]: whether a repair may store a Secret's values in the annotation;
 //! - [`upgrade`]: moving client-side ownership to a server-side apply manager,
-//!   as `kubectl apply --server-side` does (client-go's `csaupgrade`).
+//!   as `kubectl apply --server-side` does (client-go's `csaupgrade`);
+//! - [`migration`]: that move (and optionally the annotation's removal) as the JSON
+//!   Patch `kubectl last-applied migrate` sends.
 //!
 //! ```
 //! use fieldwise_core::last_applied::{encode, LAST_APPLIED_ANNOTATION};
@@ -31,6 +33,7 @@
 
 pub mod check;
 mod encode;
+pub mod migration;
 pub mod rebuild;
 pub mod secret_values;
 pub mod string_data;
@@ -38,6 +41,7 @@ pub mod upgrade;
 
 pub use check::{Finding, FindingKind};
 pub use encode::{encode, go_json};
+pub use migration::{plan_migration, Migration, MigrationError};
 pub use rebuild::{rebuild, IntentError};
 pub use upgrade::upgrade_managed_fields;
 
