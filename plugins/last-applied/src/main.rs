@@ -1,8 +1,10 @@
 //! `kubectl last-applied`: find and repair missing, stale, oversized or leaking
 //! `kubectl.kubernetes.io/last-applied-configuration` annotations, and move
 //! objects from client-side to server-side apply. Thin: flags here, semantics in
-//! `fieldwise_core::last_applied`, cluster I/O in `fieldwise-kube`.
+//! `fieldwise_core::last_applied` (and `fieldwise_core::ownership` for which
+//! managers are client-side), cluster I/O in `fieldwise-kube`.
 
+mod flagged;
 mod from_scan;
 mod migrate;
 mod progress;

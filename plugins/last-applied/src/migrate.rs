@@ -7,19 +7,16 @@
 //! `--drop-annotation` the same patch removes the annotation, the cure for one
 //! that is too large to keep.
 //!
-//! The client-side managers are the `Update` managers owning the annotation (what
-//! kubectl picks) plus `kubectl-client-side-apply` and `kubectl-create`: fields a
-//! `kubectl create -f` set would otherwise stay co-owned by `kubectl-create`, and
-//! a later server-side apply without them could never delete them.
+//! The patch is the core's ([`fieldwise_core::last_applied::plan_migration`]), and so is
+//! which managers are client-side ([`fieldwise_core::ownership::client_side_managers`]):
+//! the `Update` managers owning the annotation (what kubectl picks) plus
+//! `kubectl-client-side-apply` and `kubectl-create`. This module asks, confirms and writes.
 
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::fieldpath::Path;
-use fieldwise_core::last_applied::{
-    annotation_of, upgrade_managed_fields, CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER, LAST_APPLIED_ANNOTATION,
-};
-use fieldwise_core::ownership::{managed_fields_of, Operation};
+use fieldwise_core::last_applied::{self, annotation_of, Migration};
+use fieldwise_core::ownership::{self, managed_fields_of};
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
 use fieldwise_kube::discovery::ResourceCatalog;
@@ -29,7 +26,7 @@ use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
 use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{objects, printer, prompt};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::from_scan::{self, FromScan};
 use crate::{targets, ScopeArgs, WriteArgs};
@@ -137,49 +134,19 @@ async fn migrate_from_scan(
     }
 }
 
-/// The client-side managers to upgrade, in a fixed order.
+/// The client-side managers to upgrade, in a fixed order (the core decides which).
 fn client_side_managers(live: &Value) -> Result<Vec<String>> {
-    let entries = managed_fields_of(live).map_err(|e| Error::Other(e.to_string()))?;
-    let annotation = Path::fields(["metadata", "annotations", LAST_APPLIED_ANNOTATION]);
-    let mut names = vec![CLIENT_SIDE_APPLY_MANAGER.to_string(), CREATE_MANAGER.to_string()];
-    let mut owners: Vec<String> = entries
-        .iter()
-        .filter(|e| e.operation == Operation::Update && e.fields.has(annotation.elements()))
-        .map(|e| e.manager.clone())
-        .collect();
-    owners.sort();
-    for name in owners {
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    Ok(names)
+    let entries = managed_fields_of(live).map_err(|e| Error::semantics("the live object", e))?;
+    Ok(ownership::client_side_managers(&entries))
 }
 
-/// The migration of one object planned against `live`: the JSON Patch (without its guard).
+/// The migration of one object planned against `live` by the core
+/// ([`fieldwise_core::last_applied::plan_migration`]): the JSON Patch (without its guard).
 fn plan_migration(target: &ObjectRef, live: &Value, args: &MigrateArgs) -> Result<(Planned, bool)> {
-    let names = client_side_managers(live)?;
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let raw = live.pointer("/metadata/managedFields").and_then(Value::as_array).cloned().unwrap_or_default();
-    let upgraded = upgrade_managed_fields(&raw, &names, &args.field_manager, "")
-        .map_err(|e| Error::Other(format!("{}: {e}", target.display())))?;
-    let drop = args.drop_annotation && annotation_of(live).is_some();
-    let rv = live.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null);
-    let mut ops = Vec::new();
-    if let Some(list) = &upgraded {
-        ops.push(json!({"op": "replace", "path": "/metadata/managedFields", "value": list}));
-    }
-    if drop {
-        let key = LAST_APPLIED_ANNOTATION.replace('~', "~0").replace('/', "~1");
-        ops.push(json!({"op": "remove", "path": format!("/metadata/annotations/{key}")}));
-    }
-    if !ops.is_empty() {
-        ops.push(json!({"op": "replace", "path": "/metadata/resourceVersion", "value": rv}));
-    }
-    let patch = Value::Array(ops);
-    let result = fieldwise_core::json_patch::apply(live, &patch)
-        .map_err(|e| Error::Other(format!("{}: cannot plan the migration: {e}", target.display())))?;
-    Ok((Planned { patch_type: PatchType::Json, patch, result, findings: vec![] }, upgraded.is_some()))
+    let migration = last_applied::plan_migration(live, &args.field_manager, args.drop_annotation)
+        .map_err(|e| Error::semantics(target.display(), e))?;
+    let Migration { patch, result, upgrades } = migration;
+    Ok((Planned { patch_type: PatchType::Json, patch, result, findings: vec![] }, upgrades))
 }
 
 async fn migrate_one(

@@ -17,8 +17,8 @@ use std::process::ExitCode;
 use clap::Args;
 use fieldwise_core::last_applied::secret_values::{refusal_reason, repair_decision, RepairDecision};
 use fieldwise_core::last_applied::{
-    annotation_of, annotations_size_with, encode, rebuild, FindingKind, LAST_APPLIED_ANNOTATION,
-    TOTAL_ANNOTATIONS_LIMIT,
+    annotation_of, annotations_size_with, encode, rebuild, FindingKind, CLIENT_SIDE_APPLY_MANAGER,
+    LAST_APPLIED_ANNOTATION, TOTAL_ANNOTATIONS_LIMIT,
 };
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::client::{self, Connection};
@@ -53,7 +53,7 @@ pub struct RepairArgs {
     pub from_scan: bool,
 
     /// The field manager of the write (by default the one kubectl apply writes the annotation as).
-    #[arg(long, default_value = "kubectl-client-side-apply")]
+    #[arg(long, default_value = CLIENT_SIDE_APPLY_MANAGER)]
     pub field_manager: String,
 
     /// Store a Secret's values in its annotation, in clear text readable by anyone who can read its metadata.

@@ -12,8 +12,8 @@ use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::stdout;
 use serde_json::{json, Value};
 
+use crate::flagged::{Flagged, Skipped};
 use crate::progress::Progress;
-use crate::scan::{Flagged, Skipped};
 
 /// Table rows aligned together before they are written.
 const TABLE_BLOCK: usize = 64;

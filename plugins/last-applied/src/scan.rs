@@ -42,6 +42,7 @@ use futures::SinkExt;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+pub use crate::flagged::{Flagged, Skipped};
 use crate::progress::Progress;
 use crate::report::{Format, ReportWriter};
 use crate::ScopeArgs;
@@ -77,27 +78,6 @@ pub struct ScanArgs {
     /// Print one JSON object per finding and line (JSON Lines) instead of one document.
     #[arg(long, conflicts_with = "output")]
     pub json_lines: bool,
-}
-
-/// One object with problems, and the full object when the scan fetched it and was asked
-/// to keep it (see [`events`]).
-#[derive(Debug, Clone)]
-pub struct Flagged {
-    /// The object.
-    pub target: ObjectRef,
-    /// What is wrong, sorted by kind.
-    pub findings: Vec<Finding>,
-    /// The full object, when fetched (missing and stale candidates) and kept.
-    pub live: Option<Value>,
-}
-
-/// A type the scan could not list, and why.
-#[derive(Debug, Clone)]
-pub struct Skipped {
-    /// The type.
-    pub resource: ResourceType,
-    /// The server's answer.
-    pub reason: String,
 }
 
 /// What a scan reports, in order: per type, its flagged objects, then that the type is done

@@ -1,15 +1,16 @@
 //! Field by field: every owned field with its owners (the `fields` section of
-//! the JSON output), and `--field PATH`: who owns one field, and since when.
+//! the JSON output), and `--field PATH`: who owns one field, and since when (who
+//! owns it is the core's answer, [`fieldwise_core::ownership::owners_at`]).
 
 use fieldwise_core::fieldpath::{parse_field_path, value_at, Path, Set};
-use fieldwise_core::ownership::ManagedFieldsEntry;
+use fieldwise_core::ownership::{owners_at, ManagedFieldsEntry, PathOwners, Relation};
 use fieldwise_kube::openapi::TypeSchema;
 use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
 use crate::age::{self, TimeStyle};
-use crate::subject::{kind_name, owner_json, Subject};
+use crate::subject::{owner_json, Subject};
 use crate::summary::table;
 use crate::view::ViewOptions;
 
@@ -30,27 +31,6 @@ pub fn all_json(shown: &Value, entries: &[ManagedFieldsEntry], view: &ViewOption
         out.push(field);
     }
     Value::Array(out)
-}
-
-/// How an owner relates to the field asked about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Relation {
-    /// It owns exactly that field.
-    Exact,
-    /// It owns fields under it.
-    Under,
-    /// It owns a field the asked one is part of (an atomic list or map).
-    Within,
-}
-
-impl Relation {
-    fn as_str(self) -> &'static str {
-        match self {
-            Relation::Exact => "exact",
-            Relation::Under => "under",
-            Relation::Within => "within",
-        }
-    }
 }
 
 /// The answer to `--field`.
@@ -78,35 +58,7 @@ pub fn query(
     let path = parse_field_path(text, &subject.object, &schema.schema, schema.root)
         .map_err(|e| Error::usage(e.to_string()))?;
     let value = value_at(shown, path.elements()).cloned();
-    let mut relation = Relation::Exact;
-    let mut owners: Vec<(usize, Path)> = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        if e.fields.has(path.elements()) {
-            owners.push((i, path.clone()));
-        }
-    }
-    if owners.is_empty() {
-        relation = Relation::Under;
-        for (i, e) in entries.iter().enumerate() {
-            for sub in e.fields.under(&path).paths() {
-                owners.push((i, Path([path.elements(), sub.elements()].concat())));
-            }
-        }
-    }
-    if owners.is_empty() {
-        relation = Relation::Within;
-        for len in (1..path.len()).rev() {
-            let prefix = &path.elements()[..len];
-            for (i, e) in entries.iter().enumerate() {
-                if e.fields.has(prefix) {
-                    owners.push((i, Path(prefix.to_vec())));
-                }
-            }
-            if !owners.is_empty() {
-                break;
-            }
-        }
-    }
+    let PathOwners { relation, owners } = owners_at(entries, &path);
     if owners.is_empty() && value.is_none() {
         return Err(Error::usage(format!(
             "field {text:?} ({path}) not found in {}: the object has no such field and no manager owns it",
@@ -155,7 +107,7 @@ pub fn render(
                 e.subresource.clone(),
                 e.api_version.clone(),
                 since,
-                kind_name(e.kind()).into(),
+                e.kind().name().into(),
                 field,
             ]
         })

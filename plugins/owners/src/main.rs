@@ -1,4 +1,6 @@
 //! `kubectl owners`: who owns each field of an object, and who owns the object.
+//! Thin: flags and rendering here; the ownership questions (who owns a path, and
+//! how; what kind of actor a manager is) are answered by `fieldwise_core::ownership`.
 
 mod age;
 mod annotate;

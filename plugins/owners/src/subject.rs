@@ -1,7 +1,7 @@
 //! One object under examination: where it came from, its managers, and the
 //! words and JSON used for them everywhere in the output.
 
-use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry, ManagerKind};
+use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry};
 use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
@@ -27,7 +27,7 @@ impl Subject {
 
     /// The managers, or an error naming the object when an entry cannot be read.
     pub fn entries(&self) -> Result<Vec<ManagedFieldsEntry>> {
-        managed_fields_of(&self.object).map_err(|e| Error::Other(format!("{}: {e}", self.display)))
+        managed_fields_of(&self.object).map_err(|e| Error::semantics(self.display.clone(), e))
     }
 
     /// The managers, requiring at least one: ownership of an object without them is unknown.
@@ -39,7 +39,11 @@ impl Subject {
             } else {
                 "it was created before server-side field tracking, or its managedFields were cleared"
             };
-            return Err(Error::Other(format!("{} has no metadata.managedFields: {hint}", self.display)));
+            return Err(Error::Missing {
+                object: self.display.clone(),
+                what: "metadata.managedFields".into(),
+                hint: format!(": {hint}"),
+            });
         }
         Ok(entries)
     }
@@ -67,16 +71,6 @@ pub fn reference(object: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The word for a kind of manager in tables and JSON.
-pub fn kind_name(kind: ManagerKind) -> &'static str {
-    match kind {
-        ManagerKind::Controller => "controller",
-        ManagerKind::Kubectl => "kubectl",
-        ManagerKind::Placeholder => "placeholder",
-        ManagerKind::Tool => "tool",
-    }
-}
-
 /// How an owner is named beside a field: `kubectl-scale Update/scale 5m`.
 pub fn owner_label(entry: &ManagedFieldsEntry, style: TimeStyle, now: Timestamp) -> String {
     let mut label = format!("{} {}", entry.manager, entry.operation.as_str());
@@ -100,7 +94,7 @@ pub fn owner_json(entry: &ManagedFieldsEntry) -> Value {
         "subresource": entry.subresource,
         "apiVersion": entry.api_version,
         "time": entry.time,
-        "kind": kind_name(entry.kind()),
+        "kind": entry.kind().name(),
     })
 }
 

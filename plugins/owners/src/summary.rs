@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::age::{self, TimeStyle};
-use crate::subject::{kind_name, owner_json};
+use crate::subject::owner_json;
 
 /// How many fields an entry owns: the leaves of its set (what a person counts as fields).
 pub fn field_count(entry: &ManagedFieldsEntry) -> usize {
@@ -25,7 +25,7 @@ pub fn render(name: &str, entries: &[ManagedFieldsEntry], style: TimeStyle, now:
                 e.api_version.clone(),
                 age::show(e.time.as_deref(), style, now),
                 field_count(e).to_string(),
-                kind_name(e.kind()).to_string(),
+                e.kind().name().to_string(),
             ]
         })
         .collect();

@@ -2,15 +2,14 @@
 //!
 //! Status is the controllers' business, `managedFields` is what the whole
 //! view already explains, and `uid`, `resourceVersion`, `creationTimestamp`,
-//! `generation` and `selfLink` are set by the server for every object. Secret
+//! `generation` and `selfLink` are set by the server for every object (the core's
+//! one list, `fieldwise_core::ownership::SERVER_SET_METADATA`). Secret
 //! values are redacted unless asked for (`--show-secrets`); ConfigMaps are shown.
 
 use fieldwise_core::fieldpath::{Path, PathElement};
+use fieldwise_core::ownership::SERVER_SET_METADATA;
 use fieldwise_kube::redact;
 use serde_json::Value;
-
-/// Metadata the server sets on every object; hidden unless `--show-metadata`.
-pub const SERVER_METADATA: [&str; 5] = ["uid", "resourceVersion", "creationTimestamp", "generation", "selfLink"];
 
 /// What to show beyond the default.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,7 +29,7 @@ impl ViewOptions {
         match names.as_slice() {
             [Some("status"), ..] => !self.show_status,
             [Some("metadata"), Some("managedFields")] => true,
-            [Some("metadata"), Some(name)] => !self.show_metadata && SERVER_METADATA.contains(name),
+            [Some("metadata"), Some(name)] => !self.show_metadata && SERVER_SET_METADATA.contains(name),
             _ => false,
         }
     }
@@ -47,7 +46,8 @@ impl ViewOptions {
                 hidden.push("metadata.managedFields".to_string());
             }
             if !self.show_metadata {
-                for name in SERVER_METADATA {
+                // managedFields went above; the rest are hidden unless `--show-metadata`.
+                for name in SERVER_SET_METADATA {
                     if meta.remove(name).is_some() {
                         hidden.push(format!("metadata.{name}"));
                     }

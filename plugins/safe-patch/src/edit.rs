@@ -3,10 +3,12 @@
 //! fresh 0700 directory, removed on every exit path; an edit that is not valid YAML
 //! is kept there, its path and the parse error's line and column printed, and on a
 //! terminal the editor re-opens on it. The edit becomes a two-way patch, which then
-//! goes through the same preview and guarded write as any other patch.
+//! goes through the same preview and guarded write as any other patch. Which
+//! two-way patch (strategic or merge) is the core's choice
+//! ([`fieldwise_core::plan::patch_of_edit`]).
 
+use fieldwise_core::plan::patch_of_edit;
 use fieldwise_core::schema::{Schema, TypeId};
-use fieldwise_core::{merge_patch, strategic};
 use fieldwise_kube::diff::without_server_noise;
 use fieldwise_kube::edit::{edit_object, Edited};
 use fieldwise_kube::error::{Error, Result};
@@ -28,11 +30,6 @@ pub fn edit_to_patch(
         Edited::Changed(edited) => edited,
     };
     let original = without_server_noise(live);
-    let patch = match (patch_type, ty) {
-        (PatchType::Strategic, Some(ty)) => strategic::create_two_way(&original, &edited, schema, ty)
-            .map_err(|e| Error::usage(format!("cannot turn the edit into a patch: {e}")))?,
-        _ => merge_patch::create_two_way(&original, &edited)
-            .map_err(|e| Error::usage(format!("cannot turn the edit into a patch: {e}")))?,
-    };
+    let patch = patch_of_edit(&original, &edited, patch_type, schema, ty).map_err(|e| Error::usage(e.to_string()))?;
     Ok(Some(patch))
 }

@@ -1,6 +1,8 @@
 //! `kubectl safe-patch`: preview, lint, dry-run and then write a patch under a
-//! resourceVersion guard, with backup and undo. Thin: flags here, semantics
-//! in `fieldwise-core`, cluster I/O in `fieldwise-kube`.
+//! resourceVersion guard, with backup and undo. Thin: flags here (`--type` maps
+//! onto the core's `PatchType`), semantics in `fieldwise-core` (the plan of a
+//! patch is `fieldwise_core::plan`, what a restore leaves out is
+//! `fieldwise_core::ownership`), cluster I/O in `fieldwise-kube`.
 
 mod edit;
 mod flow;
@@ -11,9 +13,11 @@ mod undo;
 
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use fieldwise_core::plan::PatchType;
 use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
-use fieldwise_kube::write::{FieldValidation, PatchType};
+use fieldwise_kube::write::FieldValidation;
 use fieldwise_kube::{cli, completion, version};
 
 /// mimalloc rather than the system allocator: the plugins decode whole objects into
@@ -53,6 +57,9 @@ Examples:
 
   # Remove old backups (default policy: 20 per object, 30 days; see README)
   kubectl safe-patch history --prune --keep 5 --max-age 7d";
+
+/// The field manager safe-patch writes as unless `--field-manager` says otherwise (patch and undo).
+pub const FIELD_MANAGER: &str = "kubectl-safe-patch";
 
 /// Patch a Kubernetes object safely: preview, lint, dry-run, guarded write, backup and undo.
 #[derive(Debug, Parser)]
@@ -104,7 +111,7 @@ pub struct PatchArgs {
     pub patch_file: Option<String>,
 
     /// The kind of patch: strategic (default for built-in types), merge (default for custom resources), json, apply.
-    #[arg(long = "type", value_enum)]
+    #[arg(long = "type", value_parser = patch_type_parser())]
     pub patch_type: Option<PatchType>,
 
     /// Patch this subresource (status, scale, ...).
@@ -112,7 +119,7 @@ pub struct PatchArgs {
     pub subresource: Option<String>,
 
     /// The field manager recorded in managedFields.
-    #[arg(long, default_value = "kubectl-safe-patch")]
+    #[arg(long, default_value = FIELD_MANAGER)]
     pub field_manager: String,
 
     /// What the server does with fields the type does not have: strict refuses the patch (the
@@ -155,6 +162,13 @@ pub struct PatchArgs {
     pub show_secrets: bool,
 }
 
+/// `--type`'s values: the core's patch types, as kubectl names them, each with its summary
+/// (the core's [`PatchType`] knows nothing of clap).
+fn patch_type_parser() -> impl TypedValueParser<Value = PatchType> {
+    PossibleValuesParser::new(PatchType::ALL.map(|t| PossibleValue::new(t.name()).help(t.summary())))
+        .try_map(|name| name.parse::<PatchType>())
+}
+
 fn main() -> ExitCode {
     use clap::CommandFactory;
     if let Some(code) = completion::serve_if_requested(Cli::command) {
@@ -172,5 +186,25 @@ fn main() -> ExitCode {
         Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),
         Some(Command::History(args)) => cli::run(undo::history(cli.kube, args)),
         None => cli::run(flow::run(cli.kube, cli.patch)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn type_takes_the_core_patch_types_by_kubectl_name_with_their_summaries() {
+        for t in PatchType::ALL {
+            let cli = Cli::try_parse_from(["kubectl-safe_patch", "deploy/x", "--type", t.name()]).unwrap();
+            assert_eq!(cli.patch.patch_type, Some(t));
+        }
+        let err = Cli::try_parse_from(["kubectl-safe_patch", "deploy/x", "--type", "Merge"]).unwrap_err().to_string();
+        assert!(err.contains("invalid value 'Merge' for '--type <PATCH_TYPE>'"), "{err}");
+        assert!(err.contains("[possible values: strategic, merge, json, apply]"), "{err}");
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("- strategic: Strategic Merge Patch (built-in types only)"), "{help}");
+        assert!(help.contains("- apply:     Server-Side Apply"), "{help}");
     }
 }

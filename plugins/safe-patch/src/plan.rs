@@ -1,242 +1,45 @@
-//! What a patch would do, worked out locally before anything is sent: the
-//! patch as it will be sent (after `--fix` and the position tests of a JSON
-//! Patch), the result, and the lints. The write path guards and sends it.
+//! What a patch would do, worked out locally before anything is sent: planned by
+//! the core ([`fieldwise_core::plan`]: engine per patch type, lints, server-side
+//! apply identity); this module only turns the core's errors into the command's.
+//! The write path guards and sends the plan.
 
-use fieldwise_core::lint::one_of::Merging;
-use fieldwise_core::lint::{self, Finding, Severity};
-use fieldwise_core::schema::{Schema, TypeId};
-use fieldwise_core::{json_patch, merge_patch, ownership, strategic};
+use fieldwise_core::plan::PlanError;
+pub use fieldwise_core::plan::PlanInput;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::openapi::deduced;
-use fieldwise_kube::write::{PatchType, Planned};
-use serde_json::{Map, Value};
+use fieldwise_kube::write::Planned;
 
-/// Everything the planner needs.
-pub struct PlanInput<'a> {
-    /// The live object, as read.
-    pub live: &'a Value,
-    /// The user's patch.
-    pub patch: &'a Value,
-    /// Its flavour.
-    pub patch_type: PatchType,
-    /// The schema of the object's type, as the server publishes it (the embedded one offline).
-    pub schema: &'a Schema,
-    /// The object's root type, if the schema knows it.
-    pub ty: Option<TypeId>,
-    /// Whether the server takes strategic merge patches for the kind (custom resources: no).
-    pub strategic: bool,
-    /// Our field manager.
-    pub field_manager: &'a str,
-    /// Use the lints' fixed patch.
-    pub fix: bool,
-    /// Server-side apply with force.
-    pub force: bool,
-    /// kubectl's name of the object, for messages.
-    pub display: &'a str,
-}
-
-/// Plans a patch; errors are the user's (a patch that cannot apply to this object).
+/// Plans a patch; errors are the user's (a patch that cannot apply to this object),
+/// but for an object whose managedFields cannot be read.
 ///
 /// The planned patch carries no concurrency guard: the write path adds it.
 pub fn plan(input: &PlanInput<'_>) -> Result<Planned> {
-    let mut findings = Vec::new();
-    let (patch, result) = match input.patch_type {
-        PatchType::Json => {
-            let ops = json_patch::parse(input.patch).map_err(|e| Error::usage(format!("invalid JSON Patch: {e}")))?;
-            // The result of the user's operations, so errors number them as the user wrote them; the
-            // position tests added ahead of them pass on this object by construction.
-            let result = json_patch::apply_operations(input.live, &ops, json_patch::Limits::default())
-                .map_err(|e| Error::usage(format!("the JSON Patch does not apply to {}: {e}", input.display)))?;
-            let guarded = lint::positions::guard_positions(&ops, input.live, input.schema, input.ty);
-            findings.extend(guarded.findings);
-            (Value::Array(guarded.operations), result)
-        }
-        PatchType::Merge | PatchType::Strategic => {
-            require_object(input.patch, input.patch_type)?;
-            let merging = if input.patch_type == PatchType::Merge { Merging::Merge } else { Merging::Strategic };
-            let one_of = lint::one_of::one_of_switches(input.live, input.patch, input.schema, input.ty, merging);
-            let patch = if input.fix { one_of.fixed_patch.clone() } else { input.patch.clone() };
-            findings.extend(one_of.findings.into_iter().map(|f| {
-                if input.fix {
-                    Finding { severity: Severity::Info, fix: Some("applied (--fix)".into()), ..f }
-                } else {
-                    f
-                }
-            }));
-            let result = if input.patch_type == PatchType::Merge {
-                findings.extend(lint::lists::merge_patch_list_losses(input.live, &patch, input.schema, input.ty));
-                merge_patch::try_apply(input.live, &patch)
-                    .map_err(|e| Error::usage(format!("the merge patch does not apply to {}: {e}", input.display)))?
-            } else {
-                let refuse = || {
-                    Error::usage(format!(
-                        "{} takes no strategic merge patch (the server accepts none for its kind, as for custom resources): use --type merge, or --type apply for server-side apply",
-                        input.display
-                    ))
-                };
-                let ty = input.ty.filter(|_| input.strategic).ok_or_else(refuse)?;
-                strategic::apply(input.live, &patch, input.schema, ty).map_err(|e| {
-                    Error::usage(format!("the strategic merge patch does not apply to {}: {e}", input.display))
-                })?
-            };
-            (patch, result)
-        }
-        PatchType::Apply => {
-            require_object(input.patch, input.patch_type)?;
-            let config = with_identity(input.patch, input.live);
-            let managed = ownership::managed_fields_of(input.live)
-                .map_err(|e| Error::Other(format!("{}: {e}", input.display)))?;
-            // A kind without a published schema is applied by the server under the type it deduces
-            // from the object; predict under the same one rather than refuse.
-            let (schema, ty) = match input.ty {
-                Some(ty) => (input.schema, ty),
-                None => deduced(),
-            };
-            let prediction = ownership::predict_apply_conflicts(
-                input.live,
-                &managed,
-                &config,
-                input.field_manager,
-                schema,
-                ty,
-                input.force,
-            );
-            for conflict in &prediction.conflicts {
-                findings.push(Finding::new(
-                    if input.force { Severity::Info } else { Severity::NeedsForce },
-                    conflict.field(),
-                    format!("server-side apply conflicts with {} on {}", conflict.manager.name, conflict.path),
-                ));
-            }
-            (config, prediction.merged)
-        }
-    };
-    findings.extend(lint::next_apply::next_apply_reverts(input.live, &result, input.schema, input.ty));
-    if let Ok(managed) = ownership::managed_fields_of(input.live) {
-        findings.extend(lint::foreign::foreign_owners(
-            input.live,
-            &result,
-            &managed,
-            input.schema,
-            input.ty,
-            input.field_manager,
-        ));
-    }
-    Ok(Planned { patch_type: input.patch_type, patch, result, findings })
+    fieldwise_core::plan::plan(input).map_err(command_error)
 }
 
-fn require_object(patch: &Value, patch_type: PatchType) -> Result<()> {
-    if patch.is_object() {
-        Ok(())
-    } else {
-        Err(Error::usage(format!(
-            "a {} patch must be a JSON object, got {}",
-            patch_type.name(),
-            match patch {
-                Value::Array(_) => "an array (did you mean --type json?)",
-                Value::Null => "null",
-                _ => "a scalar",
-            }
-        )))
+/// A usage error (exit 1, `error: ...`) for the user's patch, else an error about the object.
+fn command_error(err: PlanError) -> Error {
+    match err {
+        PlanError::ManagedFields { object, source } => Error::semantics(object, *source),
+        usage => Error::usage(usage.to_string()),
     }
-}
-
-/// A server-side apply configuration needs apiVersion, kind and name; take them from the live object.
-fn with_identity(patch: &Value, live: &Value) -> Value {
-    let mut config = patch.clone();
-    if let Value::Object(map) = &mut config {
-        for key in ["apiVersion", "kind"] {
-            if let (false, Some(v)) = (map.contains_key(key), live.get(key)) {
-                map.insert(key.into(), v.clone());
-            }
-        }
-        let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            for key in ["name", "namespace"] {
-                if let (false, Some(v)) = (meta.contains_key(key), live.pointer(&format!("/metadata/{key}"))) {
-                    meta.insert(key.into(), v.clone());
-                }
-            }
-        }
-    }
-    config
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fieldwise_core::schema::{builtin, Gvk};
+    use fieldwise_core::json_patch;
+    use fieldwise_core::ownership::parse_managed_fields;
     use serde_json::json;
 
-    fn deployment() -> Value {
-        json!({"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": "d", "namespace": "ns", "resourceVersion": "7"},
-               "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "busybox", "image": "busybox:1.28"}]}}}})
-    }
-
-    fn plan_for(patch: Value, patch_type: PatchType) -> Result<Planned> {
-        let live = deployment();
-        let schema = builtin();
-        let input = PlanInput {
-            live: &live,
-            patch: &patch,
-            patch_type,
-            schema,
-            ty: schema.root(&Gvk::new("apps", "v1", "Deployment")),
-            strategic: true,
-            field_manager: "kubectl-safe-patch",
-            fix: false,
-            force: false,
-            display: "deployment.apps/d",
-        };
-        plan(&input)
-    }
-
     #[test]
-    fn merge_and_strategic_patches_are_sent_as_given() {
-        let p = plan_for(json!({"spec": {"replicas": 2}}), PatchType::Strategic).unwrap();
-        assert_eq!(p.patch, json!({"spec": {"replicas": 2}}));
-        assert_eq!(p.result["spec"]["replicas"], 2);
-        let same = plan_for(json!({"spec": {"replicas": 1}}), PatchType::Merge).unwrap();
-        assert_eq!(same.result, deployment());
-    }
-
-    #[test]
-    fn json_patch_indexes_into_keyed_lists_get_a_test_of_the_key() {
-        let patch =
-            json!([{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "busybox:1.36"}]);
-        let p = plan_for(patch, PatchType::Json).unwrap();
-        assert_eq!(p.patch[0]["op"], "test");
-        assert_eq!(p.patch[0]["path"], "/spec/template/spec/containers/0/name");
-        assert_eq!(p.result.pointer("/spec/template/spec/containers/0/image"), Some(&json!("busybox:1.36")));
-    }
-
-    #[test]
-    fn bad_patches_are_usage_errors() {
-        let err = plan_for(json!([1]), PatchType::Merge).unwrap_err().to_string();
-        assert!(err.contains("did you mean --type json?"), "{err}");
-        let err = plan_for(json!({"op": "replace", "path": "/spec"}), PatchType::Json).unwrap_err().to_string();
-        assert!(err.starts_with("error: invalid JSON Patch"), "{err}");
-        let err = plan_for(json!([{"op": "replace", "path": "/nope/x", "value": 1}]), PatchType::Json)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("operation 0 (replace /nope/x)"), "{err}");
-        // Operations are numbered as the user wrote them: the position test added ahead is not counted,
-        // neither for an operation that does not apply nor for one that cannot be read.
-        let guarded_then_bad = json!([
-            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "busybox:1.36"},
-            {"op": "remove", "path": "/spec/paused"}]);
-        let err = plan_for(guarded_then_bad, PatchType::Json).unwrap_err().to_string();
-        assert!(err.contains("operation 1 (remove /spec/paused): no member \"paused\" to remove"), "{err}");
-        let unreadable = json!([
-            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "busybox:1.36"},
-            {"op": "move", "path": "/spec/x"}]);
-        let err = plan_for(unreadable, PatchType::Json).unwrap_err().to_string();
-        assert!(err.contains("operation 1 (move /spec/x): missing \"from\""), "{err}");
-        let err =
-            plan_for(json!({"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}), PatchType::Strategic)
-                .unwrap_err()
-                .to_string();
-        assert!(err.contains("does not apply") && err.contains("merge key"), "{err}");
+    fn bad_patches_are_usage_errors_and_bad_objects_are_not() {
+        let invalid = json_patch::parse(&json!({"op": "replace"})).unwrap_err();
+        let err = command_error(PlanError::InvalidJsonPatch(Box::new(invalid)));
+        assert!(matches!(err, Error::Usage(_)), "{err:?}");
+        assert!(err.to_string().starts_with("error: invalid JSON Patch"), "{err}");
+        let unreadable = parse_managed_fields(&json!([{"manager": "x"}])).unwrap_err();
+        let err = command_error(PlanError::ManagedFields { object: "pod/p".into(), source: Box::new(unreadable) });
+        assert!(matches!(err, Error::Semantics { .. }), "{err:?}");
+        assert!(err.to_string().starts_with("error: pod/p: invalid managedFields entry 0"), "{err}");
     }
 }

@@ -3,8 +3,7 @@
 //! annotations a controller manages, like `deployment.kubernetes.io/revision`).
 //! Through the `status` subresource it is the status alone.
 
-use fieldwise_core::fieldpath::PathElement;
-use fieldwise_core::ownership::{managed_fields_of, ManagerKind};
+use fieldwise_core::ownership::{self, managed_fields_of, remove_server_set_metadata};
 use serde_json::{Map, Value};
 
 /// The part of `object` a restore writes back.
@@ -20,9 +19,7 @@ pub fn restorable(object: &Value, controller_keys: &[(String, String)], subresou
     if let Value::Object(map) = &mut copy {
         map.remove("status");
         if let Some(Value::Object(meta)) = map.get_mut("metadata") {
-            for key in ["managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink"] {
-                meta.remove(key);
-            }
+            remove_server_set_metadata(meta);
             for (field, key) in controller_keys {
                 if let Some(Value::Object(entries)) = meta.get_mut(field) {
                     entries.remove(key);
@@ -33,22 +30,10 @@ pub fn restorable(object: &Value, controller_keys: &[(String, String)], subresou
     copy
 }
 
-/// `(labels|annotations, key)` pairs that controllers own in `live`'s managedFields.
+/// `(labels|annotations, key)` pairs that controllers own in `live`'s managedFields
+/// (none when they cannot be read).
 pub fn controller_owned_metadata(live: &Value) -> Vec<(String, String)> {
-    let mut keys = Vec::new();
-    for entry in managed_fields_of(live).unwrap_or_default() {
-        if entry.kind() != ManagerKind::Controller {
-            continue;
-        }
-        for path in entry.fields.leaves().iter() {
-            if let [PathElement::Field(m), PathElement::Field(field), PathElement::Field(key), ..] = path.elements() {
-                if m == "metadata" && (field == "labels" || field == "annotations") {
-                    keys.push((field.clone(), key.clone()));
-                }
-            }
-        }
-    }
-    keys
+    ownership::controller_owned_metadata(&managed_fields_of(live).unwrap_or_default())
 }
 
 /// Whether someone other than a controller changed the object since `after`:

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::flow::EXIT_REFUSED;
 use crate::restore::{changed_by_others, controller_owned_metadata, restorable};
+use crate::FIELD_MANAGER;
 
 /// Exit code when the object changed since the write being undone.
 const EXIT_CHANGED: u8 = 3;
@@ -43,7 +44,7 @@ pub struct UndoArgs {
     #[arg(short = 'y', long)]
     yes: bool,
     /// Field manager recorded for the restoring write.
-    #[arg(long, default_value = "kubectl-safe-patch")]
+    #[arg(long, default_value = FIELD_MANAGER)]
     field_manager: String,
     /// Show Secret values in the diff.
     #[arg(long)]
@@ -215,9 +216,8 @@ fn restore_plan(live: &Value, before: &Value, subresource: Option<&str>) -> Resu
     let keys = controller_owned_metadata(live);
     let patch =
         merge_patch::create_two_way(&restorable(live, &keys, subresource), &restorable(before, &keys, subresource))
-            .map_err(|e| Error::Other(format!("cannot compute the restore patch: {e}")))?;
+            .map_err(|e| Error::semantics("the restore patch", e))?;
     let patch = if patch.is_null() { Value::Object(Map::new()) } else { patch };
-    let result = merge_patch::try_apply(live, &patch)
-        .map_err(|e| Error::Other(format!("cannot compute the restored object: {e}")))?;
+    let result = merge_patch::try_apply(live, &patch).map_err(|e| Error::semantics("the restored object", e))?;
     Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: Vec::new() })
 }

@@ -23,6 +23,9 @@
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 //! - [`owner_tree`]: the ownerReferences tree below an object, each object shown once.
 //! - [`readiness`]: whether an object is ready and why not, from its conditions (READY, REASON).
+//! - [`plan`]: what a patch of each type would do to an object, with its lints: the
+//!   change a write path sends and a user approves.
+//! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
 
 pub mod effect;
 pub mod fieldpath;
@@ -34,7 +37,9 @@ pub mod merge_patch;
 mod object_field;
 pub mod owner_tree;
 pub mod ownership;
+pub mod plan;
 pub mod readiness;
 pub mod schema;
 mod str_eq;
 pub mod strategic;
+pub mod well_known;

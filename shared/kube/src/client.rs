@@ -51,7 +51,7 @@ impl Connection {
         let converted = Error::from_kube(err, &self.server);
         if unknown_path && self.discovery_from_cache.swap(false, Ordering::SeqCst) {
             if let Some(cache) = self.discovery_cache() {
-                crate::discovery::forget(&cache);
+                crate::discovery_cache::forget(&cache);
             }
             return Error::Unsupported {
                 what: format!(

@@ -10,16 +10,9 @@ use crate::printer;
 use crate::redact::{is_secret, REDACTED};
 
 /// Removes what every write changes and nobody asked for: managedFields,
-/// resourceVersion, generation. Keeps everything a user could have meant.
-pub fn without_server_noise(object: &Value) -> Value {
-    let mut copy = object.clone();
-    if let Some(Value::Object(meta)) = copy.get_mut("metadata") {
-        for key in ["managedFields", "resourceVersion", "generation"] {
-            meta.remove(key);
-        }
-    }
-    copy
-}
+/// resourceVersion, generation (the core's one list of server-set metadata,
+/// [`fieldwise_core::ownership::server_owned`]). Keeps everything a user could have meant.
+pub use fieldwise_core::ownership::without_write_noise as without_server_noise;
 
 /// Hides Secret values on both sides, keeping changes visible: on the new side a
 /// changed value shows as `*** (changed)`; everything else is `*** (N bytes)`.

@@ -22,14 +22,11 @@ use kube::client::{APIGroupDiscoveryList, APIResourceDiscovery};
 
 use crate::cache::ServerCache;
 use crate::client::Connection;
+use crate::discovery_cache::{CORE_ENTRY, GROUPS_ENTRY};
 use crate::error::{Error, Result};
 
 /// How long cached discovery is trusted: kubectl's disk cache uses 6 hours.
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(6 * 60 * 60);
-
-/// Cache entries: the two aggregated documents, as the server sent them.
-const CORE_ENTRY: &str = "discovery/api.json";
-const GROUPS_ENTRY: &str = "discovery/apis.json";
 
 /// One resource type at one version, as discovery describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,12 +244,6 @@ fn read_cache(cache: &ServerCache) -> Option<Vec<ResourceType>> {
         collect(&list, &mut types);
     }
     Some(types)
-}
-
-/// Drops the cached discovery of a server (after the server contradicted it).
-pub fn forget(cache: &ServerCache) {
-    cache.remove(CORE_ENTRY);
-    cache.remove(GROUPS_ENTRY);
 }
 
 /// Asks the server for both aggregated documents and caches them.

@@ -146,8 +146,6 @@ pub enum Error {
     /// An object reference could not be built from a manifest or owner reference
     /// (missing fields, a type the cluster does not serve, a namespace that differs from `-n`).
     Reference(crate::reference::ReferenceError),
-    /// Anything else, already phrased for the user.
-    Other(String),
 }
 
 /// The core's errors, kept whole so a caller can match on them and read their source.
@@ -165,6 +163,8 @@ pub enum CoreError {
     Rebuild(fieldwise_core::last_applied::IntentError),
     /// A field path that cannot be parsed or typed.
     FieldPath(fieldwise_core::fieldpath::TypedError),
+    /// A migration to server-side apply that cannot be planned.
+    Migration(fieldwise_core::last_applied::MigrationError),
 }
 
 impl fmt::Display for CoreError {
@@ -176,6 +176,7 @@ impl fmt::Display for CoreError {
             CoreError::ManagedFields(e) => e.fmt(f),
             CoreError::Rebuild(e) => e.fmt(f),
             CoreError::FieldPath(e) => e.fmt(f),
+            CoreError::Migration(e) => e.fmt(f),
         }
     }
 }
@@ -189,6 +190,7 @@ impl std::error::Error for CoreError {
             CoreError::ManagedFields(e) => e,
             CoreError::Rebuild(e) => e,
             CoreError::FieldPath(e) => e,
+            CoreError::Migration(e) => e,
         })
     }
 }
@@ -210,6 +212,7 @@ core_error_from!(
     ManagedFields(fieldwise_core::ownership::ManagedFieldsError),
     Rebuild(fieldwise_core::last_applied::IntentError),
     FieldPath(fieldwise_core::fieldpath::TypedError),
+    Migration(fieldwise_core::last_applied::MigrationError),
 );
 
 /// The rules fieldwise refuses a write by, before sending it.
@@ -327,11 +330,17 @@ impl Error {
         match self {
             Error::ChangedSincePreview { .. } => 3,
             Error::FieldManagerConflict { .. } => 2,
-            Error::StdoutClosed => crate::stdout::CLOSED_PIPE_EXIT,
+            Error::StdoutClosed => CLOSED_PIPE_EXIT,
             _ => 1,
         }
     }
 }
+
+/// The exit status after stdout (or stderr) was closed by the reader: what a shell reports
+/// for a process ended by SIGPIPE, as `kubectl get ... | head` ends. Here, beside the other
+/// exit codes, so that [`crate::stdout`] (which returns [`Error::StdoutClosed`]) is the only
+/// one of the two modules that imports the other.
+pub const CLOSED_PIPE_EXIT: u8 = 141;
 
 /// Whether an error chain says the connection was never made, so nothing was sent:
 /// connection refused, an address that does not resolve or route, or hyper's
@@ -450,7 +459,6 @@ impl Error {
                 write!(f, "error: the apiserver's dry run disagrees with the predicted conflicts (see above)")
             }
             Error::Reference(e) => write!(f, "error: {e}"),
-            Error::Other(m) => write!(f, "error: {m}"),
         }
     }
 }
@@ -531,7 +539,7 @@ mod tests {
             "message": "deployments.apps \"gone\" not found"}));
         assert!(err.is_not_found());
         assert!(err.causes().is_empty());
-        assert!(Error::Other("x".into()).causes().is_empty());
+        assert!(Error::Stopped("x").causes().is_empty());
     }
 
     /// Issue #13, problem 1: kube-apiserver v1.33 quotes the whole patched Secret (its

@@ -21,6 +21,12 @@
 //! - **Process**: [`cli`] (parsing and exit codes), [`completion`] (shell completion and
 //!   its install), [`private_fs`] (files only the user can read), [`error`] (typed errors
 //!   that print as one kubectl-style line and keep their source).
+//!
+//! What is pure is not here: a patch's plan and its [`write::PatchType`]
+//! (re-exported from `fieldwise_core::plan`, with the HTTP content type added by
+//! [`write::content_type`]), the server-set metadata [`diff`] leaves out
+//! (`fieldwise_core::ownership`), the annotation key [`redact`] knows
+//! (`fieldwise_core::well_known`). This crate adds the I/O around them.
 
 pub mod backup;
 pub mod cache;
@@ -30,6 +36,7 @@ pub mod color;
 pub mod completion;
 pub mod diff;
 pub mod discovery;
+pub mod discovery_cache;
 pub mod edit;
 pub mod error;
 pub mod flags;

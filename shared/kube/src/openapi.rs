@@ -34,6 +34,7 @@ use serde_json::Value;
 use crate::cache::ServerCache;
 use crate::client::Connection;
 use crate::error::{Error, Result};
+use crate::write::STRATEGIC_MERGE_PATCH as STRATEGIC;
 
 /// Where a schema came from, for messages and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,21 +92,6 @@ impl TypeSchema {
         }
     }
 }
-
-/// The type upstream deduces for an object whose kind has no schema: any value, maps merged
-/// key by key, lists atomic (structured-merge-diff's `DeducedParseableType`).
-pub fn deduced() -> (&'static Schema, TypeId) {
-    static DEDUCED: std::sync::OnceLock<(Schema, TypeId)> = std::sync::OnceLock::new();
-    let (schema, root) = DEDUCED.get_or_init(|| {
-        let mut schema = Schema::new();
-        let root = schema.add(None, fieldwise_core::schema::TypeDef::Untyped);
-        (schema, root)
-    });
-    (schema, *root)
-}
-
-/// The content type of a strategic merge patch, as PATCH operations list it.
-const STRATEGIC: &str = "application/strategic-merge-patch+json";
 
 /// The schemas of one command: one per group-version, fetched at most once.
 pub struct Schemas {

@@ -27,12 +27,11 @@ use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
 use base64::Engine as _;
+use fieldwise_core::well_known::LAST_APPLIED_ANNOTATION;
 use serde_json::Value;
 
 /// What redacted values are replaced with.
 pub const REDACTED: &str = "***";
-
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// Values shorter than this are not scrubbed from free text: replacing every
 /// `a` or `1` would make messages unreadable. Structured redaction ([`redact`])
@@ -68,7 +67,7 @@ pub fn redact(object: &mut Value) {
         return;
     }
     redact_data(object);
-    let annotation = object.pointer_mut("/metadata/annotations").and_then(|a| a.get_mut(LAST_APPLIED));
+    let annotation = object.pointer_mut("/metadata/annotations").and_then(|a| a.get_mut(LAST_APPLIED_ANNOTATION));
     if let Some(Value::String(text)) = annotation {
         *text = match serde_json::from_str::<Value>(text) {
             Ok(mut applied) => {
@@ -301,7 +300,8 @@ fn collect(object: &Value, secret: bool, values: &mut Vec<Vec<u8>>) {
     if secret || is_secret(object) {
         data_values(object, values);
     }
-    let annotation = object.pointer("/metadata/annotations").and_then(|a| a.get(LAST_APPLIED)).and_then(Value::as_str);
+    let annotation =
+        object.pointer("/metadata/annotations").and_then(|a| a.get(LAST_APPLIED_ANNOTATION)).and_then(Value::as_str);
     // Parse only annotations that can be a Secret's: a scan reads thousands of them.
     if let Some(text) = annotation.filter(|t| t.contains("\"Secret\"")) {
         if let Ok(applied) = serde_json::from_str::<Value>(text) {
@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn secrets_only_with_key_names_and_sizes() {
         let applied = json!({"apiVersion": "v1", "kind": "Secret", "data": {"k": "c2VjcmV0"}}).to_string();
-        let mut secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"annotations": {LAST_APPLIED: applied}},
+        let mut secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"annotations": {LAST_APPLIED_ANNOTATION: applied}},
             "data": {"k": "c2VjcmV0"}, "stringData": {"p": "secret"}});
         redact(&mut secret);
         assert!(!secret.to_string().contains("c2VjcmV0") && !secret.to_string().contains("\"secret\""), "{secret}");

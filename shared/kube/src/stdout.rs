@@ -11,11 +11,8 @@
 
 use std::io::{ErrorKind, Write};
 
+pub use crate::error::CLOSED_PIPE_EXIT;
 use crate::error::{Error, Result};
-
-/// The exit status after stdout (or stderr) was closed by the reader: what a shell reports
-/// for a process ended by SIGPIPE, as `kubectl get ... | head` ends.
-pub const CLOSED_PIPE_EXIT: u8 = 141;
 
 /// Writes `text` to stdout and flushes it, so each streamed row reaches the reader as it
 /// is found. A closed pipe is [`Error::StdoutClosed`]; other failures (disk full behind a

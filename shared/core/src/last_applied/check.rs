@@ -14,11 +14,12 @@
 
 use serde_json::Value;
 
-use super::{annotation_of, annotations_size, CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER};
+use super::{annotation_of, annotations_size};
 use super::{NEAR_LIMIT_PERCENT, TOTAL_ANNOTATIONS_LIMIT};
 use crate::fieldpath::{field_set_lossy, value_at, values_equal, Path, PathElement, Set};
-use crate::ownership::{managed_fields_of, ManagedFieldsEntry, ManagerKind, Operation};
+use crate::ownership::{is_client_side_write, managed_fields_of, ManagedFieldsEntry, ManagerKind, Operation};
 use crate::schema::{Gvk, Schema, TypeId};
+use crate::well_known::REPLACE_MANAGER;
 
 /// The kinds of problems, in the order a table lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -54,20 +55,13 @@ pub struct Finding {
     pub detail: String,
 }
 
-/// Managers whose writes mean "this object came from a file, through kubectl".
-fn client_side(entry: &ManagedFieldsEntry) -> bool {
-    entry.operation == Operation::Update
-        && entry.subresource.is_empty()
-        && (entry.manager == CLIENT_SIDE_APPLY_MANAGER || entry.manager == CREATE_MANAGER)
-}
-
 /// The annotation is absent although kubectl's client-side managers wrote the object.
 pub fn missing(object: &Value) -> Option<Finding> {
     if annotation_of(object).is_some() {
         return None;
     }
     let entries = managed_fields_of(object).ok()?;
-    let mut names: Vec<&str> = entries.iter().filter(|e| client_side(e)).map(|e| e.manager.as_str()).collect();
+    let mut names: Vec<&str> = entries.iter().filter(|e| is_client_side_write(e)).map(|e| e.manager.as_str()).collect();
     names.dedup();
     (!names.is_empty()).then(|| Finding {
         kind: FindingKind::Missing,
@@ -133,7 +127,7 @@ pub(crate) fn recorded_leaves(applied: &Value, schema: &Schema, ty: Option<TypeI
 }
 
 fn is_file_writer(entry: &ManagedFieldsEntry) -> bool {
-    client_side(entry) || (entry.manager == "kubectl-replace" && entry.operation == Operation::Update)
+    is_client_side_write(entry) || (entry.manager == REPLACE_MANAGER && entry.operation == Operation::Update)
 }
 
 /// Whether the annotation may be stale, from `managedFields` alone: some field it sets is owned by

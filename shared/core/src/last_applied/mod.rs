@@ -14,7 +14,9 @@
 //!   an applied `stringData` key is neither stale nor drift when its text is there;
 //! - [`secret_values`]: whether a repair may store a Secret's values in the annotation;
 //! - [`upgrade`]: moving client-side ownership to a server-side apply manager,
-//!   as `kubectl apply --server-side` does (client-go's `csaupgrade`).
+//!   as `kubectl apply --server-side` does (client-go's `csaupgrade`);
+//! - [`migration`]: that move (and optionally the annotation's removal) as the JSON
+//!   Patch `kubectl last-applied migrate` sends.
 //!
 //! ```
 //! use fieldwise_core::last_applied::{encode, LAST_APPLIED_ANNOTATION};
@@ -31,6 +33,7 @@
 
 pub mod check;
 mod encode;
+pub mod migration;
 pub mod rebuild;
 pub mod secret_values;
 pub mod string_data;
@@ -38,25 +41,19 @@ pub mod upgrade;
 
 pub use check::{Finding, FindingKind};
 pub use encode::{encode, go_json};
+pub use migration::{plan_migration, Migration, MigrationError};
 pub use rebuild::{rebuild, IntentError};
 pub use upgrade::upgrade_managed_fields;
 
 use serde_json::Value;
 
-/// The annotation client-side `kubectl apply` stores its intent in.
-pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub use crate::well_known::{CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER, LAST_APPLIED_ANNOTATION};
 
 /// The apiserver's limit on the total size of an object's annotations (keys and values), in bytes.
 pub const TOTAL_ANNOTATIONS_LIMIT: usize = 256 * 1024;
 
 /// From this share of [`TOTAL_ANNOTATIONS_LIMIT`] on (in percent), an annotation is reported as near the limit.
 pub const NEAR_LIMIT_PERCENT: usize = 80;
-
-/// The manager client-side `kubectl apply` writes as.
-pub const CLIENT_SIDE_APPLY_MANAGER: &str = "kubectl-client-side-apply";
-
-/// The manager `kubectl create` writes as.
-pub const CREATE_MANAGER: &str = "kubectl-create";
 
 /// The annotation's text on `object`, if it has one.
 pub fn annotation_of(object: &Value) -> Option<&str> {

@@ -7,7 +7,7 @@
 use serde_json::Value;
 use thiserror::Error;
 
-use super::three_way::Precondition;
+use super::precondition::Precondition;
 
 /// A merge patch operation that upstream refuses.
 #[derive(Debug, Clone, PartialEq, Error)]

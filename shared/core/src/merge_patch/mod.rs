@@ -16,6 +16,7 @@
 
 mod apply;
 mod error;
+mod precondition;
 #[cfg(test)]
 mod properties;
 mod three_way;
@@ -23,5 +24,6 @@ mod two_way;
 
 pub use apply::{apply, try_apply};
 pub use error::MergePatchError;
-pub use three_way::{create_three_way, create_three_way_with, Precondition};
+pub use precondition::Precondition;
+pub use three_way::{create_three_way, create_three_way_with};
 pub use two_way::create_two_way;

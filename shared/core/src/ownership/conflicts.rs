@@ -17,9 +17,7 @@ use super::managers::{ManagedFieldsEntry, Manager};
 use super::merge::merge;
 use crate::fieldpath::{compare, field_set_lossy, value_at, Path, Set};
 use crate::schema::{Gvk, Schema, TypeId};
-
-/// The annotation client-side `kubectl apply` keeps its last configuration in.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+use crate::well_known::LAST_APPLIED_ANNOTATION;
 
 /// One field another manager owns that the apply would change.
 #[derive(Debug, Clone, PartialEq)]
@@ -241,7 +239,7 @@ fn latest_entries(managed: &[ManagedFieldsEntry]) -> Vec<(Manager, &Set)> {
 /// The fields client-side apply set that still hold their last-applied value (upstream's
 /// `lastAppliedManager.allowedConflictsFromLastApplied`), or `None` when there is no usable annotation.
 fn allowed_by_last_applied(live: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Option<Set> {
-    let text = live.get("metadata")?.get("annotations")?.get(LAST_APPLIED)?.as_str()?;
+    let text = live.get("metadata")?.get("annotations")?.get(LAST_APPLIED_ANNOTATION)?.as_str()?;
     if text.is_empty() {
         return None;
     }

@@ -11,6 +11,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::fieldpath::{go_quote, write_go_string, FieldsV1Error, PathElement, Set};
+use crate::well_known::{ANCIENT_CHANGES_MANAGER, BEFORE_FIRST_APPLY_MANAGER};
 
 /// How a manager last wrote its fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -266,7 +267,7 @@ const CONTROLLERS: &[&str] = &[
 impl ManagerKind {
     /// Classifies a manager name.
     pub fn of(name: &str) -> Self {
-        if name == "before-first-apply" || name == "ancient-changes" {
+        if name == BEFORE_FIRST_APPLY_MANAGER || name == ANCIENT_CHANGES_MANAGER {
             ManagerKind::Placeholder
         } else if name == "kubectl" || name.starts_with("kubectl-") || name.starts_with("kubectl.") {
             ManagerKind::Kubectl
@@ -279,6 +280,16 @@ impl ManagerKind {
             ManagerKind::Controller
         } else {
             ManagerKind::Tool
+        }
+    }
+
+    /// The word for it in tables and JSON: `controller`, `kubectl`, `placeholder`, `tool`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ManagerKind::Controller => "controller",
+            ManagerKind::Kubectl => "kubectl",
+            ManagerKind::Placeholder => "placeholder",
+            ManagerKind::Tool => "tool",
         }
     }
 }
@@ -352,5 +363,8 @@ mod tests {
         ] {
             assert_eq!(ManagerKind::of(name), kind, "{name}");
         }
+        let names = [ManagerKind::Controller, ManagerKind::Kubectl, ManagerKind::Placeholder, ManagerKind::Tool]
+            .map(ManagerKind::name);
+        assert_eq!(names, ["controller", "kubectl", "placeholder", "tool"]);
     }
 }

@@ -1,7 +1,12 @@
 //! Managers and what they own: `metadata.managedFields`, read and reasoned about.
 //!
 //! - [`managers`]: entries of `metadata.managedFields`, manager identities as the
-//!   apiserver counts them, and what kind of actor a manager is;
+//!   apiserver counts them, and what kind of actor a manager is (and its name);
+//! - [`path_owners`]: who owns one field: exactly, fields under it, or a field it is part of;
+//! - [`client_side`]: which managers are kubectl's client-side ones, that a move to
+//!   server-side apply hands over;
+//! - [`server_owned`]: what the server and controllers own and a user never writes back
+//!   (server-set metadata, controller-managed labels and annotations);
 //! - [`merge`](mod@merge): the object a server-side apply produces;
 //! - [`conflicts`]: which fields an apply would take from whom, and whether
 //!   the apiserver would refuse it.
@@ -23,10 +28,15 @@
 //! assert_eq!(owners[0].kind(), ManagerKind::Kubectl);
 //! ```
 
+pub mod client_side;
 pub mod conflicts;
 pub mod managers;
 pub mod merge;
+pub mod path_owners;
+pub mod server_owned;
 pub mod values;
+
+pub use client_side::{client_side_managers, is_client_side_write};
 
 pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyOptions, ApplyPrediction, Conflict, SharedField};
 pub use managers::{
@@ -34,4 +44,9 @@ pub use managers::{
     Operation,
 };
 pub use merge::merge;
+pub use path_owners::{owners_at, PathOwners, Relation};
+pub use server_owned::{
+    controller_owned_metadata, remove_server_set_metadata, without_write_noise, CHANGED_BY_EVERY_WRITE,
+    SERVER_SET_METADATA,
+};
 pub use values::owners_by_value;

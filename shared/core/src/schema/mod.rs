@@ -17,10 +17,12 @@ use std::collections::{BTreeMap, HashMap};
 
 mod builtin;
 pub mod compact;
+mod deduced;
 pub mod go_pointers;
 pub mod openapi;
 
 pub use builtin::builtin;
+pub use deduced::deduced;
 
 /// Group, version and kind: how an object names its root type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

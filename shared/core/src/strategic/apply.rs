@@ -1,4 +1,7 @@
-//! Applying a strategic merge patch to an object (`StrategicMergeMapPatch`, `mergeMap`).
+//! Applying a strategic merge patch to an object (`StrategicMergeMapPatch`,
+//! `mergeMap`, and `mergeSlice`: maps hold lists and lists hold maps, so the two
+//! merges are one recursion and live together; the list helpers are in
+//! [`super::slices`]).
 //!
 //! The same merge also combines the two halves of a three-way patch, with
 //! different [`MergeOptions`]: there, directives are carried over rather than
@@ -12,10 +15,12 @@ use super::directives::{
 };
 use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
-use super::key_index::go_eq;
+use super::key_index::{go_eq, EntryIndex};
 use super::meta::{Lookup, Strategy, Ty};
 use super::order::{self, OrderEntry};
-use super::slices::{self, AliasView};
+use super::slices::{
+    self, element_type, merge_special_elements, partition_maps, partition_primitives, AliasView, Live,
+};
 use crate::object_field;
 
 /// `MergeOptions`: how directives are treated.
@@ -148,9 +153,8 @@ fn merge_field(
                     let live = slices::Live { capacity: rebuilt.capacity(field), view: None };
                     let (live_len, rebuilds) = (current.len(), is_delete_list && opts.merge_parallel_list);
                     let primitive = slices::element_type(&[&current, patch_list]).is_ok_and(|k| k != GoType::Map);
-                    let merged =
-                        slices::merge_slice(cx, current, patch_list, elem, meta.merge_key, opts, is_delete_list, live)
-                            .map_err(|e| e.at(field))?;
+                    let merged = merge_slice(cx, current, patch_list, elem, meta.merge_key, opts, is_delete_list, live)
+                        .map_err(|e| e.at(field))?;
                     if rebuilds && primitive {
                         rebuilt.0.push((field.to_string(), live_len));
                     }
@@ -292,7 +296,7 @@ fn merge_one_ordered_list(
             if meta.strategy == Strategy::Merge {
                 let mut view = AliasView::new(&current, meta.merge_key);
                 let live = slices::Live { capacity: None, view: Some(&mut view) };
-                let merged = slices::merge_slice(cx, current, list, elem, meta.merge_key, opts, false, live)?;
+                let merged = merge_slice(cx, current, list, elem, meta.merge_key, opts, false, live)?;
                 (merged, view.into_slots())
             } else {
                 (list.clone(), live_order(&current))
@@ -369,4 +373,111 @@ fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool,
         return go_eq(left, right);
     }
     go_eq(merge_key_value(left, merge_key)?, merge_key_value(right, merge_key)?)
+}
+
+/// `mergeSlice`: merges `patch` into `original`, then orders the result.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn merge_slice(
+    cx: Lookup<'_>,
+    original: Vec<Value>,
+    patch: &[Value],
+    elem: Ty,
+    merge_key: &str,
+    opts: MergeOptions,
+    is_delete_list: bool,
+    live: Live<'_>,
+) -> Result<Vec<Value>, StrategicError> {
+    let view = live.view;
+    if original.is_empty() && patch.is_empty() {
+        return Ok(original);
+    }
+    let kind = element_type(&[&original, patch])?;
+    if kind != GoType::Map {
+        if opts.merge_parallel_list && is_delete_list {
+            return Ok(original.into_iter().filter(|v| !patch.contains(v)).collect());
+        }
+        // Upstream appends the patch to the live list and de-duplicates in place.
+        // When the append fits in the live list's spare capacity, the live list
+        // (read below as the server order) sees the de-duplicated array.
+        let live_len = original.len();
+        let capacity = live.capacity.unwrap_or_else(|| gofmt::decoded_capacity(live_len));
+        let aliased = live_len + patch.len() <= capacity;
+        let mut both = original;
+        both.extend(patch.iter().cloned());
+        let unaliased_order = if aliased { Vec::new() } else { both[..live_len].to_vec() };
+        let merged_len = order::deduplicate_in_place(&mut both);
+        let server_order = if aliased { both[..live_len].to_vec() } else { unaliased_order };
+        if let (true, Some(view)) = (aliased, view) {
+            view.slots = server_order.iter().map(|v| OrderEntry::Element(Box::new(v.clone()))).collect();
+        }
+        both.truncate(merged_len);
+        let (patch_items, server_only) = if merge_key.is_empty() {
+            partition_primitives(both, patch)?
+        } else {
+            // A keyed list holding primitives: upstream partitions them as maps, which fails.
+            let by: Vec<&Value> = patch.iter().collect();
+            partition_maps(both, &by, merge_key)?
+        };
+        let patch_order: Vec<&Value> = patch.iter().collect();
+        let server_order: Vec<&Value> = server_order.iter().collect();
+        return Ok(order::normalize_element_order(patch_items, server_only, &patch_order, &server_order, "", false)?);
+    }
+    if merge_key.is_empty() {
+        return Err(ErrorKind::MergeWithoutMergeKey { kind: cx.kind_name(elem) }.into());
+    }
+    let mut view = view;
+    let (original, rest, replaced) = merge_special_elements(original, patch, merge_key, view.as_deref_mut())?;
+    // The live order is the list after deletions. The view already holds it, in
+    // its first slots (appends write after them), unless the list was replaced.
+    let live_len = original.len();
+    if replaced {
+        view = None;
+    }
+    let own_order: Vec<OrderEntry> = match view {
+        Some(_) => Vec::new(),
+        None => original.iter().map(|v| OrderEntry::of(v, merge_key)).collect(),
+    };
+    let merged = merge_plain_elements(cx, original, &rest, merge_key, elem, opts, view.as_deref_mut())?;
+    let server_order = match &view {
+        Some(view) => &view.slots[..live_len],
+        None => &own_order[..],
+    };
+    let (patch_items, server_only) = partition_maps(merged, &rest, merge_key)?;
+    Ok(order::normalize_element_order(patch_items, server_only, &rest, server_order, merge_key, true)?)
+}
+
+/// `mergeSliceWithoutSpecialElements`: merges each patch element into the
+/// original element with the same merge key, or appends it.
+fn merge_plain_elements(
+    cx: Lookup<'_>,
+    mut original: Vec<Value>,
+    patch: &[&Value],
+    merge_key: &str,
+    elem: Ty,
+    opts: MergeOptions,
+    mut view: Option<&mut AliasView>,
+) -> Result<Vec<Value>, StrategicError> {
+    let mut index = EntryIndex::new(&original, merge_key);
+    for item in patch {
+        let (Some(patch_map), Some(value)) = (item.as_object(), object_field::get_in(item, merge_key)) else {
+            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
+        };
+        match index.find(&original, value)? {
+            Some(i) => {
+                let target = std::mem::take(&mut original[i]);
+                let Value::Object(target) = target else { return Err(ErrorKind::NotAMapInList(i).into()) };
+                let merged = merge_map(cx, target, patch_map, elem, opts).map_err(|e| e.at_element(merge_key, item))?;
+                original[i] = Value::Object(merged);
+                index.changed(&original, i, value);
+            }
+            None => {
+                if let Some(view) = view.as_deref_mut() {
+                    view.append(item);
+                }
+                original.push((*item).clone());
+                index.appended(&original);
+            }
+        }
+    }
+    Ok(original)
 }

@@ -1,8 +1,9 @@
-//! Merging two lists (`mergeSlice` and its helpers).
+//! The helpers of merging two lists (`mergeSlice`, which lives in
+//! [`super::apply`] beside `mergeMap`, the two being one recursion).
 //!
 //! Lists of primitives merge as sets (with upstream's de-duplication order);
 //! lists of objects merge element by element, matched by merge key, after the
-//! `$patch: delete | replace` elements are handled. The merged list is then
+//! `$patch: delete | replace` elements are handled here. The merged list is then
 //! ordered by [`super::order`].
 //!
 //! Upstream edits the original list in place while deleting and appending, and
@@ -12,12 +13,10 @@
 
 use serde_json::Value;
 
-use super::apply::{merge_map, MergeOptions};
 use super::directives::{has_directive_marker, DELETE, DIRECTIVE_MARKER, MERGE, REPLACE};
 use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
 use super::key_index::{find_by_key, EntryIndex};
-use super::meta::{Lookup, Ty};
 use super::order::{self, OrderEntry};
 use crate::object_field;
 
@@ -63,9 +62,10 @@ pub(crate) fn order_view(item: &Value, merge_key: &str) -> Value {
 /// What upstream's original slice header sees after in-place deletions and appends.
 ///
 /// Its first `live` slots are the order entries of the list as merged so far
-/// (deletions mirrored as they happen), which [`merge_slice`] reads as the live order.
+/// (deletions mirrored as they happen), which `merge_slice` reads as the live order.
 pub(crate) struct AliasView {
-    slots: Vec<OrderEntry>,
+    /// The order entries upstream's header sees.
+    pub(crate) slots: Vec<OrderEntry>,
     live: usize,
     merge_key: String,
 }
@@ -93,7 +93,8 @@ impl AliasView {
         self.live -= 1;
     }
 
-    fn append(&mut self, item: &Value) {
+    /// Mirrors an element appended to the merged list.
+    pub(crate) fn append(&mut self, item: &Value) {
         if self.live < self.slots.len() {
             self.slots[self.live] = OrderEntry::of(item, &self.merge_key);
         }
@@ -115,81 +116,10 @@ pub(crate) struct Live<'v> {
     pub(crate) view: Option<&'v mut AliasView>,
 }
 
-/// `mergeSlice`: merges `patch` into `original`, then orders the result.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn merge_slice(
-    cx: Lookup<'_>,
-    original: Vec<Value>,
-    patch: &[Value],
-    elem: Ty,
-    merge_key: &str,
-    opts: MergeOptions,
-    is_delete_list: bool,
-    live: Live<'_>,
-) -> Result<Vec<Value>, StrategicError> {
-    let view = live.view;
-    if original.is_empty() && patch.is_empty() {
-        return Ok(original);
-    }
-    let kind = element_type(&[&original, patch])?;
-    if kind != GoType::Map {
-        if opts.merge_parallel_list && is_delete_list {
-            return Ok(original.into_iter().filter(|v| !patch.contains(v)).collect());
-        }
-        // Upstream appends the patch to the live list and de-duplicates in place.
-        // When the append fits in the live list's spare capacity, the live list
-        // (read below as the server order) sees the de-duplicated array.
-        let live_len = original.len();
-        let capacity = live.capacity.unwrap_or_else(|| gofmt::decoded_capacity(live_len));
-        let aliased = live_len + patch.len() <= capacity;
-        let mut both = original;
-        both.extend(patch.iter().cloned());
-        let unaliased_order = if aliased { Vec::new() } else { both[..live_len].to_vec() };
-        let merged_len = order::deduplicate_in_place(&mut both);
-        let server_order = if aliased { both[..live_len].to_vec() } else { unaliased_order };
-        if let (true, Some(view)) = (aliased, view) {
-            view.slots = server_order.iter().map(|v| OrderEntry::Element(Box::new(v.clone()))).collect();
-        }
-        both.truncate(merged_len);
-        let (patch_items, server_only) = if merge_key.is_empty() {
-            partition_primitives(both, patch)?
-        } else {
-            // A keyed list holding primitives: upstream partitions them as maps, which fails.
-            let by: Vec<&Value> = patch.iter().collect();
-            partition_maps(both, &by, merge_key)?
-        };
-        let patch_order: Vec<&Value> = patch.iter().collect();
-        let server_order: Vec<&Value> = server_order.iter().collect();
-        return Ok(order::normalize_element_order(patch_items, server_only, &patch_order, &server_order, "", false)?);
-    }
-    if merge_key.is_empty() {
-        return Err(ErrorKind::MergeWithoutMergeKey { kind: cx.kind_name(elem) }.into());
-    }
-    let mut view = view;
-    let (original, rest, replaced) = merge_special_elements(original, patch, merge_key, view.as_deref_mut())?;
-    // The live order is the list after deletions. The view already holds it, in
-    // its first slots (appends write after them), unless the list was replaced.
-    let live_len = original.len();
-    if replaced {
-        view = None;
-    }
-    let own_order: Vec<OrderEntry> = match view {
-        Some(_) => Vec::new(),
-        None => original.iter().map(|v| OrderEntry::of(v, merge_key)).collect(),
-    };
-    let merged = merge_plain_elements(cx, original, &rest, merge_key, elem, opts, view.as_deref_mut())?;
-    let server_order = match &view {
-        Some(view) => &view.slots[..live_len],
-        None => &own_order[..],
-    };
-    let (patch_items, server_only) = partition_maps(merged, &rest, merge_key)?;
-    Ok(order::normalize_element_order(patch_items, server_only, &rest, server_order, merge_key, true)?)
-}
-
 /// `mergeSliceWithSpecialElements`: applies `$patch: delete` elements to the
 /// original and notes `$patch: replace`. Returns the list to merge into, the
 /// plain patch elements and whether the list was replaced.
-fn merge_special_elements<'p>(
+pub(crate) fn merge_special_elements<'p>(
     mut original: Vec<Value>,
     patch: &'p [Value],
     merge_key: &str,
@@ -225,42 +155,6 @@ fn merge_special_elements<'p>(
         return Ok((plain.into_iter().cloned().collect(), Vec::new(), true));
     }
     Ok((original, plain, false))
-}
-
-/// `mergeSliceWithoutSpecialElements`: merges each patch element into the
-/// original element with the same merge key, or appends it.
-fn merge_plain_elements(
-    cx: Lookup<'_>,
-    mut original: Vec<Value>,
-    patch: &[&Value],
-    merge_key: &str,
-    elem: Ty,
-    opts: MergeOptions,
-    mut view: Option<&mut AliasView>,
-) -> Result<Vec<Value>, StrategicError> {
-    let mut index = EntryIndex::new(&original, merge_key);
-    for item in patch {
-        let (Some(patch_map), Some(value)) = (item.as_object(), object_field::get_in(item, merge_key)) else {
-            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
-        };
-        match index.find(&original, value)? {
-            Some(i) => {
-                let target = std::mem::take(&mut original[i]);
-                let Value::Object(target) = target else { return Err(ErrorKind::NotAMapInList(i).into()) };
-                let merged = merge_map(cx, target, patch_map, elem, opts).map_err(|e| e.at_element(merge_key, item))?;
-                original[i] = Value::Object(merged);
-                index.changed(&original, i, value);
-            }
-            None => {
-                if let Some(view) = view.as_deref_mut() {
-                    view.append(item);
-                }
-                original.push((*item).clone());
-                index.appended(&original);
-            }
-        }
-    }
-    Ok(original)
 }
 
 /// `partitionPrimitivesByPresentInList`: items present in `by`, and the others.

@@ -15,7 +15,6 @@
 use std::time::Duration;
 
 use fieldwise_core::effect::Effect;
-use fieldwise_core::lint::Finding;
 use fieldwise_core::schema::{Schema, TypeId};
 use serde_json::Value;
 
@@ -34,18 +33,10 @@ use crate::target::ObjectRef;
 /// How long a write keeps retrying when `--request-timeout` does not say.
 pub const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
 
-/// A change as a command plans it against one version of the object.
-#[derive(Debug, Clone)]
-pub struct Planned {
-    /// The flavour of the patch.
-    pub patch_type: PatchType,
-    /// The patch, without the concurrency guard (the write path adds it).
-    pub patch: Value,
-    /// The object the patch produces, computed locally.
-    pub result: Value,
-    /// What the lints found, for the command to show (the write path only carries them).
-    pub findings: Vec<Finding>,
-}
+/// A change as a command plans it against one version of the object (patch type,
+/// patch without its guard, result, findings); defined in the core crate, where the
+/// planning is.
+pub use fieldwise_core::plan::Planned;
 
 /// A planner: from the live object to the change. It is called again after every lost race.
 pub type Planner<'p> = dyn FnMut(&Value) -> Result<Planned> + 'p;

@@ -23,4 +23,4 @@ pub mod guarded;
 pub mod request;
 
 pub use guarded::{Committed, GuardedWrite, Intent, Planned, Planner, Preview, WriteOptions, DEFAULT_RETRY_BUDGET};
-pub use request::{patch, FieldValidation, PatchRequest, PatchType};
+pub use request::{content_type, patch, FieldValidation, PatchRequest, PatchType, STRATEGIC_MERGE_PATCH};

@@ -11,40 +11,22 @@ use crate::error::{Error, Result};
 use crate::objects::{encode, send};
 use crate::target::ObjectRef;
 
-/// The four ways to change part of an object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PatchType {
-    /// Strategic Merge Patch (built-in types only).
-    Strategic,
-    /// JSON Merge Patch (RFC 7386).
-    Merge,
-    /// JSON Patch (RFC 6902).
-    Json,
-    /// Server-Side Apply.
-    Apply,
-}
+/// The four ways to change part of an object; defined (without HTTP or flags) in the core crate.
+pub use fieldwise_core::plan::PatchType;
 
-impl PatchType {
-    /// The request's Content-Type.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            PatchType::Strategic => "application/strategic-merge-patch+json",
-            PatchType::Merge => "application/merge-patch+json",
-            PatchType::Json => "application/json-patch+json",
-            PatchType::Apply => "application/apply-patch+yaml",
-        }
-    }
-
-    /// The name kubectl's `--type` uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            PatchType::Strategic => "strategic",
-            PatchType::Merge => "merge",
-            PatchType::Json => "json",
-            PatchType::Apply => "apply",
-        }
+/// The request's Content-Type for a patch of `patch_type`: how the apiserver tells the four apart.
+pub fn content_type(patch_type: PatchType) -> &'static str {
+    match patch_type {
+        PatchType::Strategic => STRATEGIC_MERGE_PATCH,
+        PatchType::Merge => "application/merge-patch+json",
+        PatchType::Json => "application/json-patch+json",
+        PatchType::Apply => "application/apply-patch+yaml",
     }
 }
+
+/// The Content-Type of a strategic merge patch; the OpenAPI documents list it for
+/// the kinds that take one.
+pub const STRATEGIC_MERGE_PATCH: &str = "application/strategic-merge-patch+json";
 
 /// How the server treats fields the object's type does not have (the `fieldValidation`
 /// query parameter, kubectl's `--validate`).
@@ -109,6 +91,6 @@ pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest
     }
     let url = format!("{}?{}", target.path(request.subresource), query.join("&"));
     let body = serde_json::to_vec(request.body).map_err(|e| Error::malformed("the patch (encoding it)", e))?;
-    let http = Request::patch(url).header(http::header::CONTENT_TYPE, request.patch_type.content_type()).body(body);
+    let http = Request::patch(url).header(http::header::CONTENT_TYPE, content_type(request.patch_type)).body(body);
     send(conn, http).await
 }

@@ -1,0 +1,30 @@
+//! What a scan found, as the scan produces it and the report prints it: objects
+//! with findings ([`Flagged`]) and types it could not list ([`Skipped`]). Its own
+//! module so that `scan` (which makes them) and `report` (which prints them) do
+//! not import each other.
+
+use fieldwise_core::last_applied::Finding;
+use fieldwise_kube::discovery::ResourceType;
+use fieldwise_kube::target::ObjectRef;
+use serde_json::Value;
+
+/// One object with problems, and the full object when the scan fetched it and was asked
+/// to keep it (see `scan::events`).
+#[derive(Debug, Clone)]
+pub struct Flagged {
+    /// The object.
+    pub target: ObjectRef,
+    /// What is wrong, sorted by kind.
+    pub findings: Vec<Finding>,
+    /// The full object, when fetched (missing and stale candidates) and kept.
+    pub live: Option<Value>,
+}
+
+/// A type the scan could not list, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// The type.
+    pub resource: ResourceType,
+    /// The server's answer.
+    pub reason: String,
+}

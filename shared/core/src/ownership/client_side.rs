@@ -1,0 +1,78 @@
+//! Which managers are client-side: the `Update` managers kubectl writes as when a
+//! file is applied without server-side apply, whose fields `kubectl apply
+//! --server-side` moves to the applier on its first run (client-go's csaupgrade).
+
+use super::managers::{ManagedFieldsEntry, Operation};
+use crate::fieldpath::Path;
+use crate::well_known::{CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER, LAST_APPLIED_ANNOTATION};
+
+/// Whether `entry` is `kubectl apply` (client-side) or `kubectl create` writing the object
+/// itself: a write that means "this object came from a file, through kubectl".
+pub fn is_client_side_write(entry: &ManagedFieldsEntry) -> bool {
+    entry.operation == Operation::Update
+        && entry.subresource.is_empty()
+        && (entry.manager == CLIENT_SIDE_APPLY_MANAGER || entry.manager == CREATE_MANAGER)
+}
+
+/// The client-side managers whose fields a move to server-side apply takes, in a fixed
+/// order: `kubectl-client-side-apply` and `kubectl-create` (fields a `kubectl create -f`
+/// set would otherwise stay co-owned, and a later server-side apply without them could
+/// never delete them), then, sorted, every `Update` manager owning the last-applied
+/// annotation (what kubectl picks).
+pub fn client_side_managers(entries: &[ManagedFieldsEntry]) -> Vec<String> {
+    let annotation = Path::fields(["metadata", "annotations", LAST_APPLIED_ANNOTATION]);
+    let mut names = vec![CLIENT_SIDE_APPLY_MANAGER.to_string(), CREATE_MANAGER.to_string()];
+    let mut owners: Vec<String> = entries
+        .iter()
+        .filter(|e| e.operation == Operation::Update && e.fields.has(annotation.elements()))
+        .map(|e| e.manager.clone())
+        .collect();
+    owners.sort();
+    for name in owners {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ownership::managed_fields_of;
+    use serde_json::json;
+
+    fn entries(list: serde_json::Value) -> Vec<ManagedFieldsEntry> {
+        managed_fields_of(&json!({"metadata": {"managedFields": list}})).unwrap()
+    }
+
+    #[test]
+    fn the_annotation_owners_join_the_two_kubectl_managers_once_each() {
+        let annotation = json!({"f:metadata": {"f:annotations": {format!("f:{LAST_APPLIED_ANNOTATION}"): {}}}});
+        let list = json!([
+            {"manager": "zeta", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": annotation},
+            {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+             "fieldsV1": annotation},
+            {"manager": "alpha", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": annotation},
+            {"manager": "applier", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": annotation},
+            {"manager": "helm", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:data": {}}}]);
+        assert_eq!(
+            client_side_managers(&entries(list)),
+            ["kubectl-client-side-apply", "kubectl-create", "alpha", "zeta"]
+        );
+        assert_eq!(client_side_managers(&[]), ["kubectl-client-side-apply", "kubectl-create"]);
+    }
+
+    #[test]
+    fn client_side_writes_are_kubectl_apply_or_create_on_the_object_itself() {
+        let list = json!([
+            {"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"},
+            {"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+             "subresource": "status"},
+            {"manager": "kubectl-client-side-apply", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1"},
+            {"manager": "kubectl-edit", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"}]);
+        let verdicts: Vec<bool> = entries(list).iter().map(is_client_side_write).collect();
+        assert_eq!(verdicts, [true, false, false, false]);
+    }
+}
