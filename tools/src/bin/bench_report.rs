@@ -579,7 +579,8 @@ fn main() {
          and at which commit it was measured. Machine of the latest run: {} cores, {}, {} RAM; {}, {}, \
          kubectl {}. These are shared, noisy machines with 2 cores; the cluster (apiserver, \
          controller-manager, etcd) runs on the same cores as the client being measured. Numbers are reported \
-         as measured, targets met or not.\n",
+         as measured, targets met or not. Measured by hand rather than by this script: the discovery \
+         cache's effect on start-up ([discovery-cache-benchmark.md](discovery-cache-benchmark.md)).\n",
         meta["nproc"],
         meta["cpu_model"].as_str().unwrap_or("?"),
         meta["memory"].as_str().unwrap_or("?"),
