@@ -462,3 +462,63 @@ fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.trim_end(), format!("error: no objects passed in -f: \"{empty}\" holds no object (it is empty or only comments and empty documents); give a file with at least one Kubernetes object"));
 }
+
+/// The patches (dry runs left out) the audit log shows in `ns`, for proving a dry run wrote nothing.
+fn writes_in(cluster: &Cluster, ns: &str) -> usize {
+    audited_patches(cluster, ns).values().sum()
+}
+
+#[test]
+fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-stream");
+    let dir = scratch("stream");
+    for name in ["a", "b", "c"] {
+        let file = write(&dir, &format!("{name}.yaml"), &configmap(name, &[("k", name)]));
+        cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
+    }
+    let clean = write(&dir, "clean.yaml", &configmap("clean", &[("k", "v")]));
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &clean]);
+    std::thread::sleep(std::time::Duration::from_secs(2)); // the audit log is written in batches
+    let before = writes_in(&cluster, &ns);
+
+    // Dry runs (client and server) stream the same candidates and write nothing.
+    for dry_run in ["--dry-run=client", "--dry-run=server"] {
+        let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", dry_run]);
+        let stdout = ok(&out);
+        for name in ["a", "b", "c"] {
+            assert!(stdout.contains(&format!("configmap/{name} repaired (")), "{dry_run}: {stdout}");
+        }
+        assert!(!stdout.contains("configmap/clean"), "{stdout}");
+        assert!(text(&out.stderr).contains("3 repaired, 0 failed"), "{}", text(&out.stderr));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(writes_in(&cluster, &ns), before, "a dry run sent no write");
+    for name in ["a", "b", "c"] {
+        assert!(annotation(&cluster.get_json(&ns, &format!("cm/{name}"))).is_none(), "{name} untouched");
+    }
+
+    // Without a terminal, no question: the writes stream; then nothing is left to do.
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm"]);
+    let stdout = ok(&out);
+    assert_eq!(stdout.lines().filter(|l| l.ends_with(" repaired")).count(), 3, "{stdout}");
+    for name in ["a", "b", "c"] {
+        assert!(annotation(&cluster.get_json(&ns, &format!("cm/{name}"))).is_some(), "{name} repaired");
+    }
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm"]);
+    assert!(ok(&out).is_empty() && text(&out.stderr).contains("Nothing to repair."), "{}", text(&out.stderr));
+
+    // migrate --from-scan streams the same way: the one object the scan still flags (d, made by
+    // `kubectl create` after the repair) moves to server-side apply, and a re-run finds nothing.
+    cluster.kubectl_ok(&["create", "-n", &ns, "configmap", "d", "--from-literal=k=d"]);
+    let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "cm", "--yes"]);
+    let stdout = ok(&out);
+    assert!(stdout.contains("configmap/d migrated to server-side apply (kubectl)"), "{stdout}");
+    assert!(text(&out.stderr).contains("1 migrated, 0 failed"), "{}", text(&out.stderr));
+    let live = cluster.get_json(&ns, "cm/d");
+    let managers: Vec<&str> =
+        live["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect();
+    assert!(managers.contains(&"kubectl") && !managers.contains(&"kubectl-create"), "{managers:?}");
+    let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "cm", "--yes"]);
+    assert!(text(&out.stderr).contains("Nothing to migrate."), "{}", text(&out.stderr));
+}
