@@ -184,7 +184,9 @@ fn link(binary: &Path, completer: &Path) -> io::Result<()> {
 
 #[cfg(not(unix))]
 fn link(binary: &Path, completer: &Path) -> io::Result<()> {
-    fs::hard_link(binary, completer).or_else(|_| fs::copy(binary, completer).map(|_| ()))
+    // A copy, not a hard link: a hard link is the running plugin's own file, which Windows
+    // refuses to delete while it runs, so `completion uninstall` could not remove it (seen under wine).
+    fs::copy(binary, completer).map(|_| ())
 }
 
 #[cfg(test)]
