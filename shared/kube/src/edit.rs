@@ -24,10 +24,9 @@
 //! ```
 
 use std::collections::hash_map::RandomState;
-use std::fs::{DirBuilder, Permissions};
+use std::fs::DirBuilder;
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -58,11 +57,20 @@ impl EditSession {
             let dir = base.join(format!("fieldwise-edit-{}", random_suffix()));
             // Exclusive, so not private_fs::create_dirs (which accepts an existing directory):
             // a directory someone made in advance is an error, never reused.
-            match DirBuilder::new().mode(0o700).create(&dir) {
+            // Unix modes where there are any (Windows: the user's temp directory's ACL applies).
+            #[cfg_attr(not(unix), allow(unused_mut))]
+            let mut builder = DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(&dir) {
                 Ok(()) => {
                     let session = EditSession { file: dir.join(FILE_NAME), dir, keep: false };
-                    std::fs::set_permissions(&session.dir, Permissions::from_mode(0o700))
-                        .map_err(|e| io_error("cannot make private", &session.dir, e))?;
+                    #[cfg(unix)]
+                    {
+                        use std::os::unix::fs::PermissionsExt;
+                        std::fs::set_permissions(&session.dir, std::fs::Permissions::from_mode(0o700))
+                            .map_err(|e| io_error("cannot make private", &session.dir, e))?;
+                    }
                     session.write_new(text)?;
                     return Ok(session);
                 }

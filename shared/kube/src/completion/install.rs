@@ -7,8 +7,8 @@
 //! the directory the plugin was started from (Krew's `~/.krew/bin`, or wherever
 //! the binary is): on Unix a relative symlink to the plugin's own file name, so
 //! a `kubectl krew upgrade` that replaces the plugin's link keeps it working;
-//! on Windows, where symlinks need privileges, a hard link to (else a copy of)
-//! the `.exe`. Both commands are idempotent and touch nothing else: a file of
+//! on Windows, where symlinks need privileges, a copy of the `.exe` (a hard link
+//! could not be removed by the running plugin). Both commands are idempotent and touch nothing else: a file of
 //! that name that we did not make is left alone, with an error saying so.
 
 use std::ffi::OsStr;
@@ -184,7 +184,9 @@ fn link(binary: &Path, completer: &Path) -> io::Result<()> {
 
 #[cfg(not(unix))]
 fn link(binary: &Path, completer: &Path) -> io::Result<()> {
-    fs::hard_link(binary, completer).or_else(|_| fs::copy(binary, completer).map(|_| ()))
+    // A copy, not a hard link: a hard link is the running plugin's own file, which Windows
+    // refuses to delete while it runs, so `completion uninstall` could not remove it (seen under wine).
+    fs::copy(binary, completer).map(|_| ())
 }
 
 #[cfg(test)]
