@@ -260,7 +260,8 @@ fn strip_error_header(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
+    use std::fs::Permissions;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn private_fresh_and_removed() {
