@@ -148,9 +148,41 @@ pub enum Error {
     Reference(crate::reference::ReferenceError),
 }
 
-/// The core's errors, kept whole so a caller can match on them and read their source.
-#[derive(Debug)]
-pub enum CoreError {
+/// Declares [`CoreError`] from one list of (variant, core error type, doc): the enum, its
+/// `Display` and `source` (both the core error's own), and a `From` for each type.
+macro_rules! core_errors {
+    ($($(#[doc = $doc:literal])* $variant:ident($ty:ty),)*) => {
+        /// The core's errors, kept whole so a caller can match on them and read their source.
+        #[derive(Debug)]
+        pub enum CoreError {
+            $($(#[doc = $doc])* $variant($ty),)*
+        }
+
+        impl fmt::Display for CoreError {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $(CoreError::$variant(e) => e.fmt(f),)*
+                }
+            }
+        }
+
+        impl std::error::Error for CoreError {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(match self {
+                    $(CoreError::$variant(e) => e,)*
+                })
+            }
+        }
+
+        $(impl From<$ty> for CoreError {
+            fn from(e: $ty) -> Self {
+                CoreError::$variant(e)
+            }
+        })*
+    };
+}
+
+core_errors! {
     /// A JSON merge patch (RFC 7386) that cannot be applied.
     MergePatch(fieldwise_core::merge_patch::MergePatchError),
     /// A JSON Patch (RFC 6902) that cannot be parsed or applied.
@@ -166,54 +198,6 @@ pub enum CoreError {
     /// A migration to server-side apply that cannot be planned.
     Migration(fieldwise_core::last_applied::MigrationError),
 }
-
-impl fmt::Display for CoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CoreError::MergePatch(e) => e.fmt(f),
-            CoreError::JsonPatch(e) => e.fmt(f),
-            CoreError::Strategic(e) => e.fmt(f),
-            CoreError::ManagedFields(e) => e.fmt(f),
-            CoreError::Rebuild(e) => e.fmt(f),
-            CoreError::FieldPath(e) => e.fmt(f),
-            CoreError::Migration(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for CoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(match self {
-            CoreError::MergePatch(e) => e,
-            CoreError::JsonPatch(e) => e,
-            CoreError::Strategic(e) => e,
-            CoreError::ManagedFields(e) => e,
-            CoreError::Rebuild(e) => e,
-            CoreError::FieldPath(e) => e,
-            CoreError::Migration(e) => e,
-        })
-    }
-}
-
-macro_rules! core_error_from {
-    ($($variant:ident($ty:ty)),* $(,)?) => {$(
-        impl From<$ty> for CoreError {
-            fn from(e: $ty) -> Self {
-                CoreError::$variant(e)
-            }
-        }
-    )*};
-}
-
-core_error_from!(
-    MergePatch(fieldwise_core::merge_patch::MergePatchError),
-    JsonPatch(fieldwise_core::json_patch::JsonPatchError),
-    Strategic(fieldwise_core::strategic::StrategicError),
-    ManagedFields(fieldwise_core::ownership::ManagedFieldsError),
-    Rebuild(fieldwise_core::last_applied::IntentError),
-    FieldPath(fieldwise_core::fieldpath::TypedError),
-    Migration(fieldwise_core::last_applied::MigrationError),
-);
 
 /// The rules fieldwise refuses a write by, before sending it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -531,6 +515,19 @@ mod tests {
             err.to_string(),
             "Error from server (Conflict): Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1: .spec.replicas"
         );
+    }
+
+    #[test]
+    fn core_errors_keep_their_source_and_print_as_one_line() {
+        let managed = serde_json::json!({"metadata": {"managedFields": [{"manager": "x"}]}});
+        let core = fieldwise_core::ownership::managed_fields_of(&managed).unwrap_err();
+        let core_text = core.to_string();
+        let err = Error::semantics("configmap/x", core);
+        assert_eq!(err.to_string(), format!("error: configmap/x: {core_text}"));
+        let source = std::error::Error::source(&err).expect("the core error");
+        assert!(matches!(source.downcast_ref::<CoreError>(), Some(CoreError::ManagedFields(_))), "{source:?}");
+        assert_eq!(source.to_string(), core_text);
+        assert!(std::error::Error::source(source).is_some(), "the core's own error is the next link");
     }
 
     #[test]
