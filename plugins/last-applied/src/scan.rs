@@ -17,7 +17,9 @@
 //!
 //! A dense type's full pages overlap: while one page is checked on a worker thread (rebuilding
 //! and sizing the annotation of every candidate is the scan's own CPU work), the next page is
-//! already being listed, so the server and the client work at the same time.
+//! already being listed in full, so the server and the client work at the same time. When a
+//! full page turns out sparse, the page read ahead is still checked in full, and the type goes
+//! back to metadata after it.
 //!
 //! [`events`] is the streaming entry point `scan`, `repair --from-scan` and
 //! `migrate --from-scan` share ([`flagged`] is its view for the commands that write).
@@ -289,6 +291,9 @@ impl TypeScanner<'_> {
         // A full page read ahead while the previous one was checked (see below).
         let mut prefetched: Option<Vec<Value>> = None;
         let mut exhausted = false;
+        // Whether the page before this one was dense: only then is the next page read ahead
+        // in full (a type whose candidates thin out goes back to metadata after one more page).
+        let mut last_dense = false;
         loop {
             let items = match prefetched.take() {
                 Some(items) => {
@@ -327,13 +332,17 @@ impl TypeScanner<'_> {
                         })
                     };
                     let next = async {
+                        if !last_dense {
+                            return Ok(None);
+                        }
                         let _permit = self.permit().await?;
-                        pager.next_page(self.conn, Some(PAGE), None).await
+                        pager.next_page(self.conn, Some(PAGE), None).await.map(Some)
                     };
                     let (checked, next) = futures::join!(check, next);
                     match next? {
-                        Some(items) => prefetched = Some(items),
-                        None => exhausted = true,
+                        Some(Some(items)) => prefetched = Some(items),
+                        Some(None) => exhausted = true,
+                        None => {}
                     }
                     match checked {
                         Ok(checked) => checked,
@@ -362,8 +371,8 @@ impl TypeScanner<'_> {
             for f in flagged {
                 tx.send(Ok(ScanEvent::Flagged(f))).await.map_err(|_| Error::Stopped("the scan"))?;
             }
-            representation =
-                if candidates * DENSE_ONE_IN > size { Representation::Full } else { Representation::Metadata };
+            last_dense = candidates * DENSE_ONE_IN > size;
+            representation = if last_dense { Representation::Full } else { Representation::Metadata };
             limit = PAGE;
         }
         Ok(count)
