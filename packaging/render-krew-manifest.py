@@ -3,6 +3,7 @@
 
 Usage: render-krew-manifest.py TEMPLATE TAG RELEASE_URL DIST > MANIFEST
 
+Template comments (`{{- /* ... */ -}}`) are dropped, as Go's text/template drops them;
 `{{ .TagName }}` becomes TAG; each `{{addURIAndSha "URL" .TagName }}` becomes
 `uri:` and `sha256:` of the archive named by URL's last path element, read from
 DIST (the bot downloads the URL instead). The uri is RELEASE_URL/<archive>, so a
@@ -16,16 +17,17 @@ import sys
 
 ADD = re.compile(r'^(\s*)\{\{\s*addURIAndSha\s+"([^"]+)"\s+\.TagName\s*\}\}\s*$')
 TAG = re.compile(r"\{\{\s*\.TagName\s*\}\}")
+# A Go template comment, `{{/* ... */}}`, with text/template's trim markers: `{{- ` drops the
+# white space before it, ` -}}` the white space (newlines included) after it.
+COMMENT = re.compile(r"(\s*\{\{- |\{\{)/\*.*?\*/( -\}\}\s*|\}\})", re.S)
 
 
 def main():
     template, tag, release_url, dist = sys.argv[1:5]
     with open(template, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+        lines = COMMENT.sub("", f.read()).splitlines()
     head, entries, entry = [], [], None
     for line in lines:
-        if line.startswith("#") and not entries and entry is None and not head:
-            continue  # the template's own header comment
         if line.startswith("  - selector:"):
             if entry is not None:
                 entries.append(entry)
