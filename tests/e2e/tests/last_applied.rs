@@ -314,25 +314,32 @@ fn bulk_repair_survives_a_frozen_apiserver() {
     });
     let pid = apiserver_pid(&cluster);
     let args = ["--request-timeout=2s", "repair", "--from-scan", "--kinds", "cm"];
-    // Each write waits 10 ms (the write path's hook), so the freeze lands mid-run however
-    // idle the machine is (idle, 1,000 repairs finished before the audit log showed 50).
+    // The write hook freezes the apiserver itself, just before the 50th write, for longer than
+    // the request timeout: mid-run however fast or slow the machine is. (Waiting in the test for
+    // the watch to show 50 writes, then freezing, raced the run: on an idle machine all 1,000
+    // repairs were stored before the freeze.) Each write also waits 10 ms.
+    let counter = dir.join("writes");
+    let hook = format!(
+        "n=$(flock {lock} sh -c 'n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n >{count}; echo $n'); \
+         if [ \"$n\" = 50 ]; then kill -STOP {pid}; (sleep 4; kill -CONT {pid}) >/dev/null 2>&1 & fi; sleep 0.01",
+        lock = dir.join("writes.lock").display(),
+        count = counter.display(),
+    );
     let child = plugin(&cluster, &dir, &ns)
-        .env("FIELDWISE_HOOK_BEFORE_WRITE", "sleep 0.01")
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Freeze the apiserver once the repair is under way, for longer than the request timeout.
-    // The watch sees each write at once (the audit log, many MB late in a full run, lags).
-    let probe_events = seen.lock().unwrap().matches("\"MODIFIED\"").count();
-    fieldwise_e2e::eventually("the first repairs", Duration::from_secs(60), || {
-        (seen.lock().unwrap().matches("\"MODIFIED\"").count() >= probe_events + 50).then_some(())
-    });
-    run(Command::new("kill").args(["-STOP", &pid]));
-    std::thread::sleep(Duration::from_secs(4));
-    run(Command::new("kill").args(["-CONT", &pid]));
     let first = child.wait_with_output().unwrap();
+    // Whatever happened, the apiserver runs again (a no-op when the hook's own CONT came first).
+    run(Command::new("kill").args(["-CONT", &pid]));
+    let hooked: usize = std::fs::read_to_string(&counter).unwrap_or_default().trim().parse().unwrap_or(0);
+    assert!(hooked >= 50, "the run reached only {hooked} writes: the freeze never happened");
+    fieldwise_e2e::eventually("the apiserver after the freeze", Duration::from_secs(30), || {
+        cluster.kubectl().args(["get", "--raw", "/readyz"]).output().ok().filter(|o| o.status.success())
+    });
     let progress = audited_patches(&cluster, &ns).len();
     assert!(progress < OBJECTS, "the freeze came too late to interrupt anything ({progress} done)");
     assert_eq!(first.status.code(), Some(1), "{}", text(&first.stderr));
