@@ -315,9 +315,8 @@ fn bulk_repair_survives_a_frozen_apiserver() {
     let pid = apiserver_pid(&cluster);
     let args = ["--request-timeout=2s", "repair", "--from-scan", "--kinds", "cm"];
     // The write hook freezes the apiserver itself, just before the 50th write, for longer than
-    // the request timeout: mid-run however fast or slow the machine is. (Waiting in the test for
-    // the watch to show 50 writes, then freezing, raced the run: on an idle machine all 1,000
-    // repairs were stored before the freeze.) Each write also waits 10 ms.
+    // the request timeout: mid-run however fast or slow the machine is (the test used to freeze
+    // it when its watch had seen 50 writes, which raced the run). Each write also waits 10 ms.
     let counter = dir.join("writes");
     let hook = format!(
         "n=$(flock {lock} sh -c 'n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n >{count}; echo $n'); \
@@ -340,10 +339,16 @@ fn bulk_repair_survives_a_frozen_apiserver() {
     fieldwise_e2e::eventually("the apiserver after the freeze", Duration::from_secs(30), || {
         cluster.kubectl().args(["get", "--raw", "/readyz"]).output().ok().filter(|o| o.status.success())
     });
-    let progress = audited_patches(&cluster, &ns).len();
-    assert!(progress < OBJECTS, "the freeze came too late to interrupt anything ({progress} done)");
-    assert_eq!(first.status.code(), Some(1), "{}", text(&first.stderr));
-    assert!(text(&first.stderr).contains("failed"), "{}", text(&first.stderr));
+    // The freeze came mid-run (before write 50 of 1,000). Two outcomes are right, and which one
+    // happens depends on timing: the writes cut off by the freeze fail, and the run stops with
+    // one summary (exit 1); or the write path's re-read after the transport error comes after
+    // the freeze and the run rides it out (exit 0; seen in a full suite on 1.33). Either way the
+    // checks below hold: every object stored exactly once, at most one repeated request each.
+    match first.status.code() {
+        Some(1) => assert!(text(&first.stderr).contains("failed"), "{}", text(&first.stderr)),
+        Some(0) => {}
+        other => panic!("exit code {other:?}: {}", text(&first.stderr)),
+    }
 
     // Rerun until done (a rerun only sees what is still missing).
     let again = la(&cluster, &dir, &ns, &args[1..]);
