@@ -4,8 +4,9 @@
 // to run the darwin binaries, so scripts/test-krew checks the signature itself: the
 // LC_CODE_SIGNATURE blob's CodeDirectory, each page hash recomputed over the file as it ships.
 //
-// Usage: machosig FILE. Prints one line describing the signature; exits 1 when there is none or
-// it does not verify.
+// Usage: machosig FILE. Prints one line describing the signature; exits 3 when the file has no
+// signature at all (which Intel Macs accept), 1 when it is not a Mach-O file or its signature does
+// not verify.
 package main
 
 import (
@@ -39,10 +40,16 @@ func main() {
 	summary, err := verify(os.Args[1])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "machosig: %s: %v\n", os.Args[1], err)
+		if errors.Is(err, errUnsigned) {
+			os.Exit(3)
+		}
 		os.Exit(1)
 	}
 	fmt.Println(summary)
 }
+
+// errUnsigned: the file has no LC_CODE_SIGNATURE at all.
+var errUnsigned = errors.New("no LC_CODE_SIGNATURE: not signed (macOS on Apple silicon refuses to run it)")
 
 func verify(path string) (string, error) {
 	data, err := os.ReadFile(path)
@@ -62,7 +69,7 @@ func verify(path string) (string, error) {
 		}
 	}
 	if !found {
-		return "", errors.New("no LC_CODE_SIGNATURE: not signed (macOS on Apple silicon refuses to run it)")
+		return "", errUnsigned
 	}
 	if uint64(off)+uint64(size) > uint64(len(data)) {
 		return "", fmt.Errorf("the signature (%d bytes at %d) runs past the end of the file (%d bytes)", size, off, len(data))
