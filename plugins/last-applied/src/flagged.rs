@@ -4,8 +4,8 @@
 //! not import each other.
 
 use fieldwise_core::last_applied::Finding;
-use fieldwise_kube::discovery::ResourceType;
-use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::api::discovery::ResourceType;
+use fieldwise_kube::api::reference::ObjectRef;
 use serde_json::Value;
 
 /// One object with problems, and the full object when the scan fetched it and was asked

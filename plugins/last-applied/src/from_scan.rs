@@ -8,11 +8,11 @@
 
 use std::future::Future;
 
-use fieldwise_kube::client::Connection;
-use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::cli::prompt;
+use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::Result;
-use fieldwise_kube::prompt;
-use fieldwise_kube::target::ObjectRef;
 use fieldwise_kube::write::bulk::{self, BulkOptions, BulkSummary};
 use futures::stream::StreamExt;
 use serde_json::Value;

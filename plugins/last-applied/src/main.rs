@@ -17,8 +17,11 @@ mod view;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
-use fieldwise_kube::{cli, completion, version};
+use fieldwise_kube::cli::{self, completion};
+use fieldwise_kube::conn::flags::KubeFlags;
+use fieldwise_kube::conn::version;
+use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::write::DryRun;
 
 /// mimalloc rather than the system allocator: the plugins decode whole objects into
 /// many small allocations, where it is markedly faster (see docs/BENCHMARKS.md).
@@ -123,7 +126,7 @@ fn main() -> ExitCode {
         return code;
     }
     let cli: Cli = cli::parse_with_subcommands();
-    fieldwise_kube::color::init();
+    fieldwise_kube::output::color::init();
     fieldwise_kube::redact::set_show_secrets(match &cli.command {
         Command::View(args) => args.show_secrets,
         Command::Repair(args) => args.write.show_secrets,

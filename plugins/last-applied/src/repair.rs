@@ -21,14 +21,18 @@ use fieldwise_core::last_applied::{
     LAST_APPLIED_ANNOTATION, TOTAL_ANNOTATIONS_LIMIT,
 };
 use fieldwise_core::schema::{builtin, Gvk};
-use fieldwise_kube::client::{self, Connection};
-use fieldwise_kube::diff::unified;
-use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::cli::prompt;
+use fieldwise_kube::conn::client::{self, Connection};
+use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Refusal, Result};
-use fieldwise_kube::flags::{DryRun, KubeFlags};
-use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::output::diff::unified;
+use fieldwise_kube::output::printer;
+use fieldwise_kube::redact;
+use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
-use fieldwise_kube::{objects, printer, prompt, redact};
 use serde_json::{json, Value};
 
 use crate::from_scan::{self, FromScan};

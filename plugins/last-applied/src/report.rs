@@ -9,7 +9,7 @@
 use std::io::Write;
 
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::stdout;
+use fieldwise_kube::output::stdout;
 use serde_json::{json, Value};
 
 use crate::flagged::{Flagged, Skipped};
@@ -246,8 +246,8 @@ fn indent(text: &str, prefix: &str, first: bool) -> String {
 mod tests {
     use super::*;
     use fieldwise_core::last_applied::{Finding, FindingKind};
-    use fieldwise_kube::discovery::ResourceType;
-    use fieldwise_kube::target::ObjectRef;
+    use fieldwise_kube::api::discovery::ResourceType;
+    use fieldwise_kube::api::reference::ObjectRef;
 
     fn configmaps() -> ResourceType {
         ResourceType {

@@ -1,10 +1,10 @@
 //! The objects a command acts on: `TYPE/NAME` arguments or the objects of `-f` files.
 
-use fieldwise_kube::client::Connection;
-use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::manifests;
+use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::Result;
-use fieldwise_kube::manifests;
-use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
 use serde_json::Value;
 
 /// Resolves `TYPE/NAME` or `TYPE NAME...` arguments; every one needs a name.

@@ -8,7 +8,7 @@
 
 use colored::Colorize;
 use fieldwise_core::ownership::ManagedFieldsEntry;
-use fieldwise_kube::color::palette;
+use fieldwise_kube::output::color::palette;
 use serde_json::Value;
 
 /// One printed line and the indices (into the entries) of its owners.
@@ -118,7 +118,7 @@ fn scalar_text(value: &Value) -> String {
         Value::Object(_) => "{}".into(),
         Value::Array(_) => "[]".into(),
         Value::String(s) if s.contains('\n') => Value::String(s.clone()).to_string(),
-        other => match serde_json::to_value(other).ok().and_then(|v| fieldwise_kube::printer::yaml(&v).ok()) {
+        other => match serde_json::to_value(other).ok().and_then(|v| fieldwise_kube::output::printer::yaml(&v).ok()) {
             Some(text) if !text.trim_end().contains('\n') => text.trim_end().to_string(),
             _ => other.to_string(),
         },
@@ -172,9 +172,10 @@ mod tests {
         - \"multi\\nline\"
 ";
         assert_eq!(text, expected);
-        let reparsed: Value =
-            serde_json::to_value(fieldwise_kube::manifests::parse_documents(&text, "out").unwrap()[0].value.clone())
-                .unwrap();
+        let reparsed: Value = serde_json::to_value(
+            fieldwise_kube::api::manifests::parse_documents(&text, "out").unwrap()[0].value.clone(),
+        )
+        .unwrap();
         assert_eq!(reparsed, shown);
     }
 }

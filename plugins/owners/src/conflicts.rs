@@ -4,11 +4,12 @@
 
 use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts, ApplyPrediction, Conflict};
 use fieldwise_core::schema::Gvk;
-use fieldwise_kube::client::Connection;
-use fieldwise_kube::openapi::Schemas;
-use fieldwise_kube::reference::ObjectRef;
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::openapi::Schemas;
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
-use fieldwise_kube::{objects, redact, Error, Result};
+use fieldwise_kube::{redact, Error, Result};
 use serde_json::{json, Value};
 
 use crate::summary::table;

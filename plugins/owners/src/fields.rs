@@ -4,7 +4,7 @@
 
 use fieldwise_core::fieldpath::{parse_field_path, value_at, Path, Set};
 use fieldwise_core::ownership::{owners_at, ManagedFieldsEntry, PathOwners, Relation};
-use fieldwise_kube::openapi::TypeSchema;
+use fieldwise_kube::api::openapi::TypeSchema;
 use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};

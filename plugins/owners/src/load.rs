@@ -1,11 +1,11 @@
 //! Finding the objects to examine: named or selected in the cluster, read
 //! through the types of files given with -f, or read from files alone (`--local`).
 
-use fieldwise_kube::client::Connection;
-use fieldwise_kube::discovery::ResourceCatalog;
-use fieldwise_kube::manifests::Manifest;
-use fieldwise_kube::objects::{self, ListOptions};
-use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::manifests::Manifest;
+use fieldwise_kube::api::objects::{self, ListOptions};
+use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::{Error, Result};
 
 use crate::subject::Subject;

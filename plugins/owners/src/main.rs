@@ -18,8 +18,10 @@ mod view;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use fieldwise_kube::flags::{KubeFlags, OutputFormat};
-use fieldwise_kube::{cli, version};
+use fieldwise_kube::cli;
+use fieldwise_kube::conn::flags::KubeFlags;
+use fieldwise_kube::conn::version;
+use fieldwise_kube::output::OutputFormat;
 
 use crate::age::TimeStyle;
 
@@ -172,16 +174,16 @@ pub struct Cli {
 #[derive(Debug, clap::Subcommand)]
 enum OwnersCommand {
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
-    Completion(fieldwise_kube::completion::CompletionArgs),
+    Completion(fieldwise_kube::cli::completion::CompletionArgs),
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = fieldwise_kube::completion::serve_if_requested(Cli::command) {
+    if let Some(code) = fieldwise_kube::cli::completion::serve_if_requested(Cli::command) {
         return code;
     }
     let cli: Cli = cli::parse_with_subcommands();
     if let Some(OwnersCommand::Completion(args)) = &cli.command {
-        return fieldwise_kube::completion::run(Cli::command(), args.action);
+        return fieldwise_kube::cli::completion::run(Cli::command(), args.action);
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);
     cli::run(report::run(cli))

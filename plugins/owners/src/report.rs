@@ -4,12 +4,14 @@
 
 use std::process::ExitCode;
 
-use fieldwise_kube::client::{self, Connection};
-use fieldwise_kube::discovery::ResourceCatalog;
-use fieldwise_kube::flags::OutputFormat;
-use fieldwise_kube::openapi::Schemas;
-use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
-use fieldwise_kube::{color, manifests, printer, Error, Result};
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::manifests;
+use fieldwise_kube::api::openapi::Schemas;
+use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::conn::client::{self, Connection};
+use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::output::{color, printer};
+use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
 

@@ -22,7 +22,7 @@ pub struct Subject {
 impl Subject {
     /// A subject named from the object's own apiVersion, kind and name.
     pub fn from_object(object: Value, source: Option<String>) -> Self {
-        Subject { display: fieldwise_kube::reference::display_name(&object), object, source }
+        Subject { display: fieldwise_kube::api::reference::display_name(&object), object, source }
     }
 
     /// The managers, or an error naming the object when an entry cannot be read.

@@ -9,10 +9,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use fieldwise_kube::client::Connection;
-use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
-use fieldwise_kube::reference::{owner_display_name, ObjectRef, ReferenceError};
-use fieldwise_kube::{objects, Error, Result};
+use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::reference::{owner_display_name, ObjectRef};
+use fieldwise_kube::conn::client::Connection;
+use fieldwise_kube::error::ReferenceError;
+use fieldwise_kube::{Error, Result};
 use serde_json::Value;
 
 use crate::subject::Subject;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use fieldwise_core::owner_tree::{self, OwnerReference, Placement};
 use fieldwise_core::readiness::readiness;
-use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::Result;
 use jiff::Timestamp;
 use serde_json::{json, Value};

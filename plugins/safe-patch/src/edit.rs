@@ -1,5 +1,5 @@
 //! `--edit`: a safe `kubectl edit`. The live object opens in `$KUBE_EDITOR`/`$EDITOR`
-//! through [`fieldwise_kube::edit`]: a private file (0600, created exclusively) in a
+//! through [`fieldwise_kube::cli::edit`]: a private file (0600, created exclusively) in a
 //! fresh 0700 directory, removed on every exit path; an edit that is not valid YAML
 //! is kept there, its path and the parse error's line and column printed, and on a
 //! terminal the editor re-opens on it. The edit becomes a two-way patch, which then
@@ -9,10 +9,10 @@
 
 use fieldwise_core::plan::patch_of_edit;
 use fieldwise_core::schema::{Schema, TypeId};
-use fieldwise_kube::diff::without_server_noise;
-use fieldwise_kube::edit::{edit_object, Edited};
+use fieldwise_kube::cli::edit::{edit_object, Edited};
+use fieldwise_kube::cli::prompt;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::prompt;
+use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::write::PatchType;
 use serde_json::Value;
 

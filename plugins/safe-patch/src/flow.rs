@@ -6,15 +6,19 @@ use std::time::Duration;
 
 use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
-use fieldwise_kube::client::{self, Connection};
-use fieldwise_kube::diff::{redact_pair, unified, without_server_noise};
-use fieldwise_kube::discovery::ResourceCatalog;
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
+use fieldwise_kube::api::reference::{self, NamespaceScope, ObjectRef};
+use fieldwise_kube::cli::prompt;
+use fieldwise_kube::conn::client::{self, Connection};
+use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
-use fieldwise_kube::openapi::{Schemas, TypeSchema};
-use fieldwise_kube::reference::{self, NamespaceScope, ObjectRef};
+use fieldwise_kube::output::diff::{redact_pair, unified, without_server_noise};
+use fieldwise_kube::output::printer;
+use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, WriteOptions};
-use fieldwise_kube::{objects, printer, prompt};
 use serde_json::Value;
 
 use crate::plan::{plan, PlanInput};

@@ -2,8 +2,8 @@
 
 use std::io::Read;
 
+use fieldwise_kube::api::manifests::{self, Manifest};
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::manifests::{self, Manifest};
 use serde_json::Value;
 
 /// Parses patch text: JSON first (the usual `-p '{...}'`), then YAML.

@@ -16,9 +16,12 @@ use std::process::ExitCode;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use fieldwise_core::plan::PatchType;
-use fieldwise_kube::flags::{DryRun, KubeFlags, OutputFormat};
+use fieldwise_kube::cli::{self, completion};
+use fieldwise_kube::conn::flags::KubeFlags;
+use fieldwise_kube::conn::version;
+use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::FieldValidation;
-use fieldwise_kube::{cli, completion, version};
 
 /// mimalloc rather than the system allocator: the plugins decode whole objects into
 /// many small allocations, where it is markedly faster (see docs/BENCHMARKS.md).
@@ -175,7 +178,7 @@ fn main() -> ExitCode {
         return code;
     }
     let cli: Cli = cli::parse_with_subcommands();
-    fieldwise_kube::color::init();
+    fieldwise_kube::output::color::init();
     let show_secrets = match &cli.command {
         Some(Command::Undo(args)) => args.show_secrets,
         _ => cli.patch.show_secrets,

@@ -8,7 +8,7 @@ use std::fmt;
 pub enum Error {
     /// The command line itself is wrong (flags, arguments, input files).
     Usage(String),
-    /// The reader of stdout went away (`| head`): stop quietly, see [`crate::stdout`].
+    /// The reader of stdout went away (`| head`): stop quietly, see [`crate::output::stdout`].
     StdoutClosed,
     /// The kubeconfig is missing, unreadable, or names something that is not there.
     Kubeconfig(String),
@@ -136,7 +136,7 @@ pub enum Error {
     /// the transport (a request it could not build, an answer it could not decode).
     Client(Box<kube::Error>),
     /// `completion install|uninstall` could not manage the completer links.
-    Completion(crate::completion::install::InstallError),
+    Completion(InstallError),
     /// `owners --conflicts --verify`: the apiserver's dry run found other conflicts than the
     /// prediction (both are printed above the error). A bug worth reporting.
     PredictionDisagrees,
@@ -145,7 +145,7 @@ pub enum Error {
     Stopped(&'static str),
     /// An object reference could not be built from a manifest or owner reference
     /// (missing fields, a type the cluster does not serve, a namespace that differs from `-n`).
-    Reference(crate::reference::ReferenceError),
+    Reference(ReferenceError),
 }
 
 /// Declares [`CoreError`] from one list of (variant, core error type, doc): the enum, its
@@ -322,7 +322,7 @@ impl Error {
 
 /// The exit status after stdout (or stderr) was closed by the reader: what a shell reports
 /// for a process ended by SIGPIPE, as `kubectl get ... | head` ends. Here, beside the other
-/// exit codes, so that [`crate::stdout`] (which returns [`Error::StdoutClosed`]) is the only
+/// exit codes, so that [`crate::output::stdout`] (which returns [`Error::StdoutClosed`]) is the only
 /// one of the two modules that imports the other.
 pub const CLOSED_PIPE_EXIT: u8 = 141;
 
@@ -483,6 +483,72 @@ impl Error {
     pub fn semantics(object: impl Into<String>, source: impl Into<CoreError>) -> Self {
         Error::Semantics { object: object.into(), source: Box::new(source.into()) }
     }
+}
+
+/// Why an object reference could not be built from a manifest or owner reference.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReferenceError {
+    /// The object lacks a field every reference needs.
+    #[error("{origin}: the object has no {what}; every object needs apiVersion, kind and metadata.name")]
+    MissingField {
+        /// The manifest (or owner) it came from.
+        origin: String,
+        /// What is missing, e.g. `metadata.name`.
+        what: &'static str,
+    },
+    /// The cluster serves no type with this group-version-kind (kubectl's `NoKindMatchError`).
+    #[error(
+        "{origin}: no matches for kind \"{kind}\" in version \"{api_version}\" on this cluster (is its CustomResourceDefinition installed? `kubectl api-resources` lists the served types)"
+    )]
+    NoMatchForKind {
+        /// The manifest (or owner) it came from.
+        origin: String,
+        /// The kind asked for.
+        kind: String,
+        /// The `apiVersion` asked for.
+        api_version: String,
+    },
+    /// The manifest's namespace differs from the one given with `-n`: kubectl refuses, and
+    /// so do the plugins, rather than act on an object in a namespace the user did not mean.
+    #[error(
+        "{origin}: the namespace from the provided object \"{object}\" does not match the namespace \"{flag}\". You must pass '--namespace={object}' to perform this operation."
+    )]
+    NamespaceMismatch {
+        /// The manifest it came from.
+        origin: String,
+        /// The manifest's `metadata.namespace`.
+        object: String,
+        /// The namespace given with `-n`.
+        flag: String,
+    },
+}
+
+impl From<ReferenceError> for Error {
+    fn from(err: ReferenceError) -> Self {
+        Error::Reference(err)
+    }
+}
+
+/// Why the completer could not be installed or removed; keeps the I/O error.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The directory of the running binary could not be found.
+    #[error("cannot tell where this plugin is installed: {0}")]
+    NoBinary(#[source] std::io::Error),
+    /// A file of the completer's name exists and is not one we made.
+    #[error("{} exists and is not a completer link made by `completion install`; remove it and run the command again", .0.display())]
+    Foreign(std::path::PathBuf),
+    /// The file system refused.
+    #[error("cannot {action} {}: {source} (check the directory's permissions)", path.display())]
+    Io {
+        /// What we tried: `create`, `remove`, `read`.
+        action: &'static str,
+        /// The file we tried it on.
+        path: std::path::PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //!   forget.
 //! - [`scrub`]: any text at all. Every Secret the process read from the server is
 //!   remembered ([`remember`], called by the one read path,
-//!   [`crate::objects::send`]); any of its values found in a text, in clear, in
+//!   [`crate::api::objects::send`]); any of its values found in a text, in clear, in
 //!   base64 or JSON-escaped, becomes `***`. Errors, diffs and progress lines go
 //!   through it.
 //!

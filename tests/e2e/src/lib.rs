@@ -201,8 +201,8 @@ impl Cluster {
     }
 
     /// Global kube flags for the glue crate, pointed at this cluster.
-    pub fn flags(&self, namespace: &str) -> fieldwise_kube::flags::KubeFlags {
-        fieldwise_kube::flags::KubeFlags {
+    pub fn flags(&self, namespace: &str) -> fieldwise_kube::conn::flags::KubeFlags {
+        fieldwise_kube::conn::flags::KubeFlags {
             kubeconfig: Some(self.kubeconfig.clone()),
             namespace: Some(namespace.to_string()),
             request_timeout: "30s".into(),

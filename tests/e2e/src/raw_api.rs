@@ -13,15 +13,16 @@ use crate::Cluster;
 /// One connection to the cluster, with a runtime to drive it from plain threads.
 pub struct RawApi {
     runtime: tokio::runtime::Runtime,
-    conn: fieldwise_kube::client::Connection,
+    conn: fieldwise_kube::conn::client::Connection,
 }
 
 impl RawApi {
     /// Connects to `cluster` as the admin user (namespace `ns` for the flags only).
     pub fn connect(cluster: &Cluster, ns: &str) -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
-        let conn =
-            runtime.block_on(fieldwise_kube::client::connect(&cluster.flags(ns))).expect("connect to the cluster");
+        let conn = runtime
+            .block_on(fieldwise_kube::conn::client::connect(&cluster.flags(ns)))
+            .expect("connect to the cluster");
         Self { runtime, conn }
     }
 

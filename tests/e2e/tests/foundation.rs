@@ -4,7 +4,10 @@
 use std::time::Duration;
 
 use fieldwise_e2e::{eventually, fixture, require_cluster, run, text, Cluster, PLUGINS};
-use fieldwise_kube::{client, discovery::ResourceCatalog, objects, target::TargetArgs};
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::conn::client;
 use serde_json::Value;
 
 /// Asserts a failed command printed exactly one clear line and no panic.
@@ -79,8 +82,8 @@ fn glue_reads_back_controller_managed_fields_and_owner_references() {
             rt.block_on(async {
                 let conn = client::connect(&flags).await.expect("connect");
                 let catalog = ResourceCatalog::fetch(&conn).await.expect("discovery");
-                let target =
-                    TargetArgs::parse(&["deploy/busybox-demo".to_string()]).unwrap().resolve(&catalog, &ns).unwrap();
+                let scope = NamespaceScope { namespace: ns.clone(), explicit: true };
+                let target = ObjectRef::from_args(&["deploy/busybox-demo".to_string()], &catalog, &scope).unwrap();
                 let deployment = objects::get(&conn, &target[0], None).await.expect("get deployment");
                 let m = managers(&deployment);
                 if !(m.iter().any(|x| x == "kubectl-client-side-apply")

@@ -1,4 +1,4 @@
-//! `fieldwise_kube::openapi` against the real cluster: the schema of built-in types and custom
+//! `fieldwise_kube::api::openapi` against the real cluster: the schema of built-in types and custom
 //! resources read from `/openapi/v3`, cached by content hash (a cached entry is used as is, a
 //! damaged one fetched again), `/openapi/v2` agreeing with it, and the embedded schema offline.
 
@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use fieldwise_core::schema::{Gvk, TypeDef};
 use fieldwise_e2e::{install_widget_crd, require_cluster, Cluster};
-use fieldwise_kube::cache::ServerCache;
-use fieldwise_kube::client::{self, Connection};
-use fieldwise_kube::openapi::{Origin, Schemas};
+use fieldwise_kube::api::openapi::{Origin, Schemas};
+use fieldwise_kube::conn::client::{self, Connection};
+use fieldwise_kube::local::cache::ServerCache;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()

@@ -16,10 +16,10 @@ use fieldwise_core::schema::Gvk;
 use fieldwise_e2e::{
     busybox_in, eventually, fixture, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster,
 };
-use fieldwise_kube::cache::ServerCache;
-use fieldwise_kube::client;
-use fieldwise_kube::openapi::{Origin, Schemas};
-use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::api::openapi::{Origin, Schemas};
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::conn::client;
+use fieldwise_kube::local::cache::ServerCache;
 use fieldwise_kube::write;
 use serde_json::Value;
 

@@ -14,9 +14,9 @@
 use std::time::Instant;
 
 use fieldwise_core::last_applied::encode;
-use fieldwise_kube::client;
-use fieldwise_kube::flags::KubeFlags;
-use fieldwise_kube::objects::send;
+use fieldwise_kube::api::objects::send;
+use fieldwise_kube::conn::client;
+use fieldwise_kube::conn::flags::KubeFlags;
 use futures::stream::{self, StreamExt};
 use http::Request;
 use serde_json::{json, Value};

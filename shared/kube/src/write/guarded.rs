@@ -22,13 +22,13 @@ use super::backoff::Backoff;
 use super::classify::{classify, Answer};
 use super::guard::{guarded_body, resource_version};
 use super::request::{patch, FieldValidation, PatchRequest, PatchType};
-use crate::backup::{BackupRecord, BackupStore, ObjectKey, PendingBackup, Retention};
-use crate::client::Connection;
-use crate::diff::{redact_pair, unified, without_server_noise};
+use crate::api::objects;
+use crate::api::reference::ObjectRef;
+use crate::conn::client::Connection;
+use crate::conn::flags::KubeFlags;
 use crate::error::{Error, Result, StatusCause};
-use crate::flags::KubeFlags;
-use crate::objects;
-use crate::target::ObjectRef;
+use crate::output::diff::{redact_pair, unified, without_server_noise};
+use crate::write::backup::{BackupRecord, BackupStore, ObjectKey, PendingBackup, Retention};
 
 /// How long a write keeps retrying when `--request-timeout` does not say.
 pub const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
@@ -390,8 +390,10 @@ fn transport_reason(err: &Error) -> String {
 }
 
 /// `FIELDWISE_HOOK_BEFORE_WRITE`: a shell command run once between the preview and
-/// the write, for tests and automation that need to act in that window (the
-/// reliability suite plays the concurrent writer with it).
+/// the write, for the end-to-end suite, which plays the concurrent writer (or freezes
+/// the apiserver) with it. Compiled only with the `test-hooks` feature, which the
+/// end-to-end crate turns on: shipped binaries never run a command from the environment.
+#[cfg(feature = "test-hooks")]
 fn run_hook_before_write() {
     let Ok(command) = std::env::var("FIELDWISE_HOOK_BEFORE_WRITE") else { return };
     if command.trim().is_empty() {
@@ -402,6 +404,10 @@ fn run_hook_before_write() {
         eprintln!("warning: FIELDWISE_HOOK_BEFORE_WRITE failed: {command}");
     }
 }
+
+/// Without the `test-hooks` feature there is no hook.
+#[cfg(not(feature = "test-hooks"))]
+fn run_hook_before_write() {}
 
 /// Runs backup file work (each record is synced to disk before its write is sent) on
 /// tokio's blocking pool: on the runtime's one thread, a bulk run's writes would wait for

@@ -10,17 +10,22 @@
 //! - [`guarded`]: [`GuardedWrite`], the read, plan, dry-run, back up, send,
 //!   re-plan, retry cycle of one object, driven by the command's planner.
 //! - [`bulk`]: many guarded writes with bounded concurrency and a circuit breaker.
+//! - [`backup`]: the pre-image of every write, for `history` and `undo`.
+//! - [`dry_run`]: kubectl's `--dry-run` values.
 //!
 //! Plugins describe *what* to change (a planner from the live object to a
 //! [`Planned`] patch and result); they never build a guard, sleep, retry or touch
 //! a backup file.
 
 pub mod backoff;
+pub mod backup;
 pub mod bulk;
 pub mod classify;
+pub mod dry_run;
 pub mod guard;
 pub mod guarded;
 pub mod request;
 
+pub use dry_run::DryRun;
 pub use guarded::{Committed, GuardedWrite, Intent, Planned, Planner, Preview, WriteOptions, DEFAULT_RETRY_BUDGET};
 pub use request::{content_type, patch, FieldValidation, PatchRequest, PatchType, STRATEGIC_MERGE_PATCH};

@@ -6,27 +6,14 @@
 use http::Request;
 use serde_json::Value;
 
-use crate::client::Connection;
+use crate::api::objects::{encode, send};
+use crate::api::reference::ObjectRef;
+use crate::conn::client::Connection;
 use crate::error::{Error, Result};
-use crate::objects::{encode, send};
-use crate::target::ObjectRef;
 
+pub use crate::api::media_type::{content_type, STRATEGIC_MERGE_PATCH};
 /// The four ways to change part of an object; defined (without HTTP or flags) in the core crate.
 pub use fieldwise_core::plan::PatchType;
-
-/// The request's Content-Type for a patch of `patch_type`: how the apiserver tells the four apart.
-pub fn content_type(patch_type: PatchType) -> &'static str {
-    match patch_type {
-        PatchType::Strategic => STRATEGIC_MERGE_PATCH,
-        PatchType::Merge => "application/merge-patch+json",
-        PatchType::Json => "application/json-patch+json",
-        PatchType::Apply => "application/apply-patch+yaml",
-    }
-}
-
-/// The Content-Type of a strategic merge patch; the OpenAPI documents list it for
-/// the kinds that take one.
-pub const STRATEGIC_MERGE_PATCH: &str = "application/strategic-merge-patch+json";
 
 /// How the server treats fields the object's type does not have (the `fieldValidation`
 /// query parameter, kubectl's `--validate`).

@@ -9,10 +9,10 @@
 //! `openapi::Schemas` read from the server, with the apiserver's answer to the
 //! same apply as a dry run.
 
-use fieldwise_kube::client::Connection;
-use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
-use fieldwise_kube::openapi::TypeSchema;
-use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::api::openapi::TypeSchema;
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::write::{PatchRequest, PatchType};
 use serde_json::{json, Value};
 

@@ -6,11 +6,12 @@
 
 use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts};
 use fieldwise_core::schema::{builtin, Gvk, Schema, TypeId};
-use fieldwise_kube::client::Connection;
-use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
-use fieldwise_kube::target::ObjectRef;
+use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
-use fieldwise_kube::{objects, Result};
+use fieldwise_kube::Result;
 use serde_json::{json, Value};
 
 /// A small deterministic generator (SplitMix64), so a failing seed can be rerun.

@@ -1,13 +1,10 @@
 //! Positional resource arguments, as kubectl takes them: `TYPE/NAME ...` or
-//! `TYPE NAME ...`, resolved against discovery into [`ObjectRef`]s.
+//! `TYPE NAME ...`, before discovery.
 //!
-//! Plugins build references through [`crate::reference::ObjectRef`], which also
-//! reads them from manifests; this module is its argument parser.
+//! Plugins build references through [`crate::api::reference::ObjectRef`], which resolves
+//! these against discovery and also reads them from manifests; this module only parses.
 
-use crate::discovery::ResourceCatalog;
 use crate::error::{Error, Result};
-/// Kept here too, where it was first defined, for callers that import it from `target`.
-pub use crate::reference::ObjectRef;
 
 /// What the user asked for, before discovery: a type and zero or more names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,18 +51,6 @@ impl TargetArgs {
             items.push((first.clone(), name.clone()));
         }
         Ok(TargetArgs { items })
-    }
-
-    /// Resolves every item against discovery; `namespace` applies to namespaced types.
-    pub fn resolve(&self, catalog: &ResourceCatalog, namespace: &str) -> Result<Vec<ObjectRef>> {
-        self.items
-            .iter()
-            .map(|(kind, name)| {
-                let resource = catalog.resolve(kind)?.clone();
-                let namespace = resource.namespaced.then(|| namespace.to_string());
-                Ok(ObjectRef { resource, namespace, name: name.clone() })
-            })
-            .collect()
     }
 }
 

@@ -2,7 +2,7 @@
 //! kubeconfig selection (`--kubeconfig`, `--context`, `--cluster`, `--user`),
 //! `-n`, `--request-timeout`, and the connection overrides (`-s/--server`,
 //! `--token`, client certificates, TLS, impersonation). How they combine with
-//! the kubeconfig is [`crate::client`]'s business.
+//! the kubeconfig is [`crate::conn::client`]'s business.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -143,29 +143,6 @@ pub fn parse_request_timeout(text: &str) -> Result<Option<Duration>> {
         return Err(bad());
     }
     Ok((total > 0.0).then(|| Duration::from_secs_f64(total)))
-}
-
-/// `-o/--output` formats shared by the plugins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// JSON, for machines.
-    Json,
-    /// YAML, for machines and people.
-    Yaml,
-    /// `kind.group/name`, one per line.
-    Name,
-}
-
-/// kubectl's `--dry-run` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum DryRun {
-    /// Write for real.
-    #[default]
-    None,
-    /// Compute locally; send nothing that writes.
-    Client,
-    /// Send the request with dryRun=All: the server validates and admits but stores nothing.
-    Server,
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 //! (`deployment.apps/x`, [`ObjectRef::display`]).
 //!
 //! ```
-//! use fieldwise_kube::discovery::{ResourceCatalog, ResourceType};
-//! use fieldwise_kube::reference::{NamespaceScope, ObjectRef};
+//! use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
+//! use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
 //!
 //! let deployments = ResourceType {
 //!     group: "apps".into(), version: "v1".into(), plural: "deployments".into(),
@@ -30,10 +30,10 @@
 use fieldwise_core::schema::Gvk;
 use serde_json::Value;
 
-use crate::client::Connection;
-use crate::discovery::{ResourceCatalog, ResourceType};
-use crate::error::{Error, Result};
-use crate::target::TargetArgs;
+use crate::api::discovery::{ResourceCatalog, ResourceType};
+use crate::api::target::TargetArgs;
+use crate::conn::client::Connection;
+use crate::error::{Error, ReferenceError, Result};
 
 /// One object (or, with an empty name, one collection) in the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,15 @@ impl ObjectRef {
     /// gives one reference with an empty name (a collection, for list-style commands).
     /// Namespaced types take the command's namespace; cluster-scoped types none.
     pub fn from_args(args: &[String], catalog: &ResourceCatalog, scope: &NamespaceScope) -> Result<Vec<ObjectRef>> {
-        TargetArgs::parse(args)?.resolve(catalog, &scope.namespace)
+        TargetArgs::parse(args)?
+            .items
+            .iter()
+            .map(|(kind, name)| {
+                let resource = catalog.resolve(kind)?.clone();
+                let namespace = resource.namespaced.then(|| scope.namespace.clone());
+                Ok(ObjectRef { resource, namespace, name: name.clone() })
+            })
+            .collect()
     }
 
     /// [`ObjectRef::from_args`] for commands that act on named objects only: a lone
@@ -214,50 +222,6 @@ impl NamespaceScope {
             }),
             Some(ns) => Ok(Some(ns.to_string())),
         }
-    }
-}
-
-/// Why an object reference could not be built from a manifest or owner reference.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReferenceError {
-    /// The object lacks a field every reference needs.
-    #[error("{origin}: the object has no {what}; every object needs apiVersion, kind and metadata.name")]
-    MissingField {
-        /// The manifest (or owner) it came from.
-        origin: String,
-        /// What is missing, e.g. `metadata.name`.
-        what: &'static str,
-    },
-    /// The cluster serves no type with this group-version-kind (kubectl's `NoKindMatchError`).
-    #[error(
-        "{origin}: no matches for kind \"{kind}\" in version \"{api_version}\" on this cluster (is its CustomResourceDefinition installed? `kubectl api-resources` lists the served types)"
-    )]
-    NoMatchForKind {
-        /// The manifest (or owner) it came from.
-        origin: String,
-        /// The kind asked for.
-        kind: String,
-        /// The `apiVersion` asked for.
-        api_version: String,
-    },
-    /// The manifest's namespace differs from the one given with `-n`: kubectl refuses, and
-    /// so do the plugins, rather than act on an object in a namespace the user did not mean.
-    #[error(
-        "{origin}: the namespace from the provided object \"{object}\" does not match the namespace \"{flag}\". You must pass '--namespace={object}' to perform this operation."
-    )]
-    NamespaceMismatch {
-        /// The manifest it came from.
-        origin: String,
-        /// The manifest's `metadata.namespace`.
-        object: String,
-        /// The namespace given with `-n`.
-        flag: String,
-    },
-}
-
-impl From<ReferenceError> for Error {
-    fn from(err: ReferenceError) -> Self {
-        Error::Reference(err)
     }
 }
 

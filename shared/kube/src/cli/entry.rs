@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// Parses the command line, or prints help/version/usage error and exits. Also makes a
-/// closed stdout end the process quietly (see [`crate::stdout`]): every plugin parses first.
+/// closed stdout end the process quietly (see [`crate::output::stdout`]): every plugin parses first.
 pub fn parse<T: Parser>() -> T {
-    crate::stdout::quiet_on_closed_pipe();
+    crate::output::stdout::quiet_on_closed_pipe();
     match T::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -21,7 +21,7 @@ pub fn parse<T: Parser>() -> T {
 }
 
 /// Prints an error the way kubectl does and turns it into the exit code. A closed stdout
-/// (`| head`) is not an error to the user: nothing is printed (see [`crate::stdout`]).
+/// (`| head`) is not an error to the user: nothing is printed (see [`crate::output::stdout`]).
 pub fn fail(err: &crate::Error) -> ExitCode {
     if !matches!(err, crate::Error::StdoutClosed) {
         eprintln!("{err}");
@@ -54,7 +54,7 @@ where
 ///
 /// Like [`parse`], it makes a closed stdout end the process quietly.
 pub fn parse_with_subcommands<T: Parser + clap::CommandFactory>() -> T {
-    crate::stdout::quiet_on_closed_pipe();
+    crate::output::stdout::quiet_on_closed_pipe();
     let args: Vec<String> = std::env::args().collect();
     let args = hoist_subcommand(&T::command(), args);
     match T::try_parse_from(args) {

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::flags::OutputFormat;
+use crate::output::OutputFormat;
 
 /// Renders `value` as pretty JSON or YAML, or its name (`-o name`, see [`name_of`]),
 /// ending with a newline.
@@ -72,7 +72,7 @@ pub fn shown_object(object: &Value, show_secrets: bool, show_managed_fields: boo
 /// Prints the outcome of a write the kubectl way: `deployment.apps/x patched` by
 /// default, the name (`deployment.apps/x`) with `-o name`, or the object with
 /// `-o json|yaml` as [`shown_object`] shows it. A closed stdout is
-/// [`Error::StdoutClosed`], so a bulk command stops at once (see [`crate::stdout`]).
+/// [`Error::StdoutClosed`], so a bulk command stops at once (see [`crate::output::stdout`]).
 pub fn print_outcome(
     display: &str,
     object: &Value,
@@ -81,9 +81,9 @@ pub fn print_outcome(
     show_secrets: bool,
 ) -> Result<()> {
     match output {
-        None => crate::stdout::write(&format!("{display} {verb}\n")),
-        Some(OutputFormat::Name) => crate::stdout::write(&format!("{display}\n")),
-        Some(format) => crate::stdout::write(&render(&shown_object(object, show_secrets, false), format)?),
+        None => crate::output::stdout::write(&format!("{display} {verb}\n")),
+        Some(OutputFormat::Name) => crate::output::stdout::write(&format!("{display}\n")),
+        Some(format) => crate::output::stdout::write(&render(&shown_object(object, show_secrets, false), format)?),
     }
 }
 

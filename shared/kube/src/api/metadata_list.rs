@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use crate::client::Connection;
-use crate::discovery::ResourceType;
+use crate::api::discovery::ResourceType;
+use crate::api::objects::{list_as, ListOptions};
+use crate::conn::client::Connection;
 use crate::error::Result;
-use crate::objects::{list_as, ListOptions};
 
 /// The Accept header that asks the apiserver for metadata-only lists.
 pub const PARTIAL_METADATA_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";

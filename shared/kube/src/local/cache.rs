@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::private_fs::{create_dirs, create_file};
+use crate::local::private_fs::{create_dirs, create_file};
 
 /// The cache directory of one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,23 @@ impl ServerCache {
     pub fn clear(&self) {
         fs::remove_dir_all(&self.dir).ok();
     }
+
+    /// Drops the cached discovery documents (after the server contradicted them).
+    pub fn forget_discovery(&self) {
+        self.remove(CORE_DISCOVERY);
+        self.remove(GROUPS_DISCOVERY);
+    }
 }
+
+/// The cache entry of the core group's aggregated discovery document (`/api`), as the server sent it.
+///
+/// The discovery entries are named here, where they are stored, because two layers use them
+/// without using each other: discovery reads and writes them, and the connection drops them
+/// when the server contradicts them ([`ServerCache::forget_discovery`]).
+pub const CORE_DISCOVERY: &str = "discovery/api.json";
+
+/// The cache entry of the named groups' aggregated discovery document (`/apis`), as the server sent it.
+pub const GROUPS_DISCOVERY: &str = "discovery/apis.json";
 
 /// `127.0.0.1_6443-1a2b3c4d`: readable, and distinct for distinct URLs.
 fn server_dir_name(server: &str) -> String {

@@ -5,16 +5,16 @@
 //! connection flags override what the kubeconfig says (see [`apply_overrides`]).
 //! Exec credential plugins, token files, client certificates and a cluster's
 //! `proxy-url` (HTTP CONNECT or SOCKS5) work as the kubeconfig says. Every
-//! request carries kubectl's style of User-Agent ([`crate::version::user_agent`]).
+//! request carries kubectl's style of User-Agent ([`crate::conn::version::user_agent`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use kube::config::{AuthInfo, Cluster, KubeConfigOptions, Kubeconfig, NamedAuthInfo};
 
-use crate::cache::ServerCache;
+use crate::conn::flags::KubeFlags;
 use crate::error::{Error, Result};
-use crate::flags::KubeFlags;
+use crate::local::cache::ServerCache;
 
 /// A connected client and the choices kubeconfig and flags made for it.
 #[derive(Clone)]
@@ -24,7 +24,7 @@ pub struct Connection {
     /// The namespace from `-n`, else the context's, else `default`.
     pub namespace: String,
     /// Whether `-n`/`--namespace` chose [`Connection::namespace`]: kubectl then refuses
-    /// manifests in other namespaces (see [`crate::reference::NamespaceScope`]).
+    /// manifests in other namespaces (see [`crate::api::reference::NamespaceScope`]).
     pub namespace_from_flag: bool,
     /// The context in use (empty when the kubeconfig has none).
     pub context: String,
@@ -51,7 +51,7 @@ impl Connection {
         let converted = Error::from_kube(err, &self.server);
         if unknown_path && self.discovery_from_cache.swap(false, Ordering::SeqCst) {
             if let Some(cache) = self.discovery_cache() {
-                crate::discovery_cache::forget(&cache);
+                cache.forget_discovery();
             }
             return Error::Unsupported {
                 what: format!(
@@ -154,7 +154,7 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
         config.read_timeout = timeout;
         config.write_timeout = timeout;
     }
-    let agent = http::HeaderValue::from_str(&crate::version::user_agent())
+    let agent = http::HeaderValue::from_str(&crate::conn::version::user_agent())
         .map_err(|e| Error::malformed("the User-Agent header", e))?;
     config.headers.push((http::header::USER_AGENT, agent));
     let namespace = flags.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
@@ -329,7 +329,7 @@ fn describe(err: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::SecretFlag;
+    use crate::conn::flags::SecretFlag;
     use kube::config::Kubeconfig;
 
     const KUBECONFIG: &str = r#"

@@ -7,12 +7,12 @@
 //! preference order.
 //!
 //! Paid once: the two documents are kept in the server's disk cache
-//! ([`crate::cache::ServerCache`], `discovery/api.json` and `discovery/apis.json`)
+//! ([`crate::local::cache::ServerCache`], `discovery/api.json` and `discovery/apis.json`)
 //! and trusted for [`DISCOVERY_TTL`], kubectl's 6 hours, so a warm command sends
 //! only its own requests. As kubectl's deferred RESTMapper does, a type the user
 //! names that the cached documents lack triggers one refetch in the same run
 //! (the type may have been added since); and a 404 on a path the cache named
-//! drops the cache ([`crate::client::Connection::error`]).
+//! drops the cache ([`crate::conn::client::Connection::error`]).
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -20,10 +20,9 @@ use std::time::Duration;
 use fieldwise_core::schema::Gvk;
 use kube::client::{APIGroupDiscoveryList, APIResourceDiscovery};
 
-use crate::cache::ServerCache;
-use crate::client::Connection;
-use crate::discovery_cache::{CORE_ENTRY, GROUPS_ENTRY};
+use crate::conn::client::Connection;
 use crate::error::{Error, Result};
+use crate::local::cache::{ServerCache, CORE_DISCOVERY, GROUPS_DISCOVERY};
 
 /// How long cached discovery is trusted: kubectl's disk cache uses 6 hours.
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(6 * 60 * 60);
@@ -236,7 +235,7 @@ fn resolve_in<'t>(types: &'t [ResourceType], text: &str) -> Result<&'t ResourceT
 /// The cached types, if both documents are there, younger than the TTL and readable.
 fn read_cache(cache: &ServerCache) -> Option<Vec<ResourceType>> {
     let mut types = Vec::new();
-    for entry in [CORE_ENTRY, GROUPS_ENTRY] {
+    for entry in [CORE_DISCOVERY, GROUPS_DISCOVERY] {
         if cache.age(entry)? >= DISCOVERY_TTL {
             return None;
         }
@@ -250,7 +249,7 @@ fn read_cache(cache: &ServerCache) -> Option<Vec<ResourceType>> {
 async fn download(conn: &Connection, client: &kube::Client, cache: Option<&ServerCache>) -> Result<Vec<ResourceType>> {
     let mut types = Vec::new();
     let mut documents = Vec::new();
-    for (path, entry) in [("/api", CORE_ENTRY), ("/apis", GROUPS_ENTRY)] {
+    for (path, entry) in [("/api", CORE_DISCOVERY), ("/apis", GROUPS_DISCOVERY)] {
         let request = http::Request::get(path)
             .header(http::header::ACCEPT, kube::core::discovery::v2::ACCEPT_AGGREGATED_DISCOVERY_V2)
             .body(Vec::new())

@@ -3,8 +3,9 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use super::*;
-use crate::discovery::ResourceType;
-use crate::flags::{DryRun, OutputFormat};
+use crate::api::discovery::ResourceType;
+use crate::output::OutputFormat;
+use crate::write::DryRun;
 
 /// Shaped like `kubectl owners`: kube flags, TYPE/NAME targets, a value enum, `completion`.
 #[derive(Debug, Parser)]

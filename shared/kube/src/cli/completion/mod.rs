@@ -36,10 +36,10 @@ use std::time::Duration;
 use clap::builder::ValueHint;
 use clap::{Arg, Command};
 
-use crate::client;
-use crate::discovery::ResourceCatalog;
-use crate::flags::KubeFlags;
-use crate::objects::{self, ListOptions};
+use crate::api::discovery::ResourceCatalog;
+use crate::api::objects::{self, ListOptions};
+use crate::conn::client;
+use crate::conn::flags::KubeFlags;
 
 /// The word that asks a plugin binary for completions: `kubectl-owners __complete ARGS...`.
 pub const COMPLETE_ARG: &str = "__complete";
@@ -340,7 +340,7 @@ pub fn parse_request(root: &Command, words: &[String]) -> Request {
         user: value("user"),
         cluster: value("cluster"),
         server: value("server"),
-        token: value("token").map(crate::flags::SecretFlag),
+        token: value("token").map(crate::conn::flags::SecretFlag),
         certificate_authority: value("certificate_authority").map(Into::into),
         client_certificate: value("client_certificate").map(Into::into),
         client_key: value("client_key").map(Into::into),
@@ -557,7 +557,7 @@ pub fn resource_types(catalog: &ResourceCatalog) -> Vec<Candidate> {
 
 async fn object_names(
     conn: &client::Connection,
-    resource: &crate::discovery::ResourceType,
+    resource: &crate::api::discovery::ResourceType,
     namespace: Option<&str>,
 ) -> crate::Result<Vec<String>> {
     let items = objects::list(conn, resource, namespace, &ListOptions::default()).await?;
@@ -597,7 +597,7 @@ fn manage_completer(plugin: &str, action: Action) -> ExitCode {
             println!("{outcome}");
             ExitCode::SUCCESS
         }
-        Err(e) => crate::cli::fail(&crate::Error::Completion(e)),
+        Err(e) => crate::cli::entry::fail(&crate::Error::Completion(e)),
     }
 }
 
@@ -606,7 +606,7 @@ fn manage_completer(plugin: &str, action: Action) -> ExitCode {
 pub fn print_script(cmd: Command, shell: Shell) -> ExitCode {
     match write_script(cmd, shell, &mut io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => crate::cli::fail(&crate::Error::LocalIo {
+        Err(e) => crate::cli::entry::fail(&crate::Error::LocalIo {
             action: "write the completion script".into(),
             path: None,
             source: e,

@@ -17,6 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::completer_name;
+use crate::error::InstallError;
 
 /// What `install` or `uninstall` did, for the one line printed to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,28 +41,6 @@ impl std::fmt::Display for Outcome {
             Outcome::NotInstalled(p) => write!(f, "completion not installed: no {}", p.display()),
         }
     }
-}
-
-/// Why the completer could not be installed or removed; keeps the I/O error.
-#[derive(Debug, thiserror::Error)]
-pub enum InstallError {
-    /// The directory of the running binary could not be found.
-    #[error("cannot tell where this plugin is installed: {0}")]
-    NoBinary(#[source] io::Error),
-    /// A file of the completer's name exists and is not one we made.
-    #[error("{} exists and is not a completer link made by `completion install`; remove it and run the command again", .0.display())]
-    Foreign(PathBuf),
-    /// The file system refused.
-    #[error("cannot {action} {}: {source} (check the directory's permissions)", path.display())]
-    Io {
-        /// What we tried: `create`, `remove`, `read`.
-        action: &'static str,
-        /// The file we tried it on.
-        path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: io::Error,
-    },
 }
 
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> InstallError {

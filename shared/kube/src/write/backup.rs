@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::private_fs::{create_dirs, create_file};
+use crate::local::private_fs::{create_dirs, create_file};
 
 /// What became of the write a backup was taken for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,7 +59,7 @@ pub struct ObjectKey {
 
 impl ObjectKey {
     /// The key of `target` in the context of `conn`.
-    pub fn of(conn: &crate::client::Connection, target: &crate::target::ObjectRef) -> Self {
+    pub fn of(conn: &crate::conn::client::Connection, target: &crate::api::reference::ObjectRef) -> Self {
         ObjectKey {
             context: conn.context.clone(),
             namespace: target.namespace.clone().unwrap_or_default(),
@@ -108,8 +108,8 @@ pub struct BackupRecord {
 impl BackupRecord {
     /// The record of a write about to happen to `target`: `before` is the object as read.
     pub fn before_write(
-        conn: &crate::client::Connection,
-        target: &crate::target::ObjectRef,
+        conn: &crate::conn::client::Connection,
+        target: &crate::api::reference::ObjectRef,
         subresource: Option<&str>,
         operation: impl Into<String>,
         patch: &Value,

@@ -12,7 +12,7 @@
 //!    group-version with a `serverRelativeURL` that carries a content hash
 //!    (`/openapi/v3/apis/apps/v1?hash=...`). Only the group-versions a command
 //!    touches are fetched, and each document is cached on disk per server
-//!    ([`crate::cache::ServerCache`], `openapi/v3/<group-version>/<hash>.json`):
+//!    ([`crate::local::cache::ServerCache`], `openapi/v3/<group-version>/<hash>.json`):
 //!    a hash names one content forever, so a cached entry never goes stale, as in
 //!    kubectl's cache. The index itself is read on every run (a few KB).
 //! 2. **`/openapi/v2`**, when the server has no v3 or its index lacks the
@@ -31,10 +31,10 @@ use fieldwise_core::schema::{builtin, openapi as reader, Gvk, Schema, TypeId};
 use http::Request;
 use serde_json::Value;
 
-use crate::cache::ServerCache;
-use crate::client::Connection;
+use crate::api::media_type::STRATEGIC_MERGE_PATCH as STRATEGIC;
+use crate::conn::client::Connection;
 use crate::error::{Error, Result};
-use crate::write::STRATEGIC_MERGE_PATCH as STRATEGIC;
+use crate::local::cache::ServerCache;
 
 /// Where a schema came from, for messages and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,10 +4,10 @@
 use http::Request;
 use serde_json::Value;
 
-use crate::client::Connection;
-use crate::discovery::ResourceType;
+use crate::api::discovery::ResourceType;
+use crate::api::reference::ObjectRef;
+use crate::conn::client::Connection;
 use crate::error::{Error, Result};
-use crate::target::ObjectRef;
 
 /// GETs one object (or one of its subresources).
 pub async fn get(conn: &Connection, target: &ObjectRef, subresource: Option<&str>) -> Result<Value> {
@@ -37,7 +37,7 @@ pub async fn list(
 }
 
 /// [`list`] with an `Accept` header, e.g. for metadata-only lists
-/// (see [`crate::metadata_list`]); `None` asks for full objects.
+/// (see [`crate::api::metadata_list`]); `None` asks for full objects.
 pub async fn list_as(
     conn: &Connection,
     resource: &ResourceType,

@@ -6,7 +6,7 @@ use colored::Colorize;
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use crate::printer;
+use crate::output::printer;
 use crate::redact::{is_secret, REDACTED};
 
 /// Removes what every write changes and nobody asked for: managedFields,

@@ -11,7 +11,7 @@
 //! re-opened on that text, as kubectl edit does.
 //!
 //! ```no_run
-//! use fieldwise_kube::edit::{edit_object, Edited};
+//! use fieldwise_kube::cli::edit::{edit_object, Edited};
 //! use serde_json::json;
 //!
 //! let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}});
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::printer;
+use crate::output::printer;
 
 /// The name of the file inside the session's private directory (the directory's name is the random part).
 const FILE_NAME: &str = "edit.yaml";
@@ -96,8 +96,8 @@ impl EditSession {
     }
 
     fn write_new(&self, text: &str) -> Result<()> {
-        let mut file =
-            crate::private_fs::create_file(&self.file, true).map_err(|e| io_error("cannot create", &self.file, e))?;
+        let mut file = crate::local::private_fs::create_file(&self.file, true)
+            .map_err(|e| io_error("cannot create", &self.file, e))?;
         file.write_all(text.as_bytes()).map_err(|e| io_error("cannot write", &self.file, e))
     }
 
@@ -203,7 +203,7 @@ pub fn parse_edit(text: &str) -> std::result::Result<Option<Value>, ParseFailure
 /// the same invalid text again) the error, with line and column, and the kept file's
 /// path are returned.
 pub fn edit_object(live: &Value, display: &str, interactive: bool) -> Result<Edited> {
-    let original = crate::diff::without_server_noise(live);
+    let original = crate::output::diff::without_server_noise(live);
     let header = format!(
         "# Editing {display}. Save and quit to preview the patch; an unchanged or empty file cancels.\n\
          # The file is private (0600 in a fresh 0700 directory) and removed when the edit ends.\n"

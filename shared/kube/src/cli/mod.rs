@@ -1,0 +1,14 @@
+//! The command-line layer: what every plugin does around its own command.
+//!
+//! - [`entry`]: parsing with kubectl's exit codes, running the async command, printing
+//!   the one error line.
+//! - [`prompt`]: the confirmation every writer asks on a terminal (`--yes` skips it).
+//! - [`edit`]: `--edit` sessions in private temporary files, kept when an edit fails.
+//! - [`completion`]: shell completion of resource types and names, and its install.
+
+pub mod completion;
+pub mod edit;
+pub mod entry;
+pub mod prompt;
+
+pub use entry::{fail, hoist_subcommand, parse, parse_with_subcommands, run};

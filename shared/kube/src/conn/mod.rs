@@ -1,0 +1,11 @@
+//! The connection layer: how a plugin reaches a cluster, exactly as kubectl would.
+//!
+//! - [`flags`]: kubectl's global connection flags (`--context`, `--kubeconfig`, `-n`,
+//!   `--as`, `--token`, `--server`, `--request-timeout`, ...).
+//! - [`client`]: the [`client::Connection`] built from kubeconfig and those flags, and the
+//!   conversion of the client's errors into ours (naming the server).
+//! - [`version`]: the plugins' version and the User-Agent they send.
+
+pub mod client;
+pub mod flags;
+pub mod version;

@@ -1,0 +1,17 @@
+//! The output layer: everything a plugin prints, so every plugin prints alike.
+//!
+//! - [`output_format`]: the `-o/--output` formats.
+//! - [`printer`]: kubectl's result lines (`deployment.apps/web patched`) and `-o` rendering.
+//! - [`diff`]: the one human diff (server noise stripped, Secrets hidden, unified, colored).
+//! - [`color`]: color only on a terminal and never with `NO_COLOR`.
+//! - [`stdout`]: writes that end quietly on a closed pipe (`| head`).
+//!
+//! Secret values pass [`crate::redact`] before anything here prints them.
+
+pub mod color;
+pub mod diff;
+pub mod output_format;
+pub mod printer;
+pub mod stdout;
+
+pub use output_format::OutputFormat;
