@@ -98,6 +98,7 @@ fn kubectl(cluster: &Cluster, args: &[&str]) -> Output {
 const PATCH: &str = r#"{"spec":{"replicas":1}}"#;
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn every_request_carries_a_kubectl_style_user_agent() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-ua");
@@ -116,6 +117,7 @@ fn every_request_carries_a_kubectl_style_user_agent() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn as_impersonates_where_kubectl_does_and_is_forbidden_where_kubectl_is() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-as");
@@ -180,6 +182,7 @@ fn service_account_token(cluster: &Cluster, ns: &str) -> (String, String) {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn a_token_flag_authenticates_as_its_service_account() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-token");
@@ -243,6 +246,7 @@ fn kubeconfig_with_users(cluster: &Cluster, dir: &Path, proxy: Option<&str>, use
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn exec_credential_plugins_and_token_files_work() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-exec");
@@ -319,6 +323,7 @@ fn restricted_certificate(cluster: &Cluster, dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn client_certificate_flags_replace_the_kubeconfig_user() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-cert");
@@ -419,6 +424,7 @@ fn tunnel(client: TcpStream, count: &AtomicUsize) {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn a_kubeconfig_proxy_url_carries_every_request() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-proxy");
@@ -452,6 +458,7 @@ fn a_kubeconfig_proxy_url_carries_every_request() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn server_and_tls_flags_override_the_kubeconfig() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-tls");
@@ -514,6 +521,7 @@ fn server_and_tls_flags_override_the_kubeconfig() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn kubeconfig_files_merge_in_order_like_kubectl() {
     let cluster = require_cluster!();
     let ns = deployment(&cluster, "fw-conn-merge");

@@ -47,6 +47,7 @@ fn cached_files(cache: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn a_warm_cache_sends_one_get_like_kubectl() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-disco-warm");
@@ -108,6 +109,7 @@ fn gadget_crd(group: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn types_added_or_removed_since_the_cache_was_written_are_noticed() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-disco-crd");

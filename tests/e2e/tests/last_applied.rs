@@ -68,6 +68,7 @@ fn configmap(name: &str, data: &[(&str, &str)]) -> String {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-la-missing");
@@ -107,6 +108,7 @@ fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn repair_from_live_leaves_an_autoscalers_replicas_alone() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-la-hpa");
@@ -139,6 +141,7 @@ fn repair_from_live_leaves_an_autoscalers_replicas_alone() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn oversized_configmap_migrates_to_server_side_apply() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-la-big");
@@ -179,6 +182,7 @@ fn oversized_configmap_migrates_to_server_side_apply() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn secret_values_are_never_printed() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-la-secret");
@@ -206,6 +210,7 @@ fn secret_values_are_never_printed() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn bad_inputs_are_one_line_errors() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-la-bad");
@@ -266,6 +271,7 @@ fn apiserver_pid(cluster: &Cluster) -> String {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn bulk_repair_survives_a_frozen_apiserver() {
     const OBJECTS: usize = 1000;
     let cluster = require_cluster!();
@@ -399,6 +405,7 @@ fn widget(name: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn custom_resources_are_scanned_and_repaired() {
     let cluster = require_cluster!();
     install_widget_crd(&cluster);
@@ -437,6 +444,7 @@ fn custom_resources_are_scanned_and_repaired() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     let cluster = require_cluster!();
     let (ns_a, ns_b) = (cluster.namespace("fw-la-nsa"), cluster.namespace("fw-la-nsb"));
@@ -481,6 +489,7 @@ fn writes_in(cluster: &Cluster, ns: &str) -> usize {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-la-stream");

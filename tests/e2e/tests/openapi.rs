@@ -19,6 +19,7 @@ async fn connect(cluster: &Cluster) -> Connection {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn v3_documents_are_cached_by_hash_and_used_as_cached() {
     let cluster = require_cluster!();
     let base = std::env::temp_dir().join(format!("fw-openapi-cache-{}", std::process::id()));
@@ -59,6 +60,7 @@ fn v3_documents_are_cached_by_hash_and_used_as_cached() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn custom_resources_are_typed_by_their_crd_and_v2_agrees() {
     let cluster = require_cluster!();
     install_widget_crd(&cluster);

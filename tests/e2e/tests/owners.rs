@@ -68,6 +68,7 @@ fn apply_busybox(cluster: &Cluster, ns: &str) {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn attributes_every_field_to_the_manager_that_wrote_it() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-owners");
@@ -168,6 +169,7 @@ fn attributes_every_field_to_the_manager_that_wrote_it() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn predicted_conflicts_equal_the_apiservers_409_causes() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-conflicts");
@@ -222,6 +224,7 @@ fn assert_all_agree(what: &str, outcomes: &[scenarios::Outcome], started: Instan
 /// The server's `/openapi/v2` (the fallback where v3 is missing) describes a custom resource well
 /// enough to predict the same conflicts: the first 60 custom-resource scenarios under it.
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn the_openapi_v2_fallback_predicts_custom_resources_too() {
     let cluster = require_cluster!();
     install_widget_crd(&cluster);
@@ -260,6 +263,7 @@ fn the_openapi_v2_fallback_predicts_custom_resources_too() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn predicted_conflicts_on_custom_resources_equal_the_apiservers_409_causes() {
     let cluster = require_cluster!();
     install_widget_crd(&cluster);
@@ -297,6 +301,7 @@ fn predicted_conflicts_on_custom_resources_equal_the_apiservers_409_causes() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn conflicts_flag_predicts_verifies_and_exits_3() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-owners-conflicts");
@@ -341,6 +346,7 @@ fn conflicts_flag_predicts_verifies_and_exits_3() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn tree_shows_the_replicaset_and_pods_of_a_deployment() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-owners-tree");
@@ -405,6 +411,7 @@ fn is_recent_age(cell: &str) -> bool {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn tree_columns_readiness_two_owners_and_kinds() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-owners-tree-cols");
@@ -554,6 +561,7 @@ fn tree_columns_readiness_two_owners_and_kinds() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn local_mode_needs_no_cluster() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-owners-local");
@@ -587,6 +595,7 @@ fn local_mode_needs_no_cluster() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn secret_values_never_appear_without_show_values() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-owners-secret");
@@ -612,6 +621,7 @@ fn secret_values_never_appear_without_show_values() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn bad_input_is_one_clear_line() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-owners-bad");
@@ -672,6 +682,7 @@ spec:
 "#;
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
     let cluster = require_cluster!();
     install_widget_crd(&cluster);
@@ -788,6 +799,7 @@ fn custom_resources_conflicts_fields_and_blame_use_the_servers_schema() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn dash_f_objects_keep_their_namespace_unless_dash_n_names_another() {
     let cluster = require_cluster!();
     let (ns_a, ns_b) = (cluster.namespace("fw-owners-nsa"), cluster.namespace("fw-owners-nsb"));
@@ -820,6 +832,7 @@ fn dash_f_objects_keep_their_namespace_unless_dash_n_names_another() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn dash_f_with_nothing_to_read_is_an_error_not_an_empty_answer() {
     let cluster = require_cluster!();
     let dir = std::env::temp_dir().join(format!("fw-owners-empty-{}", std::process::id()));

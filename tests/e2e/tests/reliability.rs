@@ -238,6 +238,7 @@ fn race(
 
 /// At least 200 races, spread over several objects raced in parallel, bounded in time.
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn races_lose_no_update_and_stop_only_on_real_conflicts() {
     const RACES: usize = 210;
     const OBJECTS: usize = 6;
@@ -325,6 +326,7 @@ fn exit_codes(outs: &[Output]) -> String {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn fifty_parallel_writers_of_disjoint_labels_all_land() {
     const WRITERS: usize = 50;
     let cluster = require_cluster!();
@@ -379,6 +381,7 @@ fn fifty_parallel_writers_of_disjoint_labels_all_land() {
 // Answers that must never be retried
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn field_manager_conflict_on_apply_is_refused_with_names_and_not_retried() {
     let cluster = require_cluster!();
     let mut section = Section::start("Field-manager conflict on apply", &cluster);
@@ -432,6 +435,7 @@ fn field_manager_conflict_on_apply_is_refused_with_names_and_not_retried() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn validation_refusal_exits_1_with_the_server_reason_and_no_retry() {
     let cluster = require_cluster!();
     let mut section = Section::start("Validation refusal", &cluster);
@@ -475,6 +479,7 @@ fn validation_refusal_exits_1_with_the_server_reason_and_no_retry() {
 // Undo and backups
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn undo_of_a_scale_write_goes_through_the_scale_subresource_or_refuses_clearly() {
     let cluster = require_cluster!();
     let mut section = Section::start("Subresource undo", &cluster);
@@ -551,6 +556,7 @@ fn subresource_of(e: &AuditEvent) -> String {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn backups_of_colon_and_underscore_names_stay_apart() {
     let cluster = require_cluster!();
     let mut section = Section::start("Backup keys", &cluster);
@@ -630,6 +636,7 @@ fn backups_listed(cluster: &Cluster, data: &Path, ns: &str, object: &str) -> usi
 /// and none older than 30 days; `FIELDWISE_BACKUP_KEEP` / `FIELDWISE_BACKUP_MAX_AGE` and
 /// `history --prune [--keep N] [--max-age AGE]` change that.
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn backup_retention_keeps_the_newest_by_default_and_prunes_on_request() {
     const DEFAULT_KEEP: usize = 20;
     const WRITES: usize = DEFAULT_KEEP + 2;
@@ -774,6 +781,7 @@ fn create_many(cluster: &Cluster, ns: &str, scratch: &Path, objects: usize) {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     const OBJECTS: usize = 1000;
     // `repair`'s default --concurrency, per the README.

@@ -39,6 +39,7 @@ fn containers(d: &Value) -> Vec<Value> {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn replicas_two_zero_and_null_as_promised() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-replicas");
@@ -62,6 +63,7 @@ fn replicas_two_zero_and_null_as_promised() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn strategic_merge_by_name_then_delete_directive_then_merge_patch_warning() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-containers");
@@ -97,6 +99,7 @@ fn strategic_merge_by_name_then_delete_directive_then_merge_patch_warning() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn probe_switch_fails_with_kubectl_patch_and_succeeds_with_the_fix() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-probe");
@@ -120,6 +123,7 @@ fn probe_switch_fails_with_kubectl_patch_and_succeeds_with_the_fix() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn json_patch_index_into_containers_is_guarded_by_name() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-json");
@@ -152,6 +156,7 @@ fn json_patch_index_into_containers_is_guarded_by_name() {
 /// The concurrent writer, 200 times: it changes another field, the patched
 /// field, or nothing but the resourceVersion, between preview and write.
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn race_two_hundred_times_no_silent_overwrite() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-sp-race");
@@ -215,6 +220,7 @@ fn race_two_hundred_times_no_silent_overwrite() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn undo_restores_the_exact_pre_image_and_refuses_after_a_change() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-undo");
@@ -247,6 +253,7 @@ fn undo_restores_the_exact_pre_image_and_refuses_after_a_change() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn secret_values_never_printed_without_show_secrets() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-sp-secret");
@@ -279,6 +286,7 @@ fn writes_in(cluster: &Cluster, ns: &str) -> usize {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn bad_input_is_a_clear_error_and_never_a_write() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-bad");
@@ -344,6 +352,7 @@ fn local_mode_needs_no_cluster() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn custom_resources_take_apply_and_every_suggestion_works() {
     let cluster = require_cluster!();
     install_widget_crd(&cluster);
@@ -402,6 +411,7 @@ fn custom_resources_take_apply_and_every_suggestion_works() {
 /// `--validate` loosens the strict default, as kubectl's flag does (kubectl patch sends none,
 /// so the server warns and drops unknown fields).
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn validate_strict_by_default_and_loosened_by_the_flag() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-sp-validate");
@@ -419,6 +429,7 @@ fn validate_strict_by_default_and_loosened_by_the_flag() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn merge_patch_names_the_fields_a_kept_container_loses() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-kept");
@@ -443,6 +454,7 @@ fn merge_patch_names_the_fields_a_kept_container_loses() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn the_last_applied_annotation_is_named_as_the_reverter_not_a_one_shot_command() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-sp-blame");
@@ -474,6 +486,7 @@ fn the_last_applied_annotation_is_named_as_the_reverter_not_a_one_shot_command()
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn recreate_strategy_is_refused_by_kubectl_patch_and_fixed_with_retain_keys_or_null() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-recreate");
@@ -509,6 +522,7 @@ fn recreate_strategy_is_refused_by_kubectl_patch_and_fixed_with_retain_keys_or_n
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn json_patch_errors_number_the_operations_as_the_user_wrote_them() {
     let cluster = require_cluster!();
     let ns = busybox(&cluster, "fw-sp-numbering");
@@ -545,6 +559,7 @@ fn json_patch_errors_number_the_operations_as_the_user_wrote_them() {
 }
 
 #[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     let cluster = require_cluster!();
     let (ns_a, ns_b) = (busybox(&cluster, "fw-sp-nsa"), busybox(&cluster, "fw-sp-nsb"));
