@@ -68,12 +68,39 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Report objects whose annotation is missing, stale, oversized or leaking (exit 2 when any).
+    #[command(after_help = "Examples:
+  # Every namespace and every listable type
+  kubectl last-applied scan -A
+
+  # Only Deployments and ConfigMaps labelled app=web, as JSON
+  kubectl last-applied scan -n prod -l app=web --kinds deploy,cm -o json")]
     Scan(scan::ScanArgs),
     /// Print an object's annotation as YAML, or (--diff) its drift from the live object.
+    #[command(after_help = "Examples:
+  # The annotation, as YAML
+  kubectl last-applied view deploy/web
+
+  # How the live object drifted from it (exit 2 when it did)
+  kubectl last-applied view deploy/web --diff")]
     View(view::ViewArgs),
     /// Rewrite the annotation: from a file (as kubectl apply would), or from kubectl's fields on the live object.
+    #[command(after_help = "Examples:
+  # Store exactly what `kubectl apply -f web.yaml` would have stored
+  kubectl last-applied repair -f web.yaml
+
+  # Rebuild it from the fields kubectl's managers own; a server dry run first
+  kubectl last-applied repair deploy/web --dry-run=server
+
+  # Repair every missing or stale annotation a scan finds
+  kubectl last-applied repair --from-scan -n prod")]
     Repair(repair::RepairArgs),
     /// Move ownership from client-side to server-side apply, as kubectl apply --server-side does.
+    #[command(after_help = "Examples:
+  # Move an object to server-side apply and drop its (oversized) annotation
+  kubectl last-applied migrate cm/big --drop-annotation
+
+  # Everything a scan finds in a namespace, for the manager argocd
+  kubectl last-applied migrate --from-scan -n prod --field-manager argocd")]
     Migrate(migrate::MigrateArgs),
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
@@ -139,5 +166,22 @@ fn main() -> ExitCode {
         Command::View(args) => cli::run(view::run(cli.kube, args)),
         Command::Repair(args) => cli::run(repair::run(cli.kube, args)),
         Command::Migrate(args) => cli::run(migrate::run(cli.kube, args)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_subcommand_shows_examples_and_connection_flags_come_last() {
+        let command = cli::with_completion_examples(Cli::command());
+        assert_eq!(cli::subcommands_without_examples(&command), Vec::<String>::new());
+        let help = command.clone().render_help().to_string();
+        let own = help.find("Options:").expect("an Options heading");
+        let connection = help.find("Connection options:").expect("a Connection options heading");
+        assert!(own < connection, "{help}");
+        assert!(help[connection..].contains("--kubeconfig") && !help[..connection].contains("--kubeconfig"), "{help}");
     }
 }

@@ -118,7 +118,7 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "managedFields": [{"manager": "x"}]}}),
             None,
         );
-        let err = bad.entries().unwrap_err().to_string();
+        let err = bad.entries().unwrap_err().printed();
         assert!(err.starts_with("error: pod/p: invalid managedFields entry 0"), "{err}");
     }
 }

@@ -125,7 +125,7 @@ fn short_reason(err: &Error) -> String {
         Error::Api { code: 403, .. } => "forbidden".into(),
         Error::Api { code: 404, .. } => "not found".into(),
         Error::Api { reason, .. } => reason.to_lowercase(),
-        other => other.to_string().trim_start_matches("error: ").to_string(),
+        other => other.to_string(),
     }
 }
 

@@ -66,7 +66,7 @@ mod tests {
     fn json_yaml_and_clear_errors() {
         assert_eq!(parse_patch(r#"{"spec":{"replicas":2}}"#, "-p").unwrap()["spec"]["replicas"], 2);
         assert_eq!(parse_patch("spec:\n  replicas: 3\n", "-p").unwrap()["spec"]["replicas"], 3);
-        let err = parse_patch(r#"{"spec":{"replicas":2}"#, "-p").unwrap_err().to_string();
+        let err = parse_patch(r#"{"spec":{"replicas":2}"#, "-p").unwrap_err().printed();
         assert!(err.starts_with("error: the patch from -p is not valid JSON"), "{err}");
         let err = parse_patch("", "-p").unwrap_err().to_string();
         assert!(err.contains("is empty"), "{err}");

@@ -87,8 +87,20 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Restore the pre-image saved before the last (or a chosen) safe-patch write.
+    #[command(after_help = "Examples:
+  # Put back the object as it was before the last safe-patch write
+  kubectl safe-patch undo deploy/web
+
+  # Restore the backup taken at a chosen time (as `kubectl safe-patch history deploy/web` prints it)
+  kubectl safe-patch undo deploy/web --to 2026-11-25T10:15")]
     Undo(undo::UndoArgs),
     /// List the backups saved for an object, or prune old backups (--prune).
+    #[command(after_help = "Examples:
+  # The backups of one object, newest first
+  kubectl safe-patch history deploy/web
+
+  # Drop every object's backups past the retention limits, keeping 5 per object
+  kubectl safe-patch history --prune --keep 5")]
     History(undo::HistoryArgs),
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
@@ -209,5 +221,16 @@ mod tests {
         let help = Cli::command().render_long_help().to_string();
         assert!(help.contains("- strategic: Strategic Merge Patch (built-in types only)"), "{help}");
         assert!(help.contains("- apply:     Server-Side Apply"), "{help}");
+    }
+
+    #[test]
+    fn every_subcommand_shows_examples_and_connection_flags_come_last() {
+        let command = cli::with_completion_examples(Cli::command());
+        assert_eq!(cli::subcommands_without_examples(&command), Vec::<String>::new());
+        let help = command.clone().render_help().to_string();
+        let own = help.find("Options:").expect("an Options heading");
+        let connection = help.find("Connection options:").expect("a Connection options heading");
+        assert!(own < connection, "{help}");
+        assert!(help[connection..].contains("--kubeconfig") && !help[..connection].contains("--kubeconfig"), "{help}");
     }
 }

@@ -36,10 +36,10 @@ mod tests {
         let invalid = json_patch::parse(&json!({"op": "replace"})).unwrap_err();
         let err = command_error(PlanError::InvalidJsonPatch(Box::new(invalid)));
         assert!(matches!(err, Error::Usage(_)), "{err:?}");
-        assert!(err.to_string().starts_with("error: invalid JSON Patch"), "{err}");
+        assert!(err.printed().starts_with("error: invalid JSON Patch"), "{err}");
         let unreadable = parse_managed_fields(&json!([{"manager": "x"}])).unwrap_err();
         let err = command_error(PlanError::ManagedFields { object: "pod/p".into(), source: Box::new(unreadable) });
         assert!(matches!(err, Error::Semantics { .. }), "{err:?}");
-        assert!(err.to_string().starts_with("error: pod/p: invalid managedFields entry 0"), "{err}");
+        assert!(err.printed().starts_with("error: pod/p: invalid managedFields entry 0"), "{err}");
     }
 }

@@ -361,9 +361,22 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     deepest.replace(" (os error 111)", "").to_lowercase()
 }
 
+impl Error {
+    /// The error as the user sees it, kubectl's way: `error: ...`, or `Error from server
+    /// (...): ...` for the server's own answers. The prefix is added here alone, where
+    /// errors are printed; [`fmt::Display`] is the bare message, for embedding in others.
+    pub fn printed(&self) -> String {
+        match self {
+            Error::Api { .. } => self.to_string(),
+            _ => format!("error: {self}"),
+        }
+    }
+}
+
 impl fmt::Display for Error {
-    /// One line, through the redaction boundary ([`crate::redact::scrub`]): messages
-    /// built from server answers or files may quote a Secret value.
+    /// One line (the bare message, see [`Error::printed`]), through the redaction boundary
+    /// ([`crate::redact::scrub`]): messages built from server answers or files may quote a
+    /// Secret value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
         self.write_unredacted(&mut text)?;
@@ -375,27 +388,27 @@ impl Error {
     /// The message before the redaction boundary; only [`fmt::Display`] may print it.
     fn write_unredacted(&self, f: &mut impl fmt::Write) -> fmt::Result {
         match self {
-            Error::Usage(m) => write!(f, "error: {m}"),
-            Error::StdoutClosed => write!(f, "error: standard output was closed"),
-            Error::Kubeconfig(m) => write!(f, "error: {m}"),
+            Error::Usage(m) => write!(f, "{m}"),
+            Error::StdoutClosed => write!(f, "standard output was closed"),
+            Error::Kubeconfig(m) => write!(f, "{m}"),
             Error::Unreachable { server, reason, .. } => write!(
                 f,
-                "error: cannot reach the Kubernetes API server at {server} ({reason}): is the cluster running, and do --kubeconfig/--context point at it?"
+                "cannot reach the Kubernetes API server at {server} ({reason}): is the cluster running, and do --kubeconfig/--context point at it?"
             ),
             Error::Api { reason, message, .. } => write!(f, "Error from server ({reason}): {message}"),
             Error::UnknownResourceType(t) => write!(
                 f,
-                "error: the server doesn't have a resource type \"{t}\" (see `kubectl api-resources` for the types it serves)"
+                "the server doesn't have a resource type \"{t}\" (see `kubectl api-resources` for the types it serves)"
             ),
             Error::ChangedSincePreview { object, reason, what_moved } => {
-                write!(f, "error: {object} changed since the preview, and {reason}; nothing was written. Review the change and run the command again.")?;
+                write!(f, "{object} changed since the preview, and {reason}; nothing was written. Review the change and run the command again.")?;
                 match what_moved {
                     Some(diff) => write!(f, "\nWhat changed underneath:\n{}", diff.trim_end()),
                     None => Ok(()),
                 }
             }
             Error::FieldManagerConflict { object, field_manager, conflicts } => {
-                write!(f, "error: server-side apply of {object} as {field_manager:?} conflicts with other managers; nothing was written:")?;
+                write!(f, "server-side apply of {object} as {field_manager:?} conflicts with other managers; nothing was written:")?;
                 for c in conflicts {
                     let field = if c.field.is_empty() { "(field not named)" } else { c.field.as_str() };
                     write!(f, "\n  {field}: {}", c.message)?;
@@ -403,7 +416,7 @@ impl Error {
                 write!(f, "\nRe-run with --force to take these fields from their managers (their next apply will conflict with {field_manager:?} in turn), or leave them out of the patch.")
             }
             Error::OutcomeUnknown { object, reason, backup } => {
-                write!(f, "error: the connection failed after the write of {object} was sent ({reason}), and the object could not be read again: the write may or may not have landed")?;
+                write!(f, "the connection failed after the write of {object} was sent ({reason}), and the object could not be read again: the write may or may not have landed")?;
                 match backup {
                     Some(file) => write!(f, "; its pre-image is kept in {}. Check with kubectl get, and run the command again (it is safe to repeat).", file.display()),
                     None => write!(f, ". Check with kubectl get, and run the command again (it is safe to repeat)."),
@@ -411,38 +424,38 @@ impl Error {
             }
             Error::KeptChanging { object, attempts, waited } => write!(
                 f,
-                "error: {object} kept changing: {attempts} guarded write(s) in {:.1}s each lost the race against another writer; nothing was written. Raise --request-timeout to keep trying longer.",
+                "{object} kept changing: {attempts} guarded write(s) in {:.1}s each lost the race against another writer; nothing was written. Raise --request-timeout to keep trying longer.",
                 waited.as_secs_f64()
             ),
             Error::LocalIo { action, path: Some(path), source } => {
-                write!(f, "error: cannot {action} {}: {source}", path.display())
+                write!(f, "cannot {action} {}: {source}", path.display())
             }
-            Error::LocalIo { action, path: None, source } => write!(f, "error: cannot {action}: {source}"),
-            Error::Malformed { what, source } => write!(f, "error: {what} cannot be read: {source}"),
-            Error::Semantics { object, source } => write!(f, "error: {object}: {source}"),
+            Error::LocalIo { action, path: None, source } => write!(f, "cannot {action}: {source}"),
+            Error::Malformed { what, source } => write!(f, "{what} cannot be read: {source}"),
+            Error::Semantics { object, source } => write!(f, "{object}: {source}"),
             Error::Refused { object, rule: Refusal::SecretValues { values } } => write!(
                 f,
-                "error: {}",
+                "{}",
                 fieldwise_core::last_applied::secret_values::refusal_reason(object, *values)
             ),
             Error::Refused { object, rule: Refusal::AnnotationTooLarge { size, limit } } => write!(
                 f,
-                "error: {object}: the annotation would make the annotations {size} bytes, over the {limit}-byte limit; use `kubectl last-applied migrate {object} --drop-annotation` and server-side apply instead"
+                "{object}: the annotation would make the annotations {size} bytes, over the {limit}-byte limit; use `kubectl last-applied migrate {object} --drop-annotation` and server-side apply instead"
             ),
-            Error::Unsupported { what } => write!(f, "error: {what}"),
-            Error::Missing { object, what, hint } => write!(f, "error: {object} has no {what}{hint}"),
-            Error::Program { command, start_error: Some(e), .. } => write!(f, "error: cannot run {command:?}: {e}"),
+            Error::Unsupported { what } => write!(f, "{what}"),
+            Error::Missing { object, what, hint } => write!(f, "{object} has no {what}{hint}"),
+            Error::Program { command, start_error: Some(e), .. } => write!(f, "cannot run {command:?}: {e}"),
             Error::Program { command, status, .. } => {
                 let status = status.map_or_else(|| "failed".to_string(), |s| s.to_string());
-                write!(f, "error: {command:?} failed ({status}); nothing was changed")
+                write!(f, "{command:?} failed ({status}); nothing was changed")
             }
-            Error::Completion(e) => write!(f, "error: {e}"),
-            Error::Client(e) => write!(f, "error: {}", root_cause(e.as_ref())),
-            Error::Stopped(what) => write!(f, "error: {what} was stopped"),
+            Error::Completion(e) => write!(f, "{e}"),
+            Error::Client(e) => write!(f, "{}", root_cause(e.as_ref())),
+            Error::Stopped(what) => write!(f, "{what} was stopped"),
             Error::PredictionDisagrees => {
-                write!(f, "error: the apiserver's dry run disagrees with the predicted conflicts (see above)")
+                write!(f, "the apiserver's dry run disagrees with the predicted conflicts (see above)")
             }
-            Error::Reference(e) => write!(f, "error: {e}"),
+            Error::Reference(e) => write!(f, "{e}"),
         }
     }
 }
@@ -589,7 +602,8 @@ mod tests {
         let core = fieldwise_core::ownership::managed_fields_of(&managed).unwrap_err();
         let core_text = core.to_string();
         let err = Error::semantics("configmap/x", core);
-        assert_eq!(err.to_string(), format!("error: configmap/x: {core_text}"));
+        assert_eq!(err.to_string(), format!("configmap/x: {core_text}"));
+        assert_eq!(err.printed(), format!("error: configmap/x: {core_text}"));
         let source = std::error::Error::source(&err).expect("the core error");
         assert!(matches!(source.downcast_ref::<CoreError>(), Some(CoreError::ManagedFields(_))), "{source:?}");
         assert_eq!(source.to_string(), core_text);

@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn unknown_type_reads_like_kubectl() {
-        let err = catalog().resolve("frobnicators").unwrap_err().to_string();
+        let err = catalog().resolve("frobnicators").unwrap_err().printed();
         assert!(err.starts_with("error: the server doesn't have a resource type \"frobnicators\""), "{err}");
         assert!(catalog().resolve("deployments.nosuchgroup").is_err());
     }

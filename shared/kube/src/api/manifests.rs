@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn bad_documents_are_usage_errors_naming_the_source() {
         for text in ["a: [b", "- 1\n- 2\n", "just text"] {
-            let err = parse_documents(text, "bad.yaml").unwrap_err().to_string();
+            let err = parse_documents(text, "bad.yaml").unwrap_err().printed();
             assert!(err.starts_with("error: cannot parse bad.yaml"), "{err}");
             assert_eq!(err.lines().count(), 1, "{err}");
         }
@@ -211,7 +211,7 @@ mod tests {
         for (input, expected) in
             [(&empty, format!("\"{empty}\" holds no object")), (&comments, format!("\"{comments}\" holds no object"))]
         {
-            let err = read(std::slice::from_ref(input), false).unwrap_err().to_string();
+            let err = read(std::slice::from_ref(input), false).unwrap_err().printed();
             assert!(err.starts_with("error: no objects passed in -f: "), "{err}");
             assert!(err.contains(&expected), "{err}");
             assert_eq!(err.lines().count(), 1, "{err}");

@@ -305,7 +305,7 @@ mod tests {
         assert_eq!(r.namespace.as_deref(), Some("a"));
         let err = ObjectRef::from_manifest(&deployment(Some("a")), "d.yaml", &c, &scope("b", true)).unwrap_err();
         assert_eq!(
-            err.to_string(),
+            err.printed(),
             "error: d.yaml: the namespace from the provided object \"a\" does not match the namespace \"b\". You must pass '--namespace=a' to perform this operation."
         );
         assert!(matches!(err, Error::Reference(ReferenceError::NamespaceMismatch { .. })));
@@ -346,7 +346,7 @@ mod tests {
                 "x.yaml: no matches for kind \"Deployment\" in version \"v1\"",
             ),
         ] {
-            let err = ObjectRef::from_manifest(&object, "x.yaml", &c, &s).unwrap_err().to_string();
+            let err = ObjectRef::from_manifest(&object, "x.yaml", &c, &s).unwrap_err().printed();
             assert!(err.starts_with(&format!("error: {expected}")), "{err}");
             assert_eq!(err.lines().count(), 1, "{err}");
         }
@@ -360,7 +360,7 @@ mod tests {
         assert_eq!(refs.iter().map(ObjectRef::display).collect::<Vec<_>>(), ["deployment.apps/a", "deployment.apps/b"]);
         assert_eq!(refs[0].namespace.as_deref(), Some("dev"));
         assert_eq!(ObjectRef::from_args(&["deployments".into()], &c, &s).unwrap()[0].name, "");
-        let err = ObjectRef::named_from_args(&["deployments".into()], &c, &s).unwrap_err().to_string();
+        let err = ObjectRef::named_from_args(&["deployments".into()], &c, &s).unwrap_err().printed();
         assert_eq!(err, "error: a name is required: deployment.apps/NAME");
     }
 

@@ -75,7 +75,7 @@ mod tests {
     #[test]
     fn mixed_and_malformed_forms_are_errors() {
         for bad in [&["deploy/a", "b"][..], &["deploy", "pod/b"], &["/a"], &["deploy/"], &["a/b/c"]] {
-            let err = TargetArgs::parse(&args(bad)).unwrap_err().to_string();
+            let err = TargetArgs::parse(&args(bad)).unwrap_err().printed();
             assert!(err.starts_with("error: "), "{bad:?}: {err}");
         }
     }

@@ -24,7 +24,7 @@ pub fn parse<T: Parser>() -> T {
 /// (`| head`) is not an error to the user: nothing is printed (see [`crate::output::stdout`]).
 pub fn fail(err: &crate::Error) -> ExitCode {
     if !matches!(err, crate::Error::StdoutClosed) {
-        eprintln!("{err}");
+        eprintln!("{}", err.printed());
     }
     ExitCode::from(err.exit_code())
 }
@@ -56,8 +56,10 @@ where
 pub fn parse_with_subcommands<T: Parser + clap::CommandFactory>() -> T {
     crate::output::stdout::quiet_on_closed_pipe();
     let args: Vec<String> = std::env::args().collect();
-    let args = hoist_subcommand(&T::command(), args);
-    match T::try_parse_from(args) {
+    let command = with_completion_examples(T::command());
+    let args = hoist_subcommand(&command, args);
+    let parsed = command.try_get_matches_from(args).and_then(|mut matches| T::from_arg_matches_mut(&mut matches));
+    match parsed {
         Ok(cli) => cli,
         Err(err) => {
             let code = if err.use_stderr() { 1 } else { 0 };
@@ -65,6 +67,40 @@ pub fn parse_with_subcommands<T: Parser + clap::CommandFactory>() -> T {
             std::process::exit(code);
         }
     }
+}
+
+/// Adds the examples of the shared `completion` subcommand, which name the plugin: the
+/// subcommand's arguments are declared once in the glue, for every plugin.
+pub fn with_completion_examples(command: clap::Command) -> clap::Command {
+    if command.find_subcommand("completion").is_none() {
+        return command;
+    }
+    let plugin = command.get_bin_name().unwrap_or(command.get_name()).to_string();
+    let examples = format!(
+        "Examples:\n  # Complete {plugin}'s resource types and names in bash (zsh, fish, powershell alike)\n  \
+         source <({plugin} completion bash)\n\n  \
+         # Let kubectl complete `{plugin} ...` itself (a kubectl_complete-* link beside the plugin)\n  \
+         {plugin} completion install\n\n  # Remove that link again\n  {plugin} completion uninstall"
+    );
+    command.mut_subcommand("completion", |sub| sub.after_help(examples))
+}
+
+/// The subcommands (by path, e.g. `undo`) whose `--help` shows no example starting with
+/// `kubectl `: every command a user can run must show one, as kubectl's do. For tests.
+pub fn subcommands_without_examples(command: &clap::Command) -> Vec<String> {
+    let mut missing = Vec::new();
+    for sub in command.get_subcommands().filter(|sub| sub.get_name() != "help") {
+        let help = [sub.get_after_help(), sub.get_after_long_help()]
+            .into_iter()
+            .flatten()
+            .map(|text| text.to_string())
+            .collect::<String>();
+        if !help.lines().any(|line| line.trim_start().starts_with("kubectl ")) {
+            missing.push(sub.get_name().to_string());
+        }
+        missing.extend(subcommands_without_examples(sub).into_iter().map(|path| format!("{} {path}", sub.get_name())));
+    }
+    missing
 }
 
 /// Moves the first non-option word to just after the program name when it is a subcommand of `cmd`.

@@ -11,4 +11,6 @@ pub mod edit;
 pub mod entry;
 pub mod prompt;
 
-pub use entry::{fail, hoist_subcommand, parse, parse_with_subcommands, run};
+pub use entry::{
+    fail, hoist_subcommand, parse, parse_with_subcommands, run, subcommands_without_examples, with_completion_examples,
+};

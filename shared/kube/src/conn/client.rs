@@ -57,7 +57,7 @@ impl Connection {
                 what: format!(
                     "{}: the cached API discovery named a resource type the server no longer serves; \
                      the cache is cleared, run the command again",
-                    converted.to_string().trim_start_matches("error: ")
+                    converted
                 ),
             };
         }
@@ -436,7 +436,7 @@ contexts:
             (KubeFlags { cluster: Some("nope".into()), ..Default::default() }, "cluster \"nope\" (from --cluster)"),
             (KubeFlags { user: Some("nope".into()), ..Default::default() }, "user \"nope\" (from --user)"),
         ] {
-            let err = apply_overrides(&mut kubeconfig(), "admin", &flags).unwrap_err().to_string();
+            let err = apply_overrides(&mut kubeconfig(), "admin", &flags).unwrap_err().printed();
             assert!(err.starts_with("error: ") && err.contains(wanted), "{err}");
         }
     }

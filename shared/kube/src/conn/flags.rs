@@ -11,8 +11,11 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 
-/// kubectl's connection flags. Flatten into each plugin's top-level parser.
+/// kubectl's connection flags. Flatten into each plugin's top-level parser; `--help` lists
+/// them under their own heading, after the command's own options, as kubectl keeps them in
+/// `kubectl options`.
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Connection options")]
 pub struct KubeFlags {
     /// Path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config).
     #[arg(long, global = true, value_name = "PATH")]

@@ -73,6 +73,6 @@ mod tests {
     fn a_broken_pipe_is_the_quiet_error_and_others_are_reported() {
         assert!(matches!(from_io(std::io::Error::from(ErrorKind::BrokenPipe)), Error::StdoutClosed));
         let other = from_io(std::io::Error::from(ErrorKind::StorageFull));
-        assert!(other.to_string().starts_with("error: cannot write to standard output"), "{other}");
+        assert!(other.printed().starts_with("error: cannot write to standard output"), "{other}");
     }
 }

@@ -155,7 +155,7 @@ where
                     if !open_ref.get() {
                         open_ref.set(true);
                         summary.stopped_by_producer = true;
-                        summary.stopped = Some(e.to_string().trim_start_matches("error: ").to_string());
+                        summary.stopped = Some(e.to_string());
                     }
                     return;
                 }
@@ -182,11 +182,11 @@ where
                         in_a_row_ref.set(0);
                     }
                     if !transport || summary.transport_failures == 1 {
-                        eprintln!("error: {object}: {}", e.to_string().trim_start_matches("error: "));
+                        eprintln!("error: {object}: {e}");
                     }
                     if transport && in_a_row_ref.get() >= options.stop_after_transport_failures && !open_ref.get() {
                         open_ref.set(true);
-                        summary.stopped = Some(e.to_string().trim_start_matches("error: ").to_string());
+                        summary.stopped = Some(e.to_string());
                     }
                 }
             }

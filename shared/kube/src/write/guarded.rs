@@ -210,7 +210,7 @@ impl<'a> GuardedWrite<'a> {
             move || {
                 // Earlier writes whose outcome was unknown, and that this version shows never landed.
                 if let Err(e) = store.settle_unknown(&key, &settle_against) {
-                    eprintln!("warning: {}", e.to_string().trim_start_matches("error: "));
+                    eprintln!("warning: {}", e);
                 }
                 store.begin(record)
             }
@@ -277,8 +277,7 @@ impl<'a> GuardedWrite<'a> {
             let replanned = match planner(&fresh) {
                 Ok(p) => p,
                 Err(e) => {
-                    let reason =
-                        format!("the patch no longer applies ({})", e.to_string().trim_start_matches("error: "));
+                    let reason = format!("the patch no longer applies ({})", e);
                     return Err(discarded(pending, self.changed(&live, &fresh, reason)));
                 }
             };
@@ -346,10 +345,7 @@ impl<'a> GuardedWrite<'a> {
         off_thread(move || {
             pending.written(&written)?;
             if let Err(e) = Retention::from_env().and_then(|policy| store.prune(&key, policy)) {
-                eprintln!(
-                    "warning: backups of {name} were not pruned: {}",
-                    e.to_string().trim_start_matches("error: ")
-                );
+                eprintln!("warning: backups of {name} were not pruned: {}", e);
             }
             Ok(())
         })
@@ -385,7 +381,7 @@ fn discarded(pending: PendingBackup, err: Error) -> Error {
 fn transport_reason(err: &Error) -> String {
     match err {
         Error::Unreachable { reason, .. } => reason.clone(),
-        other => other.to_string().trim_start_matches("error: ").to_string(),
+        other => other.to_string(),
     }
 }
 
