@@ -602,7 +602,6 @@ fn output_modes_show_configmaps_and_hide_secrets() {
 /// Problem 3: a repair never writes a Secret's values into its annotation without --store-secret-values.
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
-
 fn repair_never_stores_secret_values_without_the_flag() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-secrets-repair");
@@ -621,7 +620,6 @@ fn repair_never_stores_secret_values_without_the_flag() {
 /// Problem 2: `--edit` uses a private file, never a pre-created one, and keeps an invalid edit.
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
-
 fn edit_uses_a_fresh_private_file_and_keeps_invalid_edits() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-secrets-edit");
