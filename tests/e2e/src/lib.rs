@@ -69,6 +69,15 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
 }
 
+/// Where tests write the reports they generate (`target/reports`, or under
+/// `$CARGO_TARGET_DIR`): never the source tree, so a test run cannot slip a report into a
+/// commit. `scripts/publish-reports` copies them to `docs/` when a run is worth publishing.
+pub fn reports_dir() -> PathBuf {
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"));
+    target.join("reports")
+}
+
 /// Where cargo put the plugin binaries (built by `cargo build --workspace --bins`).
 pub fn bin_dir() -> PathBuf {
     let target =

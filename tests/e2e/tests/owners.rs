@@ -826,9 +826,12 @@ fn dash_f_objects_keep_their_namespace_unless_dash_n_names_another() {
     // Display names carry the group whichever way the object was named.
     let view = ok(run(owners(&cluster).args(["-f", file, "--summary"])));
     assert!(view.contains("deployment.apps/busybox-demo"), "{view}");
-    let out = run(owners(&cluster).args(["-f", file, "--conflicts"]));
-    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).starts_with("deployment.apps/busybox-demo: "), "{}", text(&out.stdout));
+    // The file is what was applied: the same values, so no conflict, and the server agrees.
+    let out = run(owners(&cluster).args(["-f", file, "--conflicts", "--verify"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("deployment.apps/busybox-demo: no conflicts"), "{stdout}");
+    assert!(stdout.contains("verified: the apiserver's dry run answered success"), "{stdout}");
 }
 
 #[test]

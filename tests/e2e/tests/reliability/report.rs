@@ -1,4 +1,6 @@
-//! `docs/RELIABILITY.md`, written whole by the run that measured its figures.
+//! The reliability report, written whole by the run that measured its figures, to
+//! `target/reports/RELIABILITY.md` ([`fieldwise_e2e::reports_dir`]); `scripts/publish-reports`
+//! copies it to `docs/RELIABILITY.md`.
 //!
 //! Each test of the suite is one [`Section`]: it records its figures as it
 //! measures them (before it asserts on them, so a failing run still reports
@@ -11,7 +13,7 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-use fieldwise_e2e::{run, text, workspace_root, Cluster};
+use fieldwise_e2e::{reports_dir, run, text, workspace_root, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
 pub const SECTIONS: [&str; 8] = [
@@ -118,8 +120,8 @@ impl Drop for Section {
         ended.push(measured);
         if ended.len() == SECTIONS.len() {
             let doc = render(&ended, &self.cluster);
-            let path = workspace_root().join("docs/RELIABILITY.md");
-            if let Err(e) = std::fs::write(&path, doc) {
+            let path = reports_dir().join("RELIABILITY.md");
+            if let Err(e) = std::fs::create_dir_all(reports_dir()).and_then(|()| std::fs::write(&path, doc)) {
                 eprintln!("cannot write {}: {e}", path.display());
             } else {
                 eprintln!("reliability figures written to {}", path.display());
