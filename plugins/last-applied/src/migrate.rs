@@ -17,7 +17,6 @@ use std::process::ExitCode;
 use clap::Args;
 use fieldwise_core::last_applied::{self, annotation_of, Migration};
 use fieldwise_core::ownership::{self, managed_fields_of};
-use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::ObjectRef;
@@ -28,7 +27,7 @@ use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::printer;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
 use crate::from_scan::{self, FromScan};
@@ -159,24 +158,10 @@ async fn migrate_one(
     retry_budget: std::time::Duration,
 ) -> Result<(Value, String)> {
     let live = objects::get(conn, target, None).await?;
-    let schema = builtin();
-    let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
-    let writer = GuardedWrite::new(
-        conn,
-        target,
-        WriteOptions {
-            intent: Intent::Rule,
-            operation: "last-applied migrate".into(),
-            field_manager: &args.field_manager,
-            force: false,
-            subresource: None,
-            validation: FieldValidation::Strict,
-            schema,
-            ty,
-            retry_budget,
-            show_secrets: args.write.show_secrets,
-        },
-    );
+    let options = WriteOptions::new("last-applied migrate", &args.field_manager, &live, retry_budget)
+        .intent(Intent::Rule)
+        .show_secrets(args.write.show_secrets);
+    let writer = GuardedWrite::new(conn, target, options);
     let mut planner = |live: &Value| plan_migration(target, live, args).map(|(planned, _)| planned);
     let (_, upgrades) = plan_migration(target, &live, args)?;
     let mut preview = writer.plan(live, &mut planner)?;

@@ -20,7 +20,6 @@ use fieldwise_core::last_applied::{
     annotation_of, annotations_size_with, encode, rebuild, FindingKind, CLIENT_SIDE_APPLY_MANAGER,
     LAST_APPLIED_ANNOTATION, TOTAL_ANNOTATIONS_LIMIT,
 };
-use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::ObjectRef;
@@ -28,11 +27,10 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Refusal, Result};
-use fieldwise_kube::output::diff::unified;
+use fieldwise_kube::output::diff;
 use fieldwise_kube::output::printer;
-use fieldwise_kube::redact;
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use serde_json::{json, Value};
 
 use crate::from_scan::{self, FromScan};
@@ -242,24 +240,10 @@ impl Repair<'_> {
             Some(live) => live,
             None => objects::get(self.conn, self.target, None).await?,
         };
-        let schema = builtin();
-        let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
-        let writer = GuardedWrite::new(
-            self.conn,
-            self.target,
-            WriteOptions {
-                intent: Intent::Rule,
-                operation: "last-applied repair".into(),
-                field_manager: &self.args.field_manager,
-                force: false,
-                subresource: None,
-                validation: FieldValidation::Strict,
-                schema,
-                ty,
-                retry_budget: self.retry_budget,
-                show_secrets: self.args.write.show_secrets,
-            },
-        );
+        let options = WriteOptions::new("last-applied repair", &self.args.field_manager, &live, self.retry_budget)
+            .intent(Intent::Rule)
+            .show_secrets(self.args.write.show_secrets);
+        let writer = GuardedWrite::new(self.conn, self.target, options);
         if let RepairDecision::Refuse { values } =
             repair_decision(&wanted_config(self.target, self.source, &live)?, self.args.store_secret_values)
         {
@@ -297,14 +281,11 @@ impl Repair<'_> {
 /// The annotation before and after, as YAML, Secret values hidden.
 fn show_diff(target: &ObjectRef, live: &Value, result: &Value, show_secrets: bool) {
     let parse = |t: Option<&str>| t.and_then(|t| serde_json::from_str::<Value>(t).ok()).unwrap_or(json!({}));
-    let (mut old, mut new) = (parse(annotation_of(live)), parse(annotation_of(result)));
-    if !show_secrets {
-        redact::redact(&mut old);
-        redact::redact(&mut new);
-    }
-    let color = colored::control::SHOULD_COLORIZE.should_colorize();
+    let (old, new) = (parse(annotation_of(live)), parse(annotation_of(result)));
     let name = target.display();
-    if let Some(d) = unified(&format!("{name} (annotation)"), &format!("{name} (repaired)"), &old, &new, color) {
+    if let Some(d) =
+        diff::human(&format!("{name} (annotation)"), &format!("{name} (repaired)"), &old, &new, show_secrets)
+    {
         eprint!("{d}");
     }
 }

@@ -13,7 +13,7 @@ use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::output::diff::{redact_pair, unified};
+use fieldwise_kube::output::diff;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::redact;
@@ -90,10 +90,14 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
             map.insert("metadata".into(), meta_live);
         }
         let (applied, current) = (sorted(&applied), sorted(&current));
-        let (old, new) = if args.show_secrets { (applied, current) } else { redact_pair(&applied, &current) };
-        let color = colored::control::SHOULD_COLORIZE.should_colorize();
         let name = target.display();
-        match unified(&format!("{name} (last-applied)"), &format!("{name} (live)"), &old, &new, color) {
+        match diff::human(
+            &format!("{name} (last-applied)"),
+            &format!("{name} (live)"),
+            &applied,
+            &current,
+            args.show_secrets,
+        ) {
             Some(d) => {
                 print!("{d}");
                 code = ExitCode::from(EXIT_DRIFT);

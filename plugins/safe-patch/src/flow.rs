@@ -14,11 +14,11 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::output::diff::{redact_pair, unified, without_server_noise};
+use fieldwise_kube::output::diff::{self, without_server_noise};
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, WriteOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, WriteOptions};
 use serde_json::Value;
 
 use crate::plan::{plan, PlanInput};
@@ -125,18 +125,12 @@ async fn patch_one(
     let writer = GuardedWrite::new(
         conn,
         target,
-        WriteOptions {
-            intent: Intent::Values,
-            operation: format!("safe-patch {}", patch_type.name()),
-            field_manager: &args.field_manager,
-            force: args.force,
-            subresource,
-            validation: args.validate,
-            schema,
-            ty,
-            retry_budget,
-            show_secrets: args.show_secrets,
-        },
+        WriteOptions::new(format!("safe-patch {}", patch_type.name()), &args.field_manager, &live, retry_budget)
+            .force(args.force)
+            .subresource(subresource)
+            .validation(args.validate)
+            .schema(schema, ty)
+            .show_secrets(args.show_secrets),
     );
     let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, &typed, args, &display));
     let mut preview = writer.plan(live, &mut planner)?;
@@ -226,9 +220,7 @@ fn explain_rejection(err: Error, display: &str) -> Error {
 }
 
 fn show_diff(old_label: &str, new_label: &str, old: &Value, new: &Value, args: &PatchArgs) -> Option<String> {
-    let (old, new) = (without_server_noise(old), without_server_noise(new));
-    let (old, new) = if args.show_secrets { (old, new) } else { redact_pair(&old, &new) };
-    unified(old_label, new_label, &old, &new, colored::control::SHOULD_COLORIZE.should_colorize())
+    diff::human(old_label, new_label, old, new, args.show_secrets)
 }
 
 fn print_findings(findings: &[Finding]) {

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 use fieldwise_core::merge_patch;
-use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
@@ -17,9 +16,9 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::output::diff::{redact_pair, unified};
+use fieldwise_kube::output::diff;
 use fieldwise_kube::write::backup::{parse_age, parse_keep, Backup, BackupStore, ObjectKey, Retention, WriteState};
-use fieldwise_kube::write::{Committed, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::{Map, Value};
 
 use crate::flow::EXIT_REFUSED;
@@ -154,25 +153,11 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_CHANGED));
         }
     }
-    let schema = builtin();
-    let ty = Gvk::of_object(&live).and_then(|g| schema.root(&g));
     let before = &chosen.record.before;
-    let writer = GuardedWrite::new(
-        &conn,
-        &target,
-        WriteOptions {
-            intent: Intent::Values,
-            operation: "safe-patch undo".into(),
-            field_manager: &args.field_manager,
-            force: false,
-            subresource,
-            validation: FieldValidation::Strict,
-            schema,
-            ty,
-            retry_budget,
-            show_secrets: args.show_secrets,
-        },
-    );
+    let options = WriteOptions::new("safe-patch undo", &args.field_manager, &live, retry_budget)
+        .subresource(subresource)
+        .show_secrets(args.show_secrets);
+    let writer = GuardedWrite::new(&conn, &target, options);
     let mut planner = |live: &Value| restore_plan(live, before, subresource);
     let preview = writer.plan(live, &mut planner)?;
     if preview.is_no_change() {
@@ -182,9 +167,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     // Show exactly what is restored: no status, no server metadata, no controller-owned keys.
     let keys = controller_owned_metadata(&preview.live);
     let (old, new) = (restorable(&preview.live, &keys, subresource), restorable(before, &keys, subresource));
-    let (old, new) = if args.show_secrets { (old, new) } else { redact_pair(&old, &new) };
-    let color = colored::control::SHOULD_COLORIZE.should_colorize();
-    if let Some(d) = unified("live", &format!("backup {}", chosen.record.time), &old, &new, color) {
+    if let Some(d) = diff::human("live", &format!("backup {}", chosen.record.time), &old, &new, args.show_secrets) {
         eprint!("{d}");
     }
     if !prompt::approved(args.yes, &format!("Restore {display}?")) {

@@ -38,12 +38,9 @@ pub const REDACTED: &str = "***";
 /// hides values of every length.
 pub const MIN_SCRUBBED_LEN: usize = 4;
 
-/// Whether `object` is a core Secret, whose values are redacted. ConfigMaps are
-/// not: they are meant for configuration that may be read, and scripts need them.
-pub fn is_secret(object: &Value) -> bool {
-    object.get("apiVersion").and_then(Value::as_str) == Some("v1")
-        && object.get("kind").and_then(Value::as_str) == Some("Secret")
-}
+/// Whether `object` is a core Secret, whose values are redacted (the core's one test).
+/// ConfigMaps are not: they are meant for configuration that may be read, and scripts need them.
+pub use fieldwise_core::last_applied::string_data::is_secret;
 
 /// The replacement for one value of `len` bytes: `*** (12 bytes)`.
 pub fn redacted(len: usize) -> String {

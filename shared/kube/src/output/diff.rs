@@ -14,10 +14,20 @@ use crate::redact::{is_secret, REDACTED};
 /// [`fieldwise_core::ownership::server_owned`]). Keeps everything a user could have meant.
 pub use fieldwise_core::ownership::without_write_noise as without_server_noise;
 
+/// The one human diff every command shows: `old` and `new` as YAML, the server-set metadata
+/// left out, Secret values hidden unless `show_secrets`, colored on a terminal only; `None`
+/// when nothing a user would see differs. Plugins call this, never the parts below, so every
+/// diff hides and colors the same way.
+pub fn human(old_label: &str, new_label: &str, old: &Value, new: &Value, show_secrets: bool) -> Option<String> {
+    let (old, new) = (without_server_noise(old), without_server_noise(new));
+    let (old, new) = if show_secrets { (old, new) } else { redact_pair(&old, &new) };
+    unified(old_label, new_label, &old, &new, colored::control::SHOULD_COLORIZE.should_colorize())
+}
+
 /// Hides Secret values on both sides, keeping changes visible: on the new side a
 /// changed value shows as `*** (changed)`; everything else is `*** (N bytes)`.
 /// ConfigMaps and other kinds are shown as they are.
-pub fn redact_pair(old: &Value, new: &Value) -> (Value, Value) {
+fn redact_pair(old: &Value, new: &Value) -> (Value, Value) {
     let (mut old_shown, mut new_shown) = (old.clone(), new.clone());
     if !is_secret(old) && !is_secret(new) {
         return (old_shown, new_shown);
@@ -41,7 +51,7 @@ fn mark_changed(shown: &mut Value, original: &Value, other: &Value, field: &str)
 
 /// A unified diff of `old` and `new` rendered as YAML; `None` when they render the same.
 /// The text goes through the redaction boundary ([`crate::redact::scrub`]).
-pub fn unified(old_label: &str, new_label: &str, old: &Value, new: &Value, color: bool) -> Option<String> {
+fn unified(old_label: &str, new_label: &str, old: &Value, new: &Value, color: bool) -> Option<String> {
     let old_text = printer::yaml(old).unwrap_or_default();
     let new_text = printer::yaml(new).unwrap_or_default();
     if old_text == new_text {

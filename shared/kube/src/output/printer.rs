@@ -33,17 +33,12 @@ pub fn render(value: &Value, format: OutputFormat) -> Result<String> {
 /// `secret/db`. Reads `apiVersion`, `kind` and `metadata.name` (or a bare `name`, as
 /// in an object reference).
 pub fn name_of(object: &Value) -> Option<String> {
-    let kind = object.get("kind").and_then(Value::as_str).filter(|k| !k.is_empty())?;
-    let name = object
-        .pointer("/metadata/name")
-        .or_else(|| object.get("name"))
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())?;
-    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or("v1");
-    let kind = kind.to_lowercase();
-    Some(match api_version.split_once('/') {
-        Some((group, _)) => format!("{kind}.{group}/{name}"),
-        None => format!("{kind}/{name}"),
+    let kind = object.get("kind").and_then(Value::as_str).filter(|k| !k.is_empty());
+    let name = object.pointer("/metadata/name").or_else(|| object.get("name")).and_then(Value::as_str);
+    kind.and(name.filter(|n| !n.is_empty()))?;
+    Some(match object.pointer("/metadata/name") {
+        Some(_) => crate::api::reference::display_name(object),
+        None => crate::api::reference::owner_display_name(object),
     })
 }
 

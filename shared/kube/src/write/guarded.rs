@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use fieldwise_core::effect::Effect;
-use fieldwise_core::schema::{Schema, TypeId};
+use fieldwise_core::schema::{Gvk, Schema, TypeId};
 use serde_json::Value;
 
 use super::backoff::Backoff;
@@ -27,7 +27,7 @@ use crate::api::reference::ObjectRef;
 use crate::conn::client::Connection;
 use crate::conn::flags::KubeFlags;
 use crate::error::{Error, Result, StatusCause};
-use crate::output::diff::{redact_pair, unified, without_server_noise};
+use crate::output::diff;
 use crate::write::backup::{BackupRecord, BackupStore, ObjectKey, PendingBackup, Retention};
 
 /// How long a write keeps retrying when `--request-timeout` does not say.
@@ -79,10 +79,59 @@ pub struct WriteOptions<'a> {
     pub show_secrets: bool,
 }
 
-impl WriteOptions<'_> {
+impl<'a> WriteOptions<'a> {
     /// The retry budget the flags ask for: `--request-timeout`, else [`DEFAULT_RETRY_BUDGET`].
     pub fn retry_budget(flags: &KubeFlags) -> Result<Duration> {
         Ok(flags.timeout()?.unwrap_or(DEFAULT_RETRY_BUDGET))
+    }
+
+    /// The options of a write to `live` recorded as `operation` by `field_manager`: the
+    /// built-in schema with `live`'s type, the approved intent the values, no force, no
+    /// subresource, strict validation, Secret values hidden. The setters below change one each.
+    pub fn new(operation: impl Into<String>, field_manager: &'a str, live: &Value, retry_budget: Duration) -> Self {
+        let schema = fieldwise_core::schema::builtin();
+        WriteOptions {
+            intent: Intent::Values,
+            operation: operation.into(),
+            field_manager,
+            force: false,
+            subresource: None,
+            validation: FieldValidation::Strict,
+            schema,
+            ty: Gvk::of_object(live).and_then(|gvk| schema.root(&gvk)),
+            retry_budget,
+            show_secrets: false,
+        }
+    }
+
+    /// What the user approved.
+    pub fn intent(self, intent: Intent) -> Self {
+        WriteOptions { intent, ..self }
+    }
+
+    /// Take fields other managers own (server-side apply's force).
+    pub fn force(self, force: bool) -> Self {
+        WriteOptions { force, ..self }
+    }
+
+    /// Write through this subresource.
+    pub fn subresource(self, subresource: Option<&'a str>) -> Self {
+        WriteOptions { subresource, ..self }
+    }
+
+    /// What the server does with fields the type does not have.
+    pub fn validation(self, validation: FieldValidation) -> Self {
+        WriteOptions { validation, ..self }
+    }
+
+    /// A schema of the object's type other than the built-in one (the server's OpenAPI).
+    pub fn schema(self, schema: &'a Schema, ty: Option<TypeId>) -> Self {
+        WriteOptions { schema, ty, ..self }
+    }
+
+    /// Show Secret values in the diff of what moved.
+    pub fn show_secrets(self, show_secrets: bool) -> Self {
+        WriteOptions { show_secrets, ..self }
     }
 }
 
@@ -361,13 +410,10 @@ impl<'a> GuardedWrite<'a> {
     }
 
     fn changed(&self, previewed: &Value, now: &Value, reason: String) -> Error {
-        let (old, new) = (without_server_noise(previewed), without_server_noise(now));
-        let (old, new) = if self.options.show_secrets { (old, new) } else { redact_pair(&old, &new) };
-        let color = colored::control::SHOULD_COLORIZE.should_colorize();
         Error::ChangedSincePreview {
             object: self.target.display(),
             reason,
-            what_moved: unified("previewed", "now", &old, &new, color),
+            what_moved: diff::human("previewed", "now", previewed, now, self.options.show_secrets),
         }
     }
 }
