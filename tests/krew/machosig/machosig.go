@@ -1,13 +1,9 @@
-// Command machosig checks that a Mach-O executable carries a valid code signature: macOS on Apple
+// Package machosig checks that a Mach-O executable carries a valid code signature: macOS on Apple
 // silicon kills an arm64 executable without one ("Killed: 9"), and a signature whose page hashes
 // no longer match the file (a strip after linking) is refused the same way. There is no macOS here
-// to run the darwin binaries, so scripts/test-krew checks the signature itself: the
-// LC_CODE_SIGNATURE blob's CodeDirectory, each page hash recomputed over the file as it ships.
-//
-// Usage: machosig FILE. Prints one line describing the signature; exits 3 when the file has no
-// signature at all (which Intel Macs accept), 1 when it is not a Mach-O file or its signature does
-// not verify.
-package main
+// to run the darwin binaries, so the release tests (tests/krew/release) check the signature itself:
+// the LC_CODE_SIGNATURE blob's CodeDirectory, each page hash recomputed over the file as it ships.
+package machosig
 
 import (
 	"bytes"
@@ -32,26 +28,14 @@ const (
 	hashTypeSHA256       = 2
 )
 
-func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: machosig FILE")
-		os.Exit(2)
-	}
-	summary, err := verify(os.Args[1])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "machosig: %s: %v\n", os.Args[1], err)
-		if errors.Is(err, errUnsigned) {
-			os.Exit(3)
-		}
-		os.Exit(1)
-	}
-	fmt.Println(summary)
-}
+// ErrUnsigned: the file has no LC_CODE_SIGNATURE at all (Intel Macs run such a file; Apple silicon
+// does not).
+var ErrUnsigned = errors.New("no LC_CODE_SIGNATURE: not signed (macOS on Apple silicon refuses to run it)")
 
-// errUnsigned: the file has no LC_CODE_SIGNATURE at all.
-var errUnsigned = errors.New("no LC_CODE_SIGNATURE: not signed (macOS on Apple silicon refuses to run it)")
-
-func verify(path string) (string, error) {
+// Verify reads the Mach-O file at path and recomputes every page hash of its code signature. It
+// returns one line describing the signature, ErrUnsigned when there is none, or why it does not
+// verify (not Mach-O, malformed, or the file changed after signing).
+func Verify(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
@@ -69,7 +53,7 @@ func verify(path string) (string, error) {
 		}
 	}
 	if !found {
-		return "", errUnsigned
+		return "", ErrUnsigned
 	}
 	if uint64(off)+uint64(size) > uint64(len(data)) {
 		return "", fmt.Errorf("the signature (%d bytes at %d) runs past the end of the file (%d bytes)", size, off, len(data))

@@ -1,13 +1,12 @@
-// Command botrender renders a krew-release-bot manifest template with Go's text/template, the
+// Package botrender renders a krew-release-bot manifest template with Go's text/template, the
 // engine and the two functions (indent, addURIAndSha) the bot renders templates with, so that
-// scripts/test-krew can compare packaging/render-krew-manifest.py's output with it byte for byte.
+// the release tests (tests/krew/release) can compare packaging/render-krew-manifest.py's output
+// with it byte for byte.
 // The bot's own module is not on the Go module proxy here; this follows its documented
 // behaviour: addURIAndSha renders the URL as a template with TagName and Version, and returns
 // "uri: URL" and, on the next line indented by four spaces, "sha256: HEX" of the asset. The bot
 // downloads the asset; here it is read from DIST by the URL's last path element.
-//
-// Usage: botrender TEMPLATE TAG DIST
-package main
+package botrender
 
 import (
 	"bytes"
@@ -22,19 +21,6 @@ import (
 	"text/template"
 )
 
-func main() {
-	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: botrender TEMPLATE TAG DIST")
-		os.Exit(2)
-	}
-	out, err := render(os.Args[1], os.Args[2], os.Args[3])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "botrender:", err)
-		os.Exit(1)
-	}
-	os.Stdout.Write(out)
-}
-
 type release struct {
 	TagName string
 	Version string
@@ -48,7 +34,9 @@ func newRelease(tag string) release {
 	return release{TagName: tag, Version: version}
 }
 
-func render(templateFile, tag, dist string) ([]byte, error) {
+// Render renders templateFile for the release tag as the bot would, reading each asset named by
+// an addURIAndSha URL from dist (the bot downloads it) to fill in its sha256.
+func Render(templateFile, tag, dist string) ([]byte, error) {
 	var assetErr error
 	funcs := template.FuncMap{
 		"indent": func(spaces int, v string) string {
