@@ -21,8 +21,10 @@
 //!
 //! - [`record`]: what one record holds ([`BackupRecord`]) and which object it is of ([`ObjectKey`]).
 //! - [`store`]: the directory tree ([`BackupStore`]) and the record of a write in flight ([`PendingBackup`]).
+//! - `atomic`: records appear whole or not at all (a temporary file, then a link or rename).
 //! - [`retention`]: how many records are kept, and for how long ([`Retention`]).
 
+mod atomic;
 pub mod record;
 pub mod retention;
 pub mod store;

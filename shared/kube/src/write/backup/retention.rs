@@ -1,9 +1,9 @@
 //! How many backups of one object are kept, and for how long.
 
-use std::fs;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::write::backup::atomic::remove_record;
 use crate::write::backup::record::Backup;
 
 /// How many backups of one object are kept, and for how long.
@@ -87,8 +87,10 @@ pub(super) fn prune_sorted(backups: &[Backup], policy: Retention) -> Result<Prun
         let too_many = policy.keep > 0 && newer >= policy.keep;
         let too_old = policy.max_age.is_some_and(|max| age(&backup.record.time, now).is_some_and(|a| a > max));
         if too_many || too_old {
-            fs::remove_file(&backup.file).map_err(|e| Error::local_io("remove the backup", &backup.file, e))?;
-            report.removed += 1;
+            // Gone already: another process pruned the same object at the same time.
+            if remove_record(&backup.file)? {
+                report.removed += 1;
+            }
         } else {
             report.kept += 1;
         }

@@ -1,13 +1,13 @@
 //! The directory tree of backups, and the record of a write in flight.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::local::private_fs::{create_dirs, create_file};
+use crate::local::private_fs::create_dirs;
+use crate::write::backup::atomic::{remove_abandoned, remove_record, TempFile, TEMP_DIR};
 use crate::write::backup::record::{Backup, BackupRecord, ObjectKey, WriteState};
 use crate::write::backup::retention::{prune_sorted, PruneReport, Retention};
 
@@ -45,21 +45,20 @@ impl BackupStore {
     /// Saves the record of a write about to be sent; the write path completes or removes it.
     pub fn begin(&self, record: BackupRecord) -> Result<PendingBackup> {
         let file = self.save_new(&record)?;
-        Ok(PendingBackup { file, record })
+        Ok(PendingBackup { file, record, temp_dir: self.temp_dir() })
     }
 
     fn save_new(&self, record: &BackupRecord) -> Result<PathBuf> {
         let dir = self.dir_of(&record.key());
         create_private_dirs(&dir)?;
+        let temp = TempFile::write(&self.temp_dir(), &record_bytes(record)?)
+            .map_err(|e| Error::local_io("write the backup in", &self.temp_dir(), e))?;
         let stamp = record.time.replace([':', '-'], "");
         let mut attempt = 0;
         while attempt < 1000 {
             let file = dir.join(if attempt == 0 { format!("{stamp}.json") } else { format!("{stamp}-{attempt}.json") });
-            match create_file(&file, true) {
-                Ok(mut handle) => {
-                    write_record(&mut handle, record, &file)?;
-                    return Ok(file);
-                }
+            match temp.link_new(&file) {
+                Ok(()) => return Ok(file),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
                 // Another process removed the directory when it emptied it (a discarded or
                 // pruned backup) between our creating it and our file: create it again.
@@ -75,6 +74,11 @@ impl BackupStore {
             &dir,
             std::io::Error::new(std::io::ErrorKind::AlreadyExists, "1,000 backups with the same time stamp"),
         ))
+    }
+
+    /// Where records are written before they get their name (see [`super::atomic`]).
+    fn temp_dir(&self) -> PathBuf {
+        self.root.join(TEMP_DIR)
     }
 
     /// Every backup of one object, oldest first. Backups written by older versions
@@ -103,8 +107,10 @@ impl BackupStore {
         for backup in self.list(key)? {
             let before_rv = backup.record.before.pointer("/metadata/resourceVersion").and_then(Value::as_str);
             if backup.record.state == WriteState::Unknown && live_rv.is_some() && before_rv == live_rv {
-                fs::remove_file(&backup.file).map_err(|e| Error::local_io("remove the backup", &backup.file, e))?;
-                settled += 1;
+                // Another process settling the same record first is no failure.
+                if remove_record(&backup.file)? {
+                    settled += 1;
+                }
             }
         }
         Ok(settled)
@@ -114,6 +120,8 @@ impl BackupStore {
     pub fn prune(&self, key: &ObjectKey, policy: Retention) -> Result<PruneReport> {
         let backups = self.list(key)?;
         let report = prune_sorted(&backups, policy);
+        remove_abandoned(&self.temp_dir());
+        remove_abandoned(&self.dir_of(key));
         remove_empty_dirs(&self.dir_of(key), &self.root);
         report
     }
@@ -123,7 +131,9 @@ impl BackupStore {
         let mut total = PruneReport::default();
         let mut object_dirs = Vec::new();
         collect_leaf_dirs(&self.root, 0, &mut object_dirs);
+        remove_abandoned(&self.temp_dir());
         for dir in object_dirs {
+            remove_abandoned(&dir);
             let mut backups = read_dir_records(&dir)?;
             sort_oldest_first(&mut backups);
             // One directory may hold several objects only in the legacy layout.
@@ -159,6 +169,7 @@ impl BackupStore {
 pub struct PendingBackup {
     file: PathBuf,
     record: BackupRecord,
+    temp_dir: PathBuf,
 }
 
 impl PendingBackup {
@@ -171,20 +182,20 @@ impl PendingBackup {
     pub fn rebase(&mut self, before: &Value, patch: &Value) -> Result<()> {
         self.record.before = before.clone();
         self.record.patch = patch.clone();
-        rewrite(&self.file, &self.record)
+        rewrite(&self.temp_dir, &self.file, &self.record)
     }
 
     /// The write happened and produced `object`.
     pub fn written(mut self, object: &Value) -> Result<PathBuf> {
         self.record.written(object);
-        rewrite(&self.file, &self.record)?;
+        rewrite(&self.temp_dir, &self.file, &self.record)?;
         Ok(self.file)
     }
 
     /// The write may have happened: keep the pre-image, say so.
     pub fn unknown(mut self) -> Result<PathBuf> {
         self.record.state = WriteState::Unknown;
-        rewrite(&self.file, &self.record)?;
+        rewrite(&self.temp_dir, &self.file, &self.record)?;
         Ok(self.file)
     }
 
@@ -234,7 +245,12 @@ fn read_dir_records(dir: &Path) -> Result<Vec<Backup>> {
         if file.extension().and_then(|e| e.to_str()) != Some("json") || !file.is_file() {
             continue;
         }
-        let text = fs::read(&file).map_err(|e| Error::local_io("read", &file, e))?;
+        let text = match fs::read(&file) {
+            Ok(text) => text,
+            // Pruned or settled by another process since the directory was read.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::local_io("read", &file, e)),
+        };
         let record: BackupRecord = serde_json::from_slice(&text)
             .map_err(|e| Error::malformed(format!("the backup {} (damaged)", file.display()), e))?;
         backups.push(Backup { file, record: record.normalized() });
@@ -276,19 +292,14 @@ fn remove_empty_dirs(dir: &Path, root: &Path) {
     }
 }
 
-fn write_record(handle: &mut fs::File, record: &BackupRecord, file: &Path) -> Result<()> {
-    let text = serde_json::to_vec_pretty(record).map_err(|e| Error::malformed("a backup record", e))?;
-    handle.write_all(&text).and_then(|_| handle.sync_all()).map_err(|e| Error::local_io("write the backup", file, e))
+fn record_bytes(record: &BackupRecord) -> Result<Vec<u8>> {
+    serde_json::to_vec_pretty(record).map_err(|e| Error::malformed("a backup record", e))
 }
 
 /// Replaces a record's file in one step (a private temporary file, then a rename).
-fn rewrite(file: &Path, record: &BackupRecord) -> Result<()> {
-    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+fn rewrite(temp_dir: &Path, file: &Path, record: &BackupRecord) -> Result<()> {
     let fail = |e: std::io::Error| Error::local_io("update the backup", file, e);
-    fs::remove_file(&tmp).ok();
-    let mut handle = create_file(&tmp, true).map_err(fail)?;
-    write_record(&mut handle, record, &tmp)?;
-    fs::rename(&tmp, file).map_err(fail)
+    TempFile::write(temp_dir, &record_bytes(record)?).and_then(|temp| temp.replace(file)).map_err(fail)
 }
 
 fn create_private_dirs(dir: &Path) -> Result<()> {

@@ -150,3 +150,46 @@ fn retention_by_count_and_age() {
     assert!(parse_age("3w", "x").is_err() && parse_keep("-1", "x").is_err());
     fs::remove_dir_all(root).unwrap();
 }
+
+#[test]
+fn concurrent_writers_never_see_half_a_record_and_prune_without_failing() {
+    let (store, root) = temp_store("concurrent");
+    // Large pre-images make a record take long enough to write that a reader would catch it half done.
+    let mut big = record("2026-01-01T00:00:00.000Z", "busy");
+    big.before = serde_json::json!({"data": {"blob": "x".repeat(512 * 1024)}});
+    let policy = Retention { keep: 3, max_age: None };
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for writer in 0..4 {
+            let (store, big, failures) = (&store, &big, &failures);
+            scope.spawn(move || {
+                for i in 0..15 {
+                    let mut record = big.clone();
+                    record.time = format!("2026-01-01T00:00:{:02}.{:03}Z", i, writer);
+                    let outcome = store
+                        .begin(record)
+                        .and_then(|pending| pending.written(&serde_json::json!({"metadata": {"resourceVersion": "1"}})))
+                        .and_then(|_| store.prune(&key("busy"), policy));
+                    if let Err(e) = outcome {
+                        failures.lock().unwrap().push(format!("writer: {e}"));
+                    }
+                }
+            });
+        }
+        for _ in 0..2 {
+            let (store, failures) = (&store, &failures);
+            scope.spawn(move || {
+                for _ in 0..60 {
+                    if let Err(e) = store.list(&key("busy")) {
+                        failures.lock().unwrap().push(format!("reader: {e}"));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{} failures, the first: {:?}", failures.len(), failures.first());
+    assert_eq!(store.list(&key("busy")).unwrap().len(), 3);
+    assert_eq!(fs::read_dir(root.join("%tmp")).unwrap().count(), 0, "no temporary file is left");
+    fs::remove_dir_all(root).unwrap();
+}
