@@ -146,6 +146,8 @@ pub enum Error {
     /// An object reference could not be built from a manifest or owner reference
     /// (missing fields, a type the cluster does not serve, a namespace that differs from `-n`).
     Reference(ReferenceError),
+    /// The kubeconfig user's exec credential plugin gave no credential.
+    Credential(CredentialError),
 }
 
 /// Declares [`CoreError`] from one list of (variant, core error type, doc): the enum, its
@@ -266,10 +268,13 @@ impl Error {
             kube::Error::HyperError(e) => {
                 Error::Unreachable { server: server.into(), reason: root_cause(&e), maybe_sent: !never_connected(&e) }
             }
-            kube::Error::Service(e) => Error::Unreachable {
-                server: server.into(),
-                reason: root_cause(e.as_ref()),
-                maybe_sent: !never_connected(e.as_ref()),
+            kube::Error::Service(e) => match credential_error(e.as_ref()) {
+                Some(credential) => Error::Credential(credential),
+                None => Error::Unreachable {
+                    server: server.into(),
+                    reason: root_cause(e.as_ref()),
+                    maybe_sent: !never_connected(e.as_ref()),
+                },
             },
             kube::Error::Auth(e) => {
                 Error::Kubeconfig(format!("cannot get credentials for the current user: {}", root_cause(&e)))
@@ -325,6 +330,19 @@ impl Error {
 /// exit codes, so that [`crate::output::stdout`] (which returns [`Error::StdoutClosed`]) is the only
 /// one of the two modules that imports the other.
 pub const CLOSED_PIPE_EXIT: u8 = 141;
+
+/// The exec credential plugin's failure in an error chain (the client's credential layer
+/// fails a request with it before anything is sent).
+fn credential_error(err: &(dyn std::error::Error + 'static)) -> Option<CredentialError> {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(found) = e.downcast_ref::<CredentialError>() {
+            return Some(found.clone());
+        }
+        next = e.source();
+    }
+    None
+}
 
 /// Whether an error chain says the connection was never made, so nothing was sent:
 /// connection refused, an address that does not resolve or route, or hyper's
@@ -456,6 +474,7 @@ impl Error {
                 write!(f, "the apiserver's dry run disagrees with the predicted conflicts (see above)")
             }
             Error::Reference(e) => write!(f, "{e}"),
+            Error::Credential(e) => write!(f, "cannot get credentials for the current user: {e}"),
         }
     }
 }
@@ -470,6 +489,7 @@ impl std::error::Error for Error {
             Error::Completion(source) => Some(source),
             Error::Client(source) => Some(source.as_ref()),
             Error::Reference(e) => Some(e),
+            Error::Credential(e) => Some(e),
             _ => None,
         }
     }
@@ -645,4 +665,56 @@ mod tests {
         assert_eq!(err.causes()[0].message, "strict decoding error: unknown field \"dataa\"");
         assert_eq!(err.causes()[0].field, "patch");
     }
+}
+
+/// Why a kubeconfig user's exec credential plugin gave no credential. Worded as kubectl
+/// words it, and never quoting what the plugin printed on stdout: that is where a
+/// credential would be (the plugin's stderr reaches the terminal directly, as with kubectl).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CredentialError {
+    /// The command is not there.
+    #[error("exec: executable {command} not found{}", install_hint(.hint))]
+    NotFound {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// The kubeconfig's `exec.installHint`, if any.
+        hint: Option<String>,
+    },
+    /// The command could not be started for another reason.
+    #[error("exec: executable {command} could not be started: {reason}")]
+    CannotStart {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// What the operating system said.
+        reason: String,
+    },
+    /// The command exited with a failure.
+    #[error("exec: executable {command} failed with {status}")]
+    Failed {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// `exit code N`, or the signal that ended it.
+        status: String,
+    },
+    /// The plugin needs a terminal (`interactiveMode: Always`) and standard input is not one.
+    #[error("exec plugin {command} cannot support interactive mode: standard input is not a terminal")]
+    NeedsTerminal {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+    },
+    /// The kubeconfig's exec entry has no command.
+    #[error("the kubeconfig user's exec entry has no command")]
+    NoCommand,
+    /// What the plugin printed is not a usable ExecCredential; `problem` never quotes it.
+    #[error("exec plugin {command}: {problem}")]
+    BadOutput {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// What is wrong, without the output's content.
+        problem: String,
+    },
+}
+
+fn install_hint(hint: &Option<String>) -> String {
+    hint.as_deref().map(str::trim).filter(|h| !h.is_empty()).map(|h| format!(" ({h})")).unwrap_or_default()
 }

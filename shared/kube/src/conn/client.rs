@@ -3,7 +3,7 @@
 //! set a value wins), else `~/.kube/config`; the current context unless
 //! `--context`, its cluster and user unless `--cluster`/`--user`; then the
 //! connection flags override what the kubeconfig says (see [`apply_overrides`]).
-//! Exec credential plugins, token files, client certificates and a cluster's
+//! Exec credential plugins (run once per command, see [`crate::conn::exec_credential`]), token files, client certificates and a cluster's
 //! `proxy-url` (HTTP CONNECT or SOCKS5) work as the kubeconfig says. Every
 //! request carries kubectl's style of User-Agent ([`crate::conn::version::user_agent`]).
 
@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use kube::config::{AuthInfo, Cluster, KubeConfigOptions, Kubeconfig, NamedAuthInfo};
 
+use crate::conn::exec_credential::{CredentialLayer, ExecCredentials};
 use crate::conn::flags::KubeFlags;
 use crate::error::{Error, Result};
 use crate::local::cache::ServerCache;
@@ -33,6 +34,9 @@ pub struct Connection {
     /// The configuration the client was built from, to build another client
     /// for work that must not run on the caller's runtime (discovery refetches).
     config: kube::Config,
+    /// The exec credential plugin's token, shared by every client of this command so the
+    /// plugin runs once (see [`crate::conn::exec_credential`]).
+    credentials: Option<Arc<ExecCredentials>>,
     /// Set when this run's discovery came from the disk cache, so a 404 on a
     /// type the cache named can invalidate it.
     discovery_from_cache: Arc<AtomicBool>,
@@ -77,9 +81,18 @@ impl Connection {
     /// A new client from the same configuration, bound to whichever runtime
     /// first uses it (a `kube::Client` serves requests on the runtime it was made on).
     pub(crate) fn fresh_client(&self) -> Result<kube::Client> {
-        kube::Client::try_from(self.config.clone())
+        build_client(self.config.clone(), self.credentials.as_ref())
             .map_err(|e| Error::Kubeconfig(format!("cannot build a client: {}", describe(&e))))
     }
+}
+
+/// A client from `config`, sending the exec plugin's token when there is one.
+fn build_client(config: kube::Config, credentials: Option<&Arc<ExecCredentials>>) -> kube::Result<kube::Client> {
+    let builder = kube::client::ClientBuilder::try_from(config)?;
+    Ok(match credentials {
+        Some(credentials) => builder.with_layer(&CredentialLayer(credentials.clone())).build(),
+        None => builder.build(),
+    })
 }
 
 /// Loads the kubeconfig the way kubectl does (see the module docs).
@@ -159,7 +172,9 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
     config.headers.push((http::header::USER_AGENT, agent));
     let namespace = flags.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
-    let client = kube::Client::try_from(config.clone())
+    // The exec plugin runs here, once, rather than three times inside the client library.
+    let credentials = ExecCredentials::take_from(&mut config.auth_info).map_err(Error::Credential)?;
+    let client = build_client(config.clone(), credentials.as_ref())
         .map_err(|e| Error::Kubeconfig(format!("context \"{context}\": cannot build a client: {}", describe(&e))))?;
     let namespace_from_flag = flags.namespace.as_deref().is_some_and(|ns| !ns.is_empty());
     Ok(Connection {
@@ -169,6 +184,7 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
         context,
         server,
         config,
+        credentials,
         discovery_from_cache: Arc::default(),
     })
 }

@@ -1,0 +1,150 @@
+//! One backup record: the pre-image of a write, what was sent, and what became of it.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What became of the write a backup was taken for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteState {
+    /// Saved before the write; the write has not answered (or the process died).
+    #[default]
+    Pending,
+    /// The write happened; `after` holds what it produced.
+    Written,
+    /// The connection broke after the write was sent, and the object could not
+    /// be read again: it may or may not have landed.
+    Unknown,
+}
+
+/// Which object a backup belongs to: the directory key, and what every record repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectKey {
+    /// The kubeconfig context.
+    pub context: String,
+    /// The namespace; empty for cluster-scoped objects.
+    pub namespace: String,
+    /// `plural.group` of the object's type.
+    pub resource: String,
+    /// The object's name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// The key of `target` in the context of `conn`.
+    pub fn of(conn: &crate::conn::client::Connection, target: &crate::api::reference::ObjectRef) -> Self {
+        ObjectKey {
+            context: conn.context.clone(),
+            namespace: target.namespace.clone().unwrap_or_default(),
+            resource: target.resource.plural_group(),
+            name: target.name.clone(),
+        }
+    }
+}
+
+/// What is saved before a write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupRecord {
+    /// When the backup was taken (RFC 3339, UTC).
+    pub time: String,
+    /// The kubeconfig context.
+    pub context: String,
+    /// The server URL.
+    pub server: String,
+    /// The object's namespace; empty for cluster-scoped objects.
+    pub namespace: String,
+    /// `plural.group` of the object's type.
+    pub resource: String,
+    /// The object's name.
+    pub name: String,
+    /// The subresource written through (`scale`, `status`), if any: `before` and
+    /// `after` are then that subresource's objects, and undo restores through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subresource: Option<String>,
+    /// The tool and flavour of the write (`safe-patch strategic`, `last-applied repair`...).
+    pub operation: String,
+    /// The patch that was sent (without its guard).
+    pub patch: Value,
+    /// The object before the write.
+    pub before: Value,
+    /// What became of the write.
+    #[serde(default)]
+    pub state: WriteState,
+    /// The resourceVersion the write produced, once known: undo refuses if the object moved on.
+    pub after_resource_version: Option<String>,
+    /// The object the write produced, once known: undo compares it with the live object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+}
+
+impl BackupRecord {
+    /// The record of a write about to happen to `target`: `before` is the object as read.
+    pub fn before_write(
+        conn: &crate::conn::client::Connection,
+        target: &crate::api::reference::ObjectRef,
+        subresource: Option<&str>,
+        operation: impl Into<String>,
+        patch: &Value,
+        before: &Value,
+    ) -> Self {
+        let key = ObjectKey::of(conn, target);
+        BackupRecord {
+            time: now(),
+            context: key.context,
+            server: conn.server.clone(),
+            namespace: key.namespace,
+            resource: key.resource,
+            name: key.name,
+            subresource: subresource.map(String::from),
+            operation: operation.into(),
+            patch: patch.clone(),
+            before: before.clone(),
+            state: WriteState::Pending,
+            after_resource_version: None,
+            after: None,
+        }
+    }
+
+    /// The object this record belongs to.
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey {
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+            resource: self.resource.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// Records what the write produced, so undo can tell whether the object moved on since.
+    pub(super) fn written(&mut self, object: &Value) {
+        self.state = WriteState::Written;
+        self.after_resource_version =
+            object.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from);
+        self.after = Some(object.clone());
+    }
+
+    /// Records of older versions have no state: a resourceVersion after means written.
+    pub(super) fn normalized(mut self) -> Self {
+        if self.after_resource_version.is_some() {
+            self.state = WriteState::Written;
+        }
+        self
+    }
+}
+
+/// A saved backup and its file.
+#[derive(Debug, Clone)]
+pub struct Backup {
+    /// Where it is.
+    pub file: PathBuf,
+    /// What it holds.
+    pub record: BackupRecord,
+}
+
+/// The current time in RFC 3339 with milliseconds, UTC.
+pub fn now() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}

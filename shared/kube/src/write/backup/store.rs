@@ -1,0 +1,307 @@
+//! The directory tree of backups, and the record of a write in flight.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::local::private_fs::create_dirs;
+use crate::write::backup::atomic::{remove_abandoned, remove_record, TempFile, TEMP_DIR};
+use crate::write::backup::record::{Backup, BackupRecord, ObjectKey, WriteState};
+use crate::write::backup::retention::{prune_sorted, PruneReport, Retention};
+
+/// The directory tree of backups.
+#[derive(Debug, Clone)]
+pub struct BackupStore {
+    root: PathBuf,
+}
+
+impl BackupStore {
+    /// The store at its default location (see the module docs).
+    pub fn open_default() -> Result<Self> {
+        let base = match std::env::var_os("FIELDWISE_DATA_DIR") {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => dirs::data_dir().map(|d| d.join("fieldwise")).ok_or_else(|| Error::Unsupported {
+                what: "this system has no data directory for backups; set FIELDWISE_DATA_DIR".into(),
+            })?,
+        };
+        Ok(BackupStore { root: base.join("backups") })
+    }
+
+    /// A store rooted at `root` (for tests).
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        BackupStore { root: root.into() }
+    }
+
+    /// The directory of one object's backups.
+    pub fn dir_of(&self, key: &ObjectKey) -> PathBuf {
+        let ns = if key.namespace.is_empty() { "_cluster" } else { key.namespace.as_str() };
+        [key.context.as_str(), ns, key.resource.as_str(), key.name.as_str()]
+            .iter()
+            .fold(self.root.clone(), |p, part| p.join(encode_component(part)))
+    }
+
+    /// Saves the record of a write about to be sent; the write path completes or removes it.
+    pub fn begin(&self, record: BackupRecord) -> Result<PendingBackup> {
+        let file = self.save_new(&record)?;
+        Ok(PendingBackup { file, record, temp_dir: self.temp_dir() })
+    }
+
+    fn save_new(&self, record: &BackupRecord) -> Result<PathBuf> {
+        let dir = self.dir_of(&record.key());
+        create_private_dirs(&dir)?;
+        let temp = TempFile::write(&self.temp_dir(), &record_bytes(record)?)
+            .map_err(|e| Error::local_io("write the backup in", &self.temp_dir(), e))?;
+        let stamp = record.time.replace([':', '-'], "");
+        let mut attempt = 0;
+        while attempt < 1000 {
+            let file = dir.join(if attempt == 0 { format!("{stamp}.json") } else { format!("{stamp}-{attempt}.json") });
+            match temp.link_new(&file) {
+                Ok(()) => return Ok(file),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
+                // Another process removed the directory when it emptied it (a discarded or
+                // pruned backup) between our creating it and our file: create it again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 999 => {
+                    create_private_dirs(&dir)?;
+                    attempt += 1;
+                }
+                Err(e) => return Err(Error::local_io("write the backup", &file, e)),
+            }
+        }
+        Err(Error::local_io(
+            "write a backup in",
+            &dir,
+            std::io::Error::new(std::io::ErrorKind::AlreadyExists, "1,000 backups with the same time stamp"),
+        ))
+    }
+
+    /// Where records are written before they get their name (see [`super::atomic`]).
+    fn temp_dir(&self) -> PathBuf {
+        self.root.join(TEMP_DIR)
+    }
+
+    /// Every backup of one object, oldest first. Backups written by older versions
+    /// (whose directory names were not reversible) are found too, and only records
+    /// of exactly this object are returned.
+    pub fn list(&self, key: &ObjectKey) -> Result<Vec<Backup>> {
+        let mut dirs = vec![self.dir_of(key)];
+        let legacy = self.legacy_dir_of(key);
+        if !dirs.contains(&legacy) {
+            dirs.push(legacy);
+        }
+        let mut backups = Vec::new();
+        for dir in dirs {
+            backups.extend(read_dir_records(&dir)?.into_iter().filter(|b| b.record.key() == *key));
+        }
+        sort_oldest_first(&mut backups);
+        Ok(backups)
+    }
+
+    /// Settles the `unknown` records of one object against its live version: a record
+    /// whose pre-image has the live resourceVersion is of a write that never landed
+    /// (the object has not changed since), so it is removed. Returns how many were.
+    pub fn settle_unknown(&self, key: &ObjectKey, live: &Value) -> Result<usize> {
+        let live_rv = live.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+        let mut settled = 0;
+        for backup in self.list(key)? {
+            let before_rv = backup.record.before.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+            if backup.record.state == WriteState::Unknown && live_rv.is_some() && before_rv == live_rv {
+                // Another process settling the same record first is no failure.
+                if remove_record(&backup.file)? {
+                    settled += 1;
+                }
+            }
+        }
+        Ok(settled)
+    }
+
+    /// Removes the backups of one object that `policy` does not keep.
+    pub fn prune(&self, key: &ObjectKey, policy: Retention) -> Result<PruneReport> {
+        let backups = self.list(key)?;
+        let report = prune_sorted(&backups, policy);
+        remove_abandoned(&self.temp_dir());
+        remove_abandoned(&self.dir_of(key));
+        remove_empty_dirs(&self.dir_of(key), &self.root);
+        report
+    }
+
+    /// Removes, for every object in the store, the backups `policy` does not keep.
+    pub fn prune_all(&self, policy: Retention) -> Result<PruneReport> {
+        let mut total = PruneReport::default();
+        let mut object_dirs = Vec::new();
+        collect_leaf_dirs(&self.root, 0, &mut object_dirs);
+        remove_abandoned(&self.temp_dir());
+        for dir in object_dirs {
+            remove_abandoned(&dir);
+            let mut backups = read_dir_records(&dir)?;
+            sort_oldest_first(&mut backups);
+            // One directory may hold several objects only in the legacy layout.
+            let mut keys: Vec<ObjectKey> = Vec::new();
+            for key in backups.iter().map(|b| b.record.key()) {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+            for key in keys {
+                let of_key: Vec<Backup> = backups.iter().filter(|b| b.record.key() == key).cloned().collect();
+                let report = prune_sorted(&of_key, policy)?;
+                total.removed += report.removed;
+                total.kept += report.kept;
+            }
+            remove_empty_dirs(&dir, &self.root);
+        }
+        Ok(total)
+    }
+
+    /// Where versions before 0.2 put an object's backups (names with `_` for unsafe bytes).
+    pub(super) fn legacy_dir_of(&self, key: &ObjectKey) -> PathBuf {
+        let ns = if key.namespace.is_empty() { "_cluster" } else { key.namespace.as_str() };
+        [key.context.as_str(), ns, key.resource.as_str(), key.name.as_str()]
+            .iter()
+            .fold(self.root.clone(), |p, part| p.join(legacy_sanitize(part)))
+    }
+}
+
+/// A backup saved before its write was sent. The write path ends it one of three
+/// ways; dropping it without ending it leaves the record `pending` (as a crash would).
+#[derive(Debug)]
+pub struct PendingBackup {
+    file: PathBuf,
+    record: BackupRecord,
+    temp_dir: PathBuf,
+}
+
+impl PendingBackup {
+    /// Its file.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The write was planned again against a fresh object: the pre-image and patch change.
+    pub fn rebase(&mut self, before: &Value, patch: &Value) -> Result<()> {
+        self.record.before = before.clone();
+        self.record.patch = patch.clone();
+        rewrite(&self.temp_dir, &self.file, &self.record)
+    }
+
+    /// The write happened and produced `object`.
+    pub fn written(mut self, object: &Value) -> Result<PathBuf> {
+        self.record.written(object);
+        rewrite(&self.temp_dir, &self.file, &self.record)?;
+        Ok(self.file)
+    }
+
+    /// The write may have happened: keep the pre-image, say so.
+    pub fn unknown(mut self) -> Result<PathBuf> {
+        self.record.state = WriteState::Unknown;
+        rewrite(&self.temp_dir, &self.file, &self.record)?;
+        Ok(self.file)
+    }
+
+    /// The write certainly did not happen: the record goes.
+    pub fn discard(self) {
+        fs::remove_file(&self.file).ok();
+        if let Some(dir) = self.file.parent() {
+            fs::remove_dir(dir).ok();
+        }
+    }
+}
+
+/// Percent-encodes a path component: reversible, and safe on every filesystem.
+pub(super) fn encode_component(part: &str) -> String {
+    if part.is_empty() {
+        return "%".into();
+    }
+    if part == "." || part == ".." {
+        return part.replace('.', "%2E");
+    }
+    let mut out = String::with_capacity(part.len());
+    for b in part.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.@".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn legacy_sanitize(part: &str) -> String {
+    let cleaned: String =
+        part.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.@".contains(c) { c } else { '_' }).collect();
+    if cleaned.is_empty() || cleaned == "." || cleaned == ".." {
+        "_".into()
+    } else {
+        cleaned
+    }
+}
+
+fn read_dir_records(dir: &Path) -> Result<Vec<Backup>> {
+    let Ok(entries) = fs::read_dir(dir) else { return Ok(Vec::new()) };
+    let mut backups = Vec::new();
+    for entry in entries.flatten() {
+        let file = entry.path();
+        if file.extension().and_then(|e| e.to_str()) != Some("json") || !file.is_file() {
+            continue;
+        }
+        let text = match fs::read(&file) {
+            Ok(text) => text,
+            // Pruned or settled by another process since the directory was read.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::local_io("read", &file, e)),
+        };
+        let record: BackupRecord = serde_json::from_slice(&text)
+            .map_err(|e| Error::malformed(format!("the backup {} (damaged)", file.display()), e))?;
+        backups.push(Backup { file, record: record.normalized() });
+    }
+    Ok(backups)
+}
+
+/// Same time: `T.json` was written before `T-1.json`, which sorts first as text.
+fn sort_oldest_first(backups: &mut [Backup]) {
+    let name_len = |b: &Backup| b.file.as_os_str().len();
+    backups.sort_by(|a, b| {
+        a.record.time.cmp(&b.record.time).then(name_len(a).cmp(&name_len(b))).then(a.file.cmp(&b.file))
+    });
+}
+
+/// The directories four levels down (context/namespace/resource/name).
+fn collect_leaf_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if depth == 3 {
+                out.push(path);
+            } else {
+                collect_leaf_dirs(&path, depth + 1, out);
+            }
+        }
+    }
+}
+
+/// Removes `dir` and its parents up to (not including) `root` while they are empty.
+fn remove_empty_dirs(dir: &Path, root: &Path) {
+    let mut here = Some(dir);
+    while let Some(d) = here {
+        if d == root || !d.starts_with(root) || fs::remove_dir(d).is_err() {
+            break;
+        }
+        here = d.parent();
+    }
+}
+
+fn record_bytes(record: &BackupRecord) -> Result<Vec<u8>> {
+    serde_json::to_vec_pretty(record).map_err(|e| Error::malformed("a backup record", e))
+}
+
+/// Replaces a record's file in one step (a private temporary file, then a rename).
+fn rewrite(temp_dir: &Path, file: &Path, record: &BackupRecord) -> Result<()> {
+    let fail = |e: std::io::Error| Error::local_io("update the backup", file, e);
+    TempFile::write(temp_dir, &record_bytes(record)?).and_then(|temp| temp.replace(file)).map_err(fail)
+}
+
+fn create_private_dirs(dir: &Path) -> Result<()> {
+    create_dirs(dir).map_err(|e| Error::local_io("create the backup directory", dir, e))
+}
