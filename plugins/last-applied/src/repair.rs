@@ -17,8 +17,7 @@ use std::process::ExitCode;
 use clap::Args;
 use fieldwise_core::last_applied::secret_values::{refusal_reason, repair_decision, RepairDecision};
 use fieldwise_core::last_applied::{
-    annotation_of, annotations_size_with, encode, rebuild, FindingKind, CLIENT_SIDE_APPLY_MANAGER,
-    LAST_APPLIED_ANNOTATION, TOTAL_ANNOTATIONS_LIMIT,
+    annotation_of, plan_repair, rebuild, FindingKind, RepairError, CLIENT_SIDE_APPLY_MANAGER,
 };
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
@@ -30,7 +29,7 @@ use fieldwise_kube::error::{Error, Refusal, Result};
 use fieldwise_kube::output::diff;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, Intent, Planned, WriteOptions};
 use serde_json::{json, Value};
 
 use crate::from_scan::{self, FromScan};
@@ -199,28 +198,19 @@ fn holds_secret_values(flagged: &scan::Flagged) -> bool {
     secret_values_of(flagged) > 0
 }
 
-/// The repair of one object, planned against whatever version of it the write path holds.
-fn plan_repair(target: &ObjectRef, source: &Source, live: &Value, store_secret_values: bool) -> Result<Planned> {
+/// The repair of one object, planned against whatever version of it the write path holds
+/// (the core's [`plan_repair`]; a re-plan that now meets Secret values is refused too).
+fn plan_repair_of(target: &ObjectRef, source: &Source, live: &Value, store_secret_values: bool) -> Result<Planned> {
     let config = wanted_config(target, source, live)?;
-    if let RepairDecision::Refuse { values } = repair_decision(&config, store_secret_values) {
-        // A re-plan that now meets Secret values (Repair::run checked the first read).
-        return Err(Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } });
-    }
-    let text = encode(&config, target.namespace.as_deref());
-    if annotation_of(live) == Some(text.as_str()) {
-        return Ok(Planned { patch_type: PatchType::Merge, patch: json!({}), result: live.clone(), findings: vec![] });
-    }
-    let size = annotations_size_with(live, &text);
-    if size > TOTAL_ANNOTATIONS_LIMIT {
-        return Err(Error::Refused {
-            object: target.display(),
-            rule: Refusal::AnnotationTooLarge { size, limit: TOTAL_ANNOTATIONS_LIMIT },
-        });
-    }
-    let patch = json!({"metadata": {"annotations": {LAST_APPLIED_ANNOTATION: text}}});
-    let result =
-        fieldwise_core::merge_patch::try_apply(live, &patch).map_err(|e| Error::semantics(target.display(), e))?;
-    Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: vec![] })
+    plan_repair(live, &config, target.namespace.as_deref(), store_secret_values).map_err(|e| match e {
+        RepairError::SecretValues { values } => {
+            Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } }
+        }
+        RepairError::TooLarge { size, limit } => {
+            Error::Refused { object: target.display(), rule: Refusal::AnnotationTooLarge { size, limit } }
+        }
+        RepairError::Patch(e) => Error::semantics(target.display(), e),
+    })
 }
 
 /// One object's repair.
@@ -250,7 +240,7 @@ impl Repair<'_> {
             return Ok(Outcome::Refused(values));
         }
         let store = self.args.store_secret_values;
-        let mut planner = |live: &Value| plan_repair(self.target, self.source, live, store);
+        let mut planner = |live: &Value| plan_repair_of(self.target, self.source, live, store);
         let mut preview = writer.plan(live, &mut planner)?;
         if preview.is_no_change() {
             return Ok(Outcome::Unchanged(preview.live));

@@ -5,8 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::fieldpath::{extract, field_set_lossy};
-use fieldwise_core::last_applied::{annotation_of, string_data};
+use fieldwise_core::last_applied::{annotation_of, drift};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
@@ -74,35 +73,32 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
             print!("{}", printer::render(&shown, args.output.unwrap_or(OutputFormat::Yaml))?);
             continue;
         }
-        // The server keeps an applied `stringData` in `data`: compare what it stored.
-        let applied = string_data::as_stored(&applied, &live);
-        // The fields the annotation sets, as `kubectl apply` merges the kind (server's schema).
+        // The scan's own verdict (core `drift`), so view --diff and scan never disagree.
         let typed = schemas.for_object(&live).await?;
         let (schema, root) = typed.for_client_side_apply();
-        let (fields, _) = field_set_lossy(&applied, schema, root);
-        let mut current = extract(&live, &fields);
-        if let (Value::Object(map), Some(meta)) = (&mut current, applied.get("metadata")) {
-            // The annotation's own (empty) annotations map is kubectl's encoding, not drift.
-            let mut meta_live = map.get("metadata").cloned().unwrap_or_else(|| Value::Object(Default::default()));
-            if let (Value::Object(m), Some(a)) = (&mut meta_live, meta.get("annotations")) {
-                m.insert("annotations".into(), a.clone());
-            }
-            map.insert("metadata".into(), meta_live);
-        }
-        let (applied, current) = (sorted(&applied), sorted(&current));
+        let Some(drift) = drift(&live, schema, root) else {
+            return Err(Error::malformed(
+                format!("the last-applied annotation of {}", target.display()),
+                std::io::Error::other("not a JSON object"),
+            ));
+        };
         let name = target.display();
-        match diff::human(
+        let shown = diff::human(
             &format!("{name} (last-applied)"),
             &format!("{name} (live)"),
-            &applied,
-            &current,
+            &sorted(&drift.applied),
+            &sorted(&drift.live),
             args.show_secrets,
-        ) {
-            Some(d) => {
-                print!("{d}");
+        );
+        match (drift.finding, shown) {
+            (Some(finding), shown) => {
+                if let Some(d) = shown {
+                    print!("{d}");
+                }
+                eprintln!("{name}: stale: {}", finding.detail);
                 code = ExitCode::from(EXIT_DRIFT);
             }
-            None => eprintln!("{name}: the live object matches the annotation"),
+            (None, _) => eprintln!("{name}: the live object matches the annotation"),
         }
     }
     Ok(code)

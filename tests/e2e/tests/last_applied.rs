@@ -571,3 +571,58 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
     let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "cm", "--yes"]);
     assert!(text(&out.stderr).contains("Nothing to migrate."), "{}", text(&out.stderr));
 }
+
+/// `view --diff` and `scan` give one verdict per object (the core's `drift`): on every object
+/// of the fixtures, applied, edited, patched, scaled and created, `view --diff` exits 2
+/// exactly when `scan` calls the object stale.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn view_diff_and_scan_agree_on_every_fixture_object() {
+    let cluster = require_cluster!();
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-la-agree");
+    let dir = scratch("agree");
+    let busybox = fieldwise_e2e::fixture("busybox-demo.yaml");
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", busybox.to_str().unwrap()]);
+    for name in ["clean", "drift", "scaled"] {
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write(&dir, &format!("{name}.yaml"), &widget(name))]);
+    }
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write(&dir, "created.yaml", &widget("created"))]);
+    for name in ["cm-clean", "cm-edited", "cm-managed"] {
+        let cm = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: \"1\"\n");
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write(&dir, &format!("{name}.yaml"), &cm)]);
+    }
+    let add = r#"[{"op":"add","path":"/spec/workers/0/env/-","value":{"name":"C","value":"c"}}]"#;
+    cluster.kubectl_ok(&["patch", "-n", &ns, "widget/drift", "--type", "json", "-p", add]);
+    cluster.kubectl_ok(&["patch", "-n", &ns, "widget/scaled", "--type", "merge", "-p", r#"{"spec":{"replicas":4}}"#]);
+    cluster.kubectl_ok(&["patch", "-n", &ns, "cm/cm-edited", "-p", r#"{"data":{"a":"2"}}"#]);
+    cluster.kubectl_ok(&["label", "-n", &ns, "cm/cm-managed", "team=a"]);
+    let (_, report) = scan_json(&cluster, &dir, &ns, "deploy,cm,widgets");
+    let mut compared = 0;
+    for (kind, name) in [
+        ("deploy", "busybox-demo"),
+        ("widget", "clean"),
+        ("widget", "drift"),
+        ("widget", "scaled"),
+        ("cm", "cm-clean"),
+        ("cm", "cm-edited"),
+        ("cm", "cm-managed"),
+    ] {
+        let stale = findings_of(&report, name).iter().any(|f| f == "stale");
+        let out = la(&cluster, &dir, &ns, &["view", &format!("{kind}/{name}"), "--diff"]);
+        let expected = if stale { 2 } else { 0 };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "{kind}/{name}: scan says stale={stale}: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 7);
+    // The fixtures cover both verdicts.
+    assert!(findings_of(&report, "drift").iter().any(|f| f == "stale"), "{report}");
+    assert!(findings_of(&report, "cm-edited").iter().any(|f| f == "stale"), "{report}");
+    assert!(findings_of(&report, "clean").is_empty(), "{report}");
+}

@@ -32,17 +32,21 @@
 //! ```
 
 pub mod check;
+pub mod drift;
 mod encode;
 pub mod migration;
 pub mod rebuild;
+pub mod repair;
 pub mod secret_values;
 pub mod string_data;
 pub mod upgrade;
 
 pub use check::{Finding, FindingKind};
+pub use drift::{drift, Drift};
 pub use encode::{encode, go_json};
 pub use migration::{plan_migration, Migration, MigrationError};
 pub use rebuild::{rebuild, IntentError};
+pub use repair::{plan_repair, RepairError};
 pub use upgrade::upgrade_managed_fields;
 
 use serde_json::Value;
