@@ -11,6 +11,8 @@
 //! Modules, one concept each:
 //! - [`effect`]: what a change does to an object, field by field (the intent a user approves).
 //! - [`placement`]: where a change puts the entries of keyed lists (the order a user approves).
+//! - [`guard`]: the precondition a planned change is sent with: `test`s of exactly the fields it
+//!   depends on (a JSON Patch), or the whole object's resourceVersion.
 //! - [`json`]: decoding JSON text into values, as serde_json does but faster.
 //! - [`json_patch`]: RFC 6902 JSON Patch, as the apiserver applies it.
 //! - [`merge_patch`]: RFC 7386 JSON Merge Patch: apply, two-way and three-way creation.
@@ -32,6 +34,7 @@
 
 pub mod effect;
 pub mod fieldpath;
+pub mod guard;
 pub mod json;
 pub mod json_patch;
 pub mod last_applied;
