@@ -33,6 +33,7 @@
 //! assert!(previewed.hold_in(&pod(&["migrate", "backup", "warm", "late"]), schema).is_ok());
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
@@ -114,8 +115,8 @@ impl Placements {
     pub fn hold_in(&self, object: &Value, schema: &Schema) -> Result<(), Box<Misplaced>> {
         for list in &self.lists {
             let Some(items) = value_at(object, list.list.elements()).and_then(Value::as_array) else { continue };
-            let named = names(schema, list.items, list.keys.as_deref(), items);
-            let position = |pe: &PathElement| named.iter().position(|(p, _)| p == pe);
+            let named = Named::of(schema, list.items, list.keys.as_deref(), items);
+            let position = |pe: &PathElement| named.at.get(pe).copied();
             for placed in &list.entries {
                 let Some(at) = position(&placed.entry) else { continue };
                 let misplaced = |neighbour: &PathElement, previewed_after: bool| {
@@ -142,23 +143,31 @@ impl Placements {
     }
 }
 
-/// The entries of a keyed list by name, in order; unnamable entries and repeats of a name
-/// are left out, as the effect's comparison leaves them out.
-pub(crate) fn names<'v>(
-    schema: &Schema,
-    items: Option<TypeId>,
-    keys: Option<&[String]>,
-    list: &'v [Value],
-) -> Vec<(PathElement, &'v Value)> {
-    let mut out: Vec<(PathElement, &'v Value)> = Vec::with_capacity(list.len());
-    for item in list {
-        if let Ok(pe) = item_element(schema, items, keys, item) {
-            if !out.iter().any(|(p, _)| *p == pe) {
-                out.push((pe, item));
+/// The entries of a keyed list by name, in order, and the position of each name;
+/// unnamable entries and repeats of a name are left out, as the effect's comparison
+/// leaves them out.
+struct Named<'v> {
+    entries: Vec<(PathElement, &'v Value)>,
+    at: BTreeMap<PathElement, usize>,
+}
+
+impl<'v> Named<'v> {
+    fn of(schema: &Schema, items: Option<TypeId>, keys: Option<&[String]>, list: &'v [Value]) -> Self {
+        let mut named = Named { entries: Vec::with_capacity(list.len()), at: BTreeMap::new() };
+        for item in list {
+            if let Ok(pe) = item_element(schema, items, keys, item) {
+                if !named.at.contains_key(&pe) {
+                    named.at.insert(pe.clone(), named.entries.len());
+                    named.entries.push((pe, item));
+                }
             }
         }
+        named
     }
-    out
+
+    fn has(&self, pe: &PathElement) -> bool {
+        self.at.contains_key(pe)
+    }
 }
 
 struct Walker<'s> {
@@ -187,26 +196,31 @@ impl Walker<'_> {
     }
 
     fn list(&mut self, items: Option<TypeId>, keys: Option<&[String]>, before: &[Value], after: &[Value]) {
-        let b = names(self.schema, items, keys, before);
-        let a = names(self.schema, items, keys, after);
-        let was_there = |pe: &PathElement| b.iter().any(|(p, _)| p == pe);
-        let kept_after: Vec<&PathElement> = a.iter().map(|(p, _)| p).filter(|p| was_there(p)).collect();
-        let kept_before: Vec<&PathElement> =
-            b.iter().map(|(p, _)| p).filter(|p| a.iter().any(|(q, _)| q == *p)).collect();
-        let reordered = kept_after != kept_before;
+        let b = Named::of(self.schema, items, keys, before);
+        let a = Named::of(self.schema, items, keys, after);
+        let kept_after = a.entries.iter().map(|(p, _)| p).filter(|p| b.has(p));
+        let kept_before = b.entries.iter().map(|(p, _)| p).filter(|p| a.has(p));
+        let reordered = !kept_after.eq(kept_before);
+        // The nearest entry that was there before, on each side of each position: two passes.
+        let kept_at: Vec<Option<&PathElement>> = a.entries.iter().map(|(p, _)| b.has(p).then_some(p)).collect();
+        let mut previous: Vec<Option<&PathElement>> = Vec::with_capacity(kept_at.len());
+        let mut last = None;
+        for kept in &kept_at {
+            previous.push(last);
+            last = kept.or(last);
+        }
+        let mut next: Vec<Option<&PathElement>> = vec![None; kept_at.len()];
+        let mut first = None;
+        for (i, kept) in kept_at.iter().enumerate().rev() {
+            next[i] = first;
+            first = kept.or(first);
+        }
         let mut entries = Vec::new();
-        for (at, (pe, _)) in a.iter().enumerate() {
-            if was_there(pe) && !reordered {
+        for (at, (pe, _)) in a.entries.iter().enumerate() {
+            if kept_at[at].is_some() && !reordered {
                 continue;
             }
-            let neighbour = |mut candidates: Box<dyn Iterator<Item = &(PathElement, &Value)> + '_>| {
-                candidates.find(|(p, _)| was_there(p)).map(|(p, _)| p.clone())
-            };
-            entries.push(Placement {
-                entry: pe.clone(),
-                after: neighbour(Box::new(a[..at].iter().rev())),
-                before: neighbour(Box::new(a[at + 1..].iter())),
-            });
+            entries.push(Placement { entry: pe.clone(), after: previous[at].cloned(), before: next[at].cloned() });
         }
         if !entries.is_empty() {
             self.out.push(ListPlacements {
@@ -216,8 +230,8 @@ impl Walker<'_> {
                 entries,
             });
         }
-        for (pe, av) in &a {
-            let Some((_, bv)) = b.iter().find(|(p, _)| p == pe) else { continue };
+        for (pe, av) in &a.entries {
+            let Some(bv) = b.at.get(pe).map(|&i| b.entries[i].1) else { continue };
             self.path.push(pe.clone());
             self.walk(items, bv, av);
             self.path.pop();

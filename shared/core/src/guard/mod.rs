@@ -95,6 +95,11 @@ pub enum WholeObjectReason {
     ReadsAfterWriting,
     /// The object or the result is not a JSON object.
     NotAnObject,
+    /// The guard would have more operations than the apiserver takes in one JSON Patch.
+    TooManyOperations {
+        /// How many.
+        count: usize,
+    },
     /// A value the guard would `test` that the apiserver cannot compare reliably.
     Untestable {
         /// Where, as a JSON Pointer.
@@ -118,6 +123,9 @@ impl fmt::Display for WholeObjectReason {
                 f.write_str("the JSON Patch reads what it writes (copy, move, test)")
             }
             WholeObjectReason::NotAnObject => f.write_str("the object is not a JSON object"),
+            WholeObjectReason::TooManyOperations { count } => {
+                write!(f, "the guard would take {count} JSON Patch operations, more than the apiserver accepts")
+            }
             WholeObjectReason::Untestable { pointer, why } => {
                 write!(f, "the value at {pointer} cannot be tested: {why}")
             }
@@ -166,6 +174,10 @@ fn field_guard(
     let changes = ops::operations(live, &planned.result, schema, ty)
         .map_err(|u| WholeObjectReason::Untestable { pointer: u.pointer, why: u.why })?;
     operations.extend(changes);
+    let max = json_patch::Limits::default().max_operations;
+    if operations.len() > max {
+        return Err(WholeObjectReason::TooManyOperations { count: operations.len() });
+    }
     Ok(Value::Array(operations))
 }
 

@@ -19,6 +19,8 @@
 //! Removals go from the last index to the first, and the rest in the order of the
 //! result, so every index is the one the server sees when it gets there.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Map, Value};
 
 use super::text::untestable;
@@ -136,15 +138,15 @@ impl Ops<'_> {
         old: &[Value],
         new: &[Value],
     ) -> Option<Result<(), Untestable>> {
-        let o = strict_names(self.schema, items, keys, old)?;
-        let n = strict_names(self.schema, items, keys, new)?;
-        let kept_old: Vec<&PathElement> = o.iter().filter(|pe| n.contains(pe)).collect();
-        let kept_new: Vec<&PathElement> = n.iter().filter(|pe| o.contains(pe)).collect();
-        if kept_old != kept_new {
+        let (o, o_at) = strict_names(self.schema, items, keys, old)?;
+        let (n, n_at) = strict_names(self.schema, items, keys, new)?;
+        let kept_old = o.iter().filter(|pe| n_at.contains_key(pe));
+        let kept_new = n.iter().filter(|pe| o_at.contains_key(pe));
+        if !kept_old.eq(kept_new) {
             return None;
         }
         let keys = keys.filter(|k| !k.is_empty());
-        Some(self.list_entries(at, items, keys, (old, &o), (new, &n)))
+        Some(self.list_entries(at, items, keys, (old, &o, &o_at), (new, &n, &n_at)))
     }
 
     fn list_entries(
@@ -152,15 +154,15 @@ impl Ops<'_> {
         at: &str,
         items: Option<TypeId>,
         keys: Option<&[String]>,
-        (old, o): (&[Value], &[PathElement]),
-        (new, n): (&[Value], &[PathElement]),
+        (old, o, o_at): (&[Value], &[PathElement], &Positions),
+        (new, n, n_at): (&[Value], &[PathElement], &Positions),
     ) -> Result<(), Untestable> {
-        let adds = n.iter().any(|pe| !o.contains(pe));
+        let adds = n.iter().any(|pe| !o_at.contains_key(pe));
         if adds {
             self.pin_membership(at, keys, old)?;
         }
         for (i, pe) in o.iter().enumerate().rev() {
-            if !n.contains(pe) {
+            if !n_at.contains_key(pe) {
                 let here = format!("{at}/{i}");
                 self.test(&here, &old[i])?;
                 self.write("remove", &here, None);
@@ -168,7 +170,7 @@ impl Ops<'_> {
         }
         for (j, pe) in n.iter().enumerate() {
             let here = format!("{at}/{j}");
-            match o.iter().position(|p| p == pe) {
+            match o_at.get(pe).copied() {
                 Some(i) if old[i] != new[j] => {
                     if !adds {
                         self.identity(&here, keys, &old[i])?;
@@ -206,20 +208,24 @@ impl Ops<'_> {
     }
 }
 
-/// The name of every entry, or `None` if one has none or two share one.
+/// The index of each entry by name.
+type Positions = BTreeMap<PathElement, usize>;
+
+/// The name of every entry, and its index by name; `None` if one has none or two share one.
 fn strict_names(
     schema: &Schema,
     items: Option<TypeId>,
     keys: Option<&[String]>,
     list: &[Value],
-) -> Option<Vec<PathElement>> {
-    let mut out: Vec<PathElement> = Vec::with_capacity(list.len());
-    for item in list {
+) -> Option<(Vec<PathElement>, Positions)> {
+    let mut names: Vec<PathElement> = Vec::with_capacity(list.len());
+    let mut at = BTreeMap::new();
+    for (i, item) in list.iter().enumerate() {
         let pe = item_element(schema, items, keys, item).ok()?;
-        if out.contains(&pe) {
+        if at.insert(pe.clone(), i).is_some() {
             return None;
         }
-        out.push(pe);
+        names.push(pe);
     }
-    Some(out)
+    Some((names, at))
 }

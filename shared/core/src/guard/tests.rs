@@ -205,6 +205,18 @@ fn what_cannot_be_pinned_field_by_field_keeps_the_whole_object_guard() {
         reason(&escaped, Intent::Values),
         WholeObjectReason::Untestable { pointer, .. } if pointer == "/metadata/annotations/docs"
     ));
+    // An entry added to a list of 12,000 env entries pins them all: more operations than the apiserver takes.
+    let mut long = live.clone();
+    long["spec"]["template"]["spec"]["containers"][0]["env"] =
+        (0..12_000).map(|i| json!({"name": format!("E{i}"), "value": "v"})).collect();
+    let add = planned(
+        &long,
+        json!([{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "NEW"}}]),
+        PatchType::Json,
+    );
+    assert!(
+        matches!(guard(&long, &add, Intent::Values, schema, ty), Guard::WholeObject(WholeObjectReason::TooManyOperations { count }) if count > 10_000)
+    );
     // Adding beside it is fine: only the values tested matter.
     let beside = planned(&live, json!({"metadata": {"annotations": {"x": "&"}}}), PatchType::Merge);
     assert!(matches!(guarded(&live, &beside), Guard::Fields(_)));
