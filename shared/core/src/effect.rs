@@ -100,7 +100,41 @@ impl Effect {
     /// whose answer was lost, this tells whether it landed; after a re-plan that
     /// changes nothing, whether somebody else already made the same change.
     pub fn holds_in(&self, object: &Value) -> bool {
-        self.edits.iter().all(|edit| value_at(object, edit.path.elements()) == edit.after.as_ref())
+        self.first_not_holding_in(object).is_none()
+    }
+
+    /// The first field (in path order) whose value in `object` is not the one this change
+    /// sets: what to name when a change that should be there is not.
+    pub fn first_not_holding_in(&self, object: &Value) -> Option<&Path> {
+        self.edits.iter().find(|edit| value_at(object, edit.path.elements()) != edit.after.as_ref()).map(|e| &e.path)
+    }
+
+    /// The first field (in path order) that one change touches and the other does not, or
+    /// touches from or to another value: what to name when a re-planned change is not the
+    /// approved one. `None` when the effects are equal.
+    pub fn first_difference<'a>(&'a self, other: &'a Effect) -> Option<&'a Path> {
+        let (mut mine, mut theirs) = (self.edits.iter().peekable(), other.edits.iter().peekable());
+        loop {
+            match (mine.peek(), theirs.peek()) {
+                (None, None) => return None,
+                (Some(m), None) => return Some(&m.path),
+                (None, Some(t)) => return Some(&t.path),
+                (Some(m), Some(t)) => {
+                    let (ms, ts) = (m.path.to_string(), t.path.to_string());
+                    if ms < ts {
+                        return Some(&m.path);
+                    }
+                    if ts < ms {
+                        return Some(&t.path);
+                    }
+                    if m != t {
+                        return Some(&m.path);
+                    }
+                    mine.next();
+                    theirs.next();
+                }
+            }
+        }
     }
 }
 
@@ -187,5 +221,26 @@ mod tests {
         assert!(removal.holds_in(&json!({"metadata": {"labels": {"b": "2"}}})));
         assert!(removal.holds_in(&json!({"metadata": {}})));
         assert!(!removal.holds_in(&json!({"metadata": {"labels": {"a": "1"}}})));
+        assert_eq!(
+            approved.first_not_holding_in(&deployment(3, "a:1", None)).map(ToString::to_string).as_deref(),
+            Some(".spec.replicas")
+        );
+    }
+
+    #[test]
+    fn the_first_difference_names_the_field_where_two_changes_part() {
+        let approved = effect(&deployment(1, "a:1", None), &deployment(2, "a:2", None));
+        assert_eq!(approved.first_difference(&approved), None);
+        let name = |e: &Effect| approved.first_difference(e).map(ToString::to_string);
+        // Another starting value of one field; one field fewer; one field more.
+        assert_eq!(
+            name(&effect(&deployment(5, "a:1", None), &deployment(2, "a:2", None))).as_deref(),
+            Some(".spec.replicas")
+        );
+        let image_only = effect(&deployment(2, "a:1", None), &deployment(2, "a:2", None));
+        assert_eq!(name(&image_only).as_deref(), Some(".spec.replicas"));
+        let env = Some(json!([{"name": "X", "value": "1"}]));
+        let more = effect(&deployment(1, "a:1", None), &deployment(2, "a:2", env));
+        assert_eq!(name(&more).as_deref(), Some(".spec.template.spec.containers[name=\"app\"].env[name=\"X\"].name"));
     }
 }

@@ -10,6 +10,9 @@
 //!
 //! Modules, one concept each:
 //! - [`effect`]: what a change does to an object, field by field (the intent a user approves).
+//! - [`placement`]: where a change puts the entries of keyed lists (the order a user approves).
+//! - [`guard`]: the precondition a planned change is sent with: `test`s of exactly the fields it
+//!   depends on (a JSON Patch), or the whole object's resourceVersion.
 //! - [`json`]: decoding JSON text into values, as serde_json does but faster.
 //! - [`json_patch`]: RFC 6902 JSON Patch, as the apiserver applies it.
 //! - [`merge_patch`]: RFC 7386 JSON Merge Patch: apply, two-way and three-way creation.
@@ -23,12 +26,15 @@
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 //! - [`owner_tree`]: the ownerReferences tree below an object, each object shown once.
 //! - [`readiness`]: whether an object is ready and why not, from its conditions (READY, REASON).
+//! - [`replan`]: after a lost race, whether the re-planned change is the approved one, already
+//!   done, or a conflict (the decision of the write path, pure).
 //! - [`plan`]: what a patch of each type would do to an object, with its lints: the
 //!   change a write path sends and a user approves.
 //! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
 
 pub mod effect;
 pub mod fieldpath;
+pub mod guard;
 pub mod json;
 pub mod json_patch;
 pub mod last_applied;
@@ -37,8 +43,10 @@ pub mod merge_patch;
 mod object_field;
 pub mod owner_tree;
 pub mod ownership;
+pub mod placement;
 pub mod plan;
 pub mod readiness;
+pub mod replan;
 pub mod schema;
 mod str_eq;
 pub mod strategic;

@@ -29,6 +29,8 @@ pub struct AuditEvent {
     pub code: u16,
     /// Who sent it (`user.username`): tells the command under test from controllers.
     pub user: String,
+    /// The program that sent it (`userAgent`: `kubectl-safe_patch/v0.1.0 ...`, `kubectl/v1.33.0 ...`).
+    pub user_agent: String,
 }
 
 impl AuditEvent {
@@ -37,6 +39,12 @@ impl AuditEvent {
         self.user.starts_with("system:serviceaccount:")
             || self.user.starts_with("system:kube-")
             || self.user == "system:apiserver"
+    }
+
+    /// Whether `program` sent it (its User-Agent starts with `program/`): tells a plugin
+    /// from the kubectl a test plays the concurrent writer with.
+    pub fn is_from(&self, program: &str) -> bool {
+        self.user_agent.strip_prefix(program).is_some_and(|rest| rest.starts_with('/'))
     }
 
     /// Whether this is a request that could change stored state.
@@ -58,6 +66,7 @@ impl AuditEvent {
             dry_run: field("/requestURI").contains("dryRun=All"),
             code: event.pointer("/responseStatus/code").and_then(Value::as_u64).unwrap_or(0) as u16,
             user: field("/user/username"),
+            user_agent: field("/userAgent"),
         })
     }
 }

@@ -4,7 +4,7 @@
 //! last-applied annotation holds them too) carrying random canary values, and a
 //! ConfigMap carrying its own. Every command, subcommand and output mode of the three
 //! plugins runs against them, including the error paths (strict-validation refusals,
-//! an admission refusal, Forbidden for the restricted user, resourceVersion conflicts,
+//! an admission refusal, Forbidden for the restricted user, lost races,
 //! an unreachable server, a request timeout). Each run gets its own `TMPDIR`, `HOME`
 //! and cache directory; its stdout, its stderr and every file it wrote outside the
 //! backup directory are searched for each Secret canary in clear text, in base64 and

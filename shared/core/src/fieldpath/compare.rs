@@ -6,6 +6,8 @@
 //! structs and list items present on one side only are added or removed
 //! themselves, beside everything under them.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde_json::{Map, Value};
 
 use super::element::PathElement;
@@ -125,14 +127,17 @@ impl Walker<'_> {
     fn list(&mut self, items: Option<TypeId>, keys: Option<&[String]>, lhs: Option<&Value>, rhs: Option<&Value>) {
         let l = self.index(items, keys, lhs);
         let r = self.index(items, keys, rhs);
+        // By name, so long lists (thousands of env entries) are matched in n log n, not n².
+        let r_by_name: BTreeMap<&PathElement, &Value> = r.iter().map(|(p, v)| (p, *v)).collect();
+        let l_names: BTreeSet<&PathElement> = l.iter().map(|(p, _)| p).collect();
         for (pe, lv) in &l {
-            let rv = r.iter().find(|(p, _)| p == pe).map(|(_, v)| *v);
+            let rv = r_by_name.get(pe).copied();
             self.path.push(pe.clone());
             self.walk(items, Some(lv), rv);
             self.path.pop();
         }
         for (pe, rv) in &r {
-            if l.iter().any(|(p, _)| p == pe) {
+            if l_names.contains(pe) {
                 continue;
             }
             self.path.push(pe.clone());
@@ -149,9 +154,10 @@ impl Walker<'_> {
         list: Option<&'v Value>,
     ) -> Vec<(PathElement, &'v Value)> {
         let mut out: Vec<(PathElement, &'v Value)> = Vec::new();
+        let mut seen: BTreeSet<PathElement> = BTreeSet::new();
         for item in list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
             if let Ok(pe) = item_element(self.schema, items, keys, item) {
-                if !out.iter().any(|(p, _)| *p == pe) {
+                if seen.insert(pe.clone()) {
                     out.push((pe, item));
                 }
             }

@@ -55,6 +55,7 @@ pub use path::Path;
 pub use set::Set;
 
 pub(crate) use display::go_quote;
+pub(crate) use gojson::jsoniter_float as go_float;
 pub(crate) use gojson::write_string as write_go_string;
 pub(crate) use gojson::write_value as write_go_value;
 

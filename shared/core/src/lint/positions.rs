@@ -1,14 +1,16 @@
 //! A JSON Patch path like `/spec/template/spec/containers/0/image` names a
 //! *position*. If someone reorders or removes containers between the preview
 //! and the write, position 0 is another container. For lists whose entries
-//! have a key (containers by `name`), the guard is a `test` of that key,
-//! placed first in the patch so the write fails if the list moved.
+//! have a key (containers by `name`, container ports by `containerPort` and
+//! `protocol`), the guard is a `test` of every key field; for sets
+//! (`finalizers`), a `test` of the value. The guards go first in the patch, so
+//! the write fails if the list moved.
 
 use serde_json::{json, Value};
 
 use super::{Finding, Severity};
 use crate::json_patch::{escape_token, Operation};
-use crate::schema::{ListKind, Schema, TypeDef, TypeId};
+use crate::schema::{Field, ListKind, Schema, TypeDef, TypeId};
 
 /// The patch with key guards prepended, and one finding per guard.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,28 +21,47 @@ pub struct GuardedPatch {
     pub findings: Vec<Finding>,
 }
 
-/// Adds a `test` of the entry's key before any operation whose path (or `from`)
-/// indexes into a keyed list of `live`.
+/// Adds `test`s of the entry's identity before any operation whose path (or `from`)
+/// indexes into a keyed list of `live`: every key field of a list map (all of a
+/// composite key, like container ports' `containerPort` and `protocol`), the value
+/// itself for a set.
 pub fn guard_positions(ops: &[Operation], live: &Value, schema: &Schema, ty: Option<TypeId>) -> GuardedPatch {
     let mut guards: Vec<(String, Value)> = Vec::new();
     let mut findings = Vec::new();
     for op in ops {
         for pointer in [Some(op.path()), op.from()].into_iter().flatten() {
             let Some(tokens) = pointer.tokens() else { continue };
-            for (test_path, key, value, where_) in keyed_positions(tokens, live, schema, ty) {
-                if guards.iter().any(|(p, _)| *p == test_path) {
+            for position in keyed_positions(tokens, live, schema, ty) {
+                if position.tests.iter().all(|(path, _)| guards.iter().any(|(p, _)| p == path)) {
                     continue;
                 }
-                findings.push(Finding::new(
-                    Severity::Info,
-                    where_.clone(),
-                    format!(
-                        "{} is a position in a list keyed by {key}: added a test that it is still {key}={}, so the write fails if the list moved",
+                let message = match &position.identity {
+                    Identity::Keys(keys) => {
+                        let shown: Vec<String> = position
+                            .tests
+                            .iter()
+                            .zip(keys)
+                            .map(|((_, value), key)| format!("{key}={}", super::short(value)))
+                            .collect();
+                        format!(
+                            "{} is a position in a list keyed by {}: added a test that it is still {}, so the write fails if the list moved",
+                            pointer.as_str(),
+                            keys.join(" and "),
+                            shown.join(", ")
+                        )
+                    }
+                    Identity::Value => format!(
+                        "{} is a position in a set: added a test that it is still {}, so the write fails if the list moved",
                         pointer.as_str(),
-                        super::short(&value)
+                        super::short(&position.tests[0].1)
                     ),
-                ));
-                guards.push((test_path, value));
+                };
+                findings.push(Finding::new(Severity::Info, position.dotted, message));
+                for (path, value) in position.tests {
+                    if !guards.iter().any(|(p, _)| *p == path) {
+                        guards.push((path, value));
+                    }
+                }
             }
         }
     }
@@ -50,17 +71,30 @@ pub fn guard_positions(ops: &[Operation], live: &Value, schema: &Schema, ty: Opt
     GuardedPatch { operations, findings }
 }
 
-/// Every `(test path, key field, key value, dotted path)` for list indices along `tokens`.
-fn keyed_positions(
-    tokens: &[String],
-    live: &Value,
-    schema: &Schema,
-    ty: Option<TypeId>,
-) -> Vec<(String, String, Value, String)> {
+/// How the entries of a list are told apart.
+#[derive(Debug, Clone, PartialEq)]
+enum Identity {
+    /// By these key fields (a list map, or a strategic merge key).
+    Keys(Vec<String>),
+    /// By value (a set).
+    Value,
+}
+
+/// One index into a keyed list along a path: the tests that pin its entry, and where it is.
+struct Position {
+    identity: Identity,
+    /// `(test path, value)`, one per key field (in key order), or one of the entry for a set.
+    tests: Vec<(String, Value)>,
+    /// The entry as a dotted field path, for the finding.
+    dotted: String,
+}
+
+/// Every index into a keyed list along `tokens`, with the tests that pin its entry.
+fn keyed_positions(tokens: &[String], live: &Value, schema: &Schema, ty: Option<TypeId>) -> Vec<Position> {
     let mut out = Vec::new();
     let mut current = live;
     let mut current_ty = ty;
-    let mut key_of_list: Option<String> = None;
+    let mut identity: Option<Identity> = None;
     let mut pointer = String::new();
     let mut dotted = String::new();
     for token in tokens {
@@ -68,28 +102,54 @@ fn keyed_positions(
             Value::Array(items) => {
                 let Ok(index) = token.parse::<usize>() else { break };
                 let Some(item) = items.get(index) else { break };
-                if let Some(key) = &key_of_list {
-                    if let Some(value) = item.get(key) {
-                        out.push((
-                            format!("{pointer}/{index}/{}", escape_token(key)),
-                            key.clone(),
-                            value.clone(),
-                            format!(
-                                "{dotted}[{key}={}]",
-                                value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string())
-                            ),
-                        ));
+                let entry = match &identity {
+                    Some(Identity::Keys(keys)) if item.is_object() => {
+                        let values: Vec<Value> =
+                            keys.iter().map(|k| item.get(k).cloned().unwrap_or(Value::Null)).collect();
+                        let shown: Vec<String> = keys
+                            .iter()
+                            .zip(&values)
+                            .map(|(k, v)| {
+                                format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                            })
+                            .collect();
+                        Some(Position {
+                            identity: Identity::Keys(keys.clone()),
+                            tests: keys
+                                .iter()
+                                .zip(values)
+                                .map(|(k, v)| (format!("{pointer}/{index}/{}", escape_token(k)), v))
+                                .collect(),
+                            dotted: format!("{dotted}[{}]", shown.join(",")),
+                        })
                     }
+                    Some(Identity::Value) if !item.is_object() && !item.is_array() => Some(Position {
+                        identity: Identity::Value,
+                        tests: vec![(format!("{pointer}/{index}"), item.clone())],
+                        dotted: format!(
+                            "{dotted}[={}]",
+                            item.as_str().map(str::to_string).unwrap_or_else(|| item.to_string())
+                        ),
+                    }),
+                    _ => None,
+                };
+                // Deeper positions are named under this entry: `containers[name=app].ports[...]`.
+                match entry {
+                    Some(position) => {
+                        dotted.clone_from(&position.dotted);
+                        out.push(position);
+                    }
+                    None => dotted.push_str(&format!("[{index}]")),
                 }
                 current = item;
                 current_ty = current_ty.and_then(|t| schema.items(t));
-                key_of_list = None;
+                identity = None;
             }
             Value::Object(map) => {
                 let Some(child) = map.get(token) else { break };
                 let field = current_ty.and_then(|t| schema.field(t, token));
                 let child_ty = field.map(|f| f.ty).or_else(|| current_ty.and_then(|t| schema.values(t)));
-                key_of_list = field.and_then(|f| f.merge_key.clone()).or_else(|| list_map_key(schema, child_ty));
+                identity = list_identity(schema, child_ty, field);
                 current = child;
                 current_ty = child_ty;
                 if !dotted.is_empty() {
@@ -105,13 +165,22 @@ fn keyed_positions(
     out
 }
 
-fn list_map_key(schema: &Schema, ty: Option<TypeId>) -> Option<String> {
-    match ty.and_then(|t| schema.try_get(t)) {
-        Some(TypeDef::List(list)) => match &list.list_kind {
-            ListKind::Map(keys) if keys.len() == 1 => keys.first().cloned(),
+/// How the entries of the list of type `ty` (the value of `field`, if a struct field) are
+/// told apart: the list-map keys (all of them), else the strategic merge key; by value for
+/// a set, or a list of scalars merged by strategic merge patch. `None`: by position only.
+fn list_identity(schema: &Schema, ty: Option<TypeId>, field: Option<&Field>) -> Option<Identity> {
+    let list = match ty.and_then(|t| schema.try_get(t)) {
+        Some(TypeDef::List(list)) => list,
+        _ => return None,
+    };
+    match &list.list_kind {
+        ListKind::Map(keys) if !keys.is_empty() => Some(Identity::Keys(keys.clone())),
+        ListKind::Set => Some(Identity::Value),
+        _ => match field {
+            Some(Field { merge_key: Some(key), .. }) => Some(Identity::Keys(vec![key.clone()])),
+            Some(f) if f.patch_strategy.merge => Some(Identity::Value),
             _ => None,
         },
-        _ => None,
     }
 }
 
@@ -155,5 +224,67 @@ mod tests {
         ]))
         .unwrap();
         assert!(guard_positions(&ops, &live, schema, ty).findings.is_empty());
+        // args are an atomic list of strings: a position there is only a position.
+        let ops = json_patch::parse(&json!([
+            {"op": "replace", "path": "/spec/template/spec/containers/0/args/0", "value": "y"}
+        ]))
+        .unwrap();
+        let guarded = guard_positions(&ops, &live, schema, ty);
+        assert_eq!(guarded.operations.len(), 2, "only the container's name: {:?}", guarded.operations);
+        assert_eq!(guarded.operations[0]["path"], "/spec/template/spec/containers/0/name");
+    }
+
+    #[test]
+    fn composite_keys_are_guarded_on_every_key_field_and_sets_on_the_value() {
+        let schema = builtin();
+        let ty = schema.root(&Gvk::new("apps", "v1", "Deployment"));
+        let live = json!({"metadata": {"finalizers": ["a/x", "b"]},
+            "spec": {"template": {"spec": {"containers": [{"name": "app", "ports": [
+                {"containerPort": 53, "protocol": "TCP"}, {"containerPort": 53, "protocol": "UDP", "name": "dns"}]}]}}}});
+        let ops = json_patch::parse(&json!([
+            {"op": "replace", "path": "/spec/template/spec/containers/0/ports/1/name", "value": "dns-udp"},
+            {"op": "remove", "path": "/metadata/finalizers/0"}
+        ]))
+        .unwrap();
+        let guarded = guard_positions(&ops, &live, schema, ty);
+        let tests: Vec<(String, Value)> = guarded
+            .operations
+            .iter()
+            .filter(|op| op["op"] == "test")
+            .map(|op| (op["path"].as_str().unwrap_or_default().to_string(), op["value"].clone()))
+            .collect();
+        assert_eq!(
+            tests,
+            [
+                ("/spec/template/spec/containers/0/name".to_string(), json!("app")),
+                ("/spec/template/spec/containers/0/ports/1/containerPort".to_string(), json!(53)),
+                ("/spec/template/spec/containers/0/ports/1/protocol".to_string(), json!("UDP")),
+                ("/metadata/finalizers/0".to_string(), json!("a/x")),
+            ]
+        );
+        let paths: Vec<&str> = guarded.findings.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.template.spec.containers[name=app]",
+                "spec.template.spec.containers[name=app].ports[containerPort=53,protocol=UDP]",
+                "metadata.finalizers[=a/x]"
+            ]
+        );
+        assert!(
+            guarded.findings[1].message.contains("keyed by containerPort and protocol"),
+            "{}",
+            guarded.findings[1].message
+        );
+        // The guards pass on the previewed object; the TCP entry at position 1 (the list moved) fails them.
+        let patch = Value::Array(guarded.operations.clone());
+        assert!(json_patch::apply(&live, &patch).is_ok());
+        let mut swapped = live.clone();
+        swapped["spec"]["template"]["spec"]["containers"][0]["ports"] = json!([
+            {"containerPort": 53, "protocol": "UDP", "name": "dns"}, {"containerPort": 53, "protocol": "TCP"}]);
+        assert!(json_patch::apply(&swapped, &patch).is_err(), "same containerPort, other protocol");
+        let mut finalizers = live.clone();
+        finalizers["metadata"]["finalizers"] = json!(["b", "a/x"]);
+        assert!(json_patch::apply(&finalizers, &patch).is_err());
     }
 }

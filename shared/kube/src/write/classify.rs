@@ -11,8 +11,9 @@ use super::request::PatchType;
 #[derive(Debug)]
 pub enum Answer {
     /// The object may have moved since it was read (409 on a resourceVersion
-    /// precondition, or a JSON Patch refused as 422, which a failed `test` is): read
-    /// it again; plan again if it moved, else the refusal stands.
+    /// precondition, or a JSON Patch that does not apply to the object as it is now,
+    /// which a failed `test` of its guard is: 422): read it again; plan again if it
+    /// moved, else the refusal stands.
     Moved(Error),
     /// Server-side apply refused because other managers own fields it sets: only
     /// the user can decide (`--force`), so never retried.
@@ -35,11 +36,16 @@ pub fn classify(err: Error, patch_type: PatchType) -> Answer {
             Answer::FieldManagerConflict(causes.clone())
         }
         Error::Api { code: 409, .. } => Answer::Moved(err),
-        // The apiserver applies a JSON Patch to the current object, so a failed `test`
-        // (our guard, or a position test) comes back as 422 "the server rejected our
-        // request due to an error in our request", like a validation refusal. The write
-        // path tells them apart by reading the object again: moved, or refused.
-        Error::Api { code: 422 | 500, .. } if patch_type == PatchType::Json => Answer::Moved(err),
+        // The apiserver applies a JSON Patch to the current object; one that does not
+        // apply (a failed `test` of the guard, a position test, a missing path) comes back
+        // as 422 "the server rejected our request due to an error in our request", with no
+        // causes. A refusal of the patched object by validation names its fields in causes:
+        // final. (A 500: upstream panics on a `test` of a list holding null.) The write path
+        // still reads the object again to tell a race from a patch that never applied.
+        Error::Api { code: 422, causes, .. } if patch_type == PatchType::Json && causes.is_empty() => {
+            Answer::Moved(err)
+        }
+        Error::Api { code: 500, .. } if patch_type == PatchType::Json => Answer::Moved(err),
         Error::Api { code: 429, .. } => Answer::Throttled(err),
         Error::Api { code, .. } if *code >= 500 => Answer::MaybeSent(err),
         Error::Unreachable { maybe_sent: false, .. } => Answer::NotSent(err),
@@ -76,6 +82,14 @@ mod tests {
         assert!(matches!(classify(api(422, test, vec![]), PatchType::Merge), Answer::Refused(_)));
         let generic = "the server rejected our request due to an error in our request";
         assert!(matches!(classify(api(422, generic, vec![]), PatchType::Json), Answer::Moved(_)));
+        // Validation of the patched object names the field: refused at once, whatever the patch type.
+        let invalid = StatusCause {
+            reason: "FieldValueInvalid".into(),
+            message: "Invalid value: -1".into(),
+            field: "spec.replicas".into(),
+        };
+        let validation = "Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -1";
+        assert!(matches!(classify(api(422, validation, vec![invalid]), PatchType::Json), Answer::Refused(_)));
         assert!(matches!(
             classify(api(422, "spec.replicas: Invalid value", vec![]), PatchType::Merge),
             Answer::Refused(_)

@@ -1,14 +1,39 @@
-//! The optimistic-concurrency guard a write carries: the server refuses it when
-//! the object is no longer the one the change was planned against.
+//! The optimistic-concurrency guard a write carries, on the wire: the server
+//! refuses the write when what the change depends on moved.
 //!
-//! Merge, strategic and apply patches carry `metadata.resourceVersion` (a
-//! precondition: 409 Conflict when it moved). A JSON Patch starts with a `test`
-//! of `/metadata/resourceVersion` (the apiserver applies a JSON Patch to the
-//! current object, so a moved object fails the test with 422).
+//! The core decides the guard ([`fieldwise_core::guard`]). A field guard is sent
+//! as it is: a JSON Patch whose `test`s pin the fields the change depends on (a
+//! failed `test` comes back as 422). A whole-object guard is the object's
+//! `metadata.resourceVersion`: merge, strategic and apply patches carry it as a
+//! precondition (409 Conflict when it moved); a JSON Patch starts with a `test`
+//! of `/metadata/resourceVersion`.
 
+use fieldwise_core::guard::Guard;
+use fieldwise_core::plan::Planned;
 use serde_json::{json, Map, Value};
 
 use super::request::PatchType;
+
+/// A write's request body under its guard, and the patch type it is sent as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardedRequest {
+    /// The body.
+    pub body: Value,
+    /// Its patch type (a field guard is a JSON Patch whatever the planned patch type).
+    pub patch_type: PatchType,
+}
+
+/// The request that sends `planned`, planned against `live`, under `guard`; `None` when
+/// the guard is the whole object and the object has no resourceVersion.
+pub fn request_of(guard: Guard, planned: &Planned, live: &Value) -> Option<GuardedRequest> {
+    match guard {
+        Guard::Fields(body) => Some(GuardedRequest { body, patch_type: PatchType::Json }),
+        Guard::WholeObject(_) => Some(GuardedRequest {
+            body: guarded_body(planned.patch_type, &planned.patch, resource_version(live)?),
+            patch_type: planned.patch_type,
+        }),
+    }
+}
 
 /// The request body: `patch` guarded by `resource_version`.
 pub fn guarded_body(patch_type: PatchType, patch: &Value, resource_version: &str) -> Value {
@@ -52,5 +77,25 @@ mod tests {
         assert_eq!(json_patch[0], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "9"}));
         assert_eq!(json_patch[1], ops[0]);
         assert_eq!(resource_version(&merge), Some("7"));
+    }
+
+    #[test]
+    fn a_field_guard_is_sent_as_a_json_patch_and_a_whole_object_guard_as_the_planned_type() {
+        use fieldwise_core::guard::WholeObjectReason;
+        let live = json!({"metadata": {"resourceVersion": "5"}});
+        let planned = Planned {
+            patch_type: PatchType::Merge,
+            patch: json!({"spec": {"replicas": 2}}),
+            result: json!({}),
+            findings: vec![],
+        };
+        let tests = json!([{"op": "test", "path": "/spec/replicas", "value": 1}]);
+        let fields = request_of(Guard::Fields(tests.clone()), &planned, &live).unwrap();
+        assert_eq!(fields, GuardedRequest { body: tests, patch_type: PatchType::Json });
+        let whole = request_of(Guard::WholeObject(WholeObjectReason::ServerSideApply), &planned, &live).unwrap();
+        assert_eq!(whole.patch_type, PatchType::Merge);
+        assert_eq!(whole.body["metadata"]["resourceVersion"], "5");
+        let unversioned = request_of(Guard::WholeObject(WholeObjectReason::ServerSideApply), &planned, &json!({}));
+        assert_eq!(unversioned, None);
     }
 }

@@ -4,24 +4,31 @@
 //!
 //! A command describes *what* to change as a planner: a function from the live
 //! object to a [`Planned`] change (the patch without its guard, and the object it
-//! should produce). The first plan is what the user previews and approves; its
-//! [`Effect`] (the fields it touches, with their values before and after) is the
-//! approved intent. When the write loses a race, the object is read again and
-//! planned again, and the new plan is sent without asking again only if its
-//! effect is the approved one; if it would now change nothing and the object
-//! already holds the approved values, the write is a success "(no change)";
-//! otherwise nothing is written and the command exits 3 with what moved.
+//! should produce). The first plan is what the user previews and approves: its
+//! [`Approved`] change (the fields it touches, with their values before and after,
+//! and where it puts list entries) is the approved intent.
+//!
+//! The guard is the core's [`guard`]: where it can, the write is sent as a JSON
+//! Patch whose `test`s pin exactly the fields the change depends on, so writers of
+//! other fields never make it fail; otherwise (server-side apply, a change derived
+//! from the whole object, values the server cannot test) the planned patch is sent
+//! with the object's resourceVersion. When the write loses a race (409, or a failed
+//! `test`: 422), the object is read again and planned again, and the core's
+//! [`decide`] says what follows: send the new plan without asking again (it makes
+//! the approved change), succeed "(no change)" (somebody made the same change), or
+//! write nothing and exit 3 naming what moved.
 
 use std::time::Duration;
 
-use fieldwise_core::effect::Effect;
+use fieldwise_core::guard::guard;
+use fieldwise_core::replan::{decide, Approved, Conflict, Replan};
 use fieldwise_core::schema::{Gvk, Schema, TypeId};
 use serde_json::Value;
 
 use super::backoff::Backoff;
 use super::classify::{classify, Answer};
-use super::guard::{guarded_body, resource_version};
-use super::request::{patch, FieldValidation, PatchRequest, PatchType};
+use super::guard::{request_of, resource_version, GuardedRequest};
+use super::request::{patch, FieldValidation, PatchRequest};
 use crate::api::objects;
 use crate::api::reference::ObjectRef;
 use crate::conn::client::Connection;
@@ -41,18 +48,9 @@ pub use fieldwise_core::plan::Planned;
 /// A planner: from the live object to the change. It is called again after every lost race.
 pub type Planner<'p> = dyn FnMut(&Value) -> Result<Planned> + 'p;
 
-/// What the user approved, and so which re-plans may be sent without asking again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    /// The values the preview showed (a patch): a re-plan is sent only when its
-    /// effect equals the approved one.
-    Values,
-    /// A rule that derives the change from the object each time (rebuild the
-    /// annotation from the live fields, move client-side managers to Apply): any
-    /// re-plan follows the approved rule, so it is sent; one that changes nothing
-    /// ends the write as "(no change)".
-    Rule,
-}
+/// What the user approved, and so which re-plans may be sent without asking again, and
+/// which guard a write can carry; defined in the core crate, beside the re-plan decision.
+pub use fieldwise_core::replan::Intent;
 
 /// How to write.
 #[derive(Debug, Clone)]
@@ -142,8 +140,8 @@ pub struct Preview {
     pub live: Value,
     /// The change.
     pub planned: Planned,
-    /// The fields it touches: the approved intent.
-    pub effect: Effect,
+    /// What it does, field by field and entry by entry: the approved intent.
+    pub approved: Approved,
     /// The server's result of the exact request as a dry run, when one was made.
     pub server_result: Option<Value>,
 }
@@ -151,7 +149,7 @@ pub struct Preview {
 impl Preview {
     /// Whether the change changes nothing (nothing is sent then).
     pub fn is_no_change(&self) -> bool {
-        self.effect.is_empty()
+        self.approved.is_no_change()
     }
 
     /// The expected result: the server's dry run if there was one, else the local plan's.
@@ -199,8 +197,8 @@ impl<'a> GuardedWrite<'a> {
     /// Plans the change against `live`, locally.
     pub fn plan(&self, live: Value, planner: &mut Planner<'_>) -> Result<Preview> {
         let planned = planner(&live)?;
-        let effect = Effect::between(&live, &planned.result, self.options.schema, self.options.ty);
-        Ok(Preview { live, planned, effect, server_result: None })
+        let approved = Approved::new(self.options.intent, &live, &planned.result, self.options.schema, self.options.ty);
+        Ok(Preview { live, planned, approved, server_result: None })
     }
 
     /// Sends the exact request as a server-side dry run and keeps the server's result.
@@ -211,21 +209,21 @@ impl<'a> GuardedWrite<'a> {
             if preview.is_no_change() {
                 return Ok(());
             }
-            let rv = self.guard_version(&preview.live)?;
-            let body = guarded_body(preview.planned.patch_type, &preview.planned.patch, &rv);
-            let err = match self.send(&body, preview.planned.patch_type, true).await {
+            let request = self.request(&preview.live, &preview.planned)?;
+            let err = match self.send(&request, true).await {
                 Ok(server) => {
                     preview.server_result = Some(server);
                     return Ok(());
                 }
                 Err(e) => e,
             };
-            match classify(err, preview.planned.patch_type) {
+            match classify(err, request.patch_type) {
                 Answer::Moved(e) | Answer::Throttled(e) => {
                     let Some(wait) = backoff.next_wait() else { return Err(e) };
                     tokio::time::sleep(wait).await;
                     let fresh = self.read().await?;
-                    if resource_version(&fresh) == Some(rv.as_str()) && !matches!(e, Error::Api { code: 429, .. }) {
+                    let unmoved = resource_version(&fresh) == resource_version(&preview.live);
+                    if unmoved && !matches!(e, Error::Api { code: 429, .. }) {
                         return Err(e); // not a race: the server refuses this request
                     }
                     *preview = self.plan(fresh, planner)?;
@@ -244,7 +242,7 @@ impl<'a> GuardedWrite<'a> {
             return Ok(Committed::NoChange(preview.live));
         }
         let store = BackupStore::open_default()?;
-        let Preview { mut live, mut planned, effect: approved, .. } = preview;
+        let Preview { mut live, mut planned, approved, .. } = preview;
         let record = BackupRecord::before_write(
             self.conn,
             self.target,
@@ -270,19 +268,20 @@ impl<'a> GuardedWrite<'a> {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let rv = match self.guard_version(&live) {
-                Ok(rv) => rv,
+            let request = match self.request(&live, &planned) {
+                Ok(request) => request,
                 Err(e) => return Err(discarded(pending, e)),
             };
-            let body = guarded_body(planned.patch_type, &planned.patch, &rv);
-            let err = match self.send(&body, planned.patch_type, false).await {
+            let planned_against = resource_version(&live).map(String::from);
+            let err = match self.send(&request, false).await {
                 Ok(written) => {
                     self.record_written(pending, &store, &written).await?;
                     return Ok(Committed::Written(written));
                 }
                 Err(e) => e,
             };
-            let fresh = match classify(err, planned.patch_type) {
+            let moved = |fresh: &Value| resource_version(fresh) != planned_against.as_deref();
+            let fresh = match classify(err, request.patch_type) {
                 Answer::FieldManagerConflict(causes) => {
                     return Err(discarded(pending, self.field_manager_conflict(causes)));
                 }
@@ -301,7 +300,7 @@ impl<'a> GuardedWrite<'a> {
                             backup: Some(backup),
                         });
                     };
-                    if resource_version(&fresh) != Some(rv.as_str()) && approved.holds_in(&fresh) {
+                    if moved(&fresh) && approved.holds_in(&fresh, self.options.schema) {
                         eprintln!(
                             "note: the connection failed after the write of {} was sent; reading it again shows the write landed",
                             self.target.display()
@@ -316,33 +315,27 @@ impl<'a> GuardedWrite<'a> {
                         Ok(fresh) => fresh,
                         Err(read_error) => return Err(discarded(pending, read_error)),
                     };
-                    if resource_version(&fresh) == Some(rv.as_str()) {
+                    if !moved(&fresh) {
                         return Err(discarded(pending, e)); // not a race: the server refuses this request
                     }
                     fresh
                 }
             };
-            // The object moved (or the write did not land): plan again, compare intent.
+            // The object moved (or the write did not land): plan again, and let the core decide.
             let replanned = match planner(&fresh) {
                 Ok(p) => p,
                 Err(e) => {
-                    let reason = format!("the patch no longer applies ({})", e);
-                    return Err(discarded(pending, self.changed(&live, &fresh, reason)));
+                    let conflict = Conflict::NoLongerApplies { reason: e.to_string() };
+                    return Err(discarded(pending, self.changed(&live, &fresh, &conflict)));
                 }
             };
-            let effect = Effect::between(&fresh, &replanned.result, self.options.schema, self.options.ty);
-            if effect.is_empty() {
-                pending.discard();
-                if self.options.intent == Intent::Rule || approved.holds_in(&fresh) {
+            match decide(&approved, &fresh, &replanned.result, self.options.schema, self.options.ty) {
+                Replan::Proceed => {}
+                Replan::AlreadyDone => {
+                    pending.discard();
                     return Ok(Committed::NoChange(fresh)); // somebody else made the same change
                 }
-                return Err(self.changed(&live, &fresh, "the patch would now change nothing else".into()));
-            }
-            if self.options.intent == Intent::Values && effect != approved {
-                return Err(discarded(
-                    pending,
-                    self.changed(&live, &fresh, "the patch would now do something else".into()),
-                ));
+                Replan::Conflict(conflict) => return Err(discarded(pending, self.changed(&live, &fresh, &conflict))),
             }
             let Some(wait) = backoff.next_wait() else {
                 pending.discard();
@@ -355,10 +348,18 @@ impl<'a> GuardedWrite<'a> {
         }
     }
 
-    async fn send(&self, body: &Value, patch_type: PatchType, dry_run: bool) -> Result<Value> {
+    /// The request that writes `planned`, planned against `live`, under its guard (see the module docs).
+    fn request(&self, live: &Value, planned: &Planned) -> Result<GuardedRequest> {
+        let guard = guard(live, planned, self.options.intent, self.options.schema, self.options.ty);
+        request_of(guard, planned, live).ok_or_else(|| Error::Unsupported {
+            what: format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()),
+        })
+    }
+
+    async fn send(&self, request: &GuardedRequest, dry_run: bool) -> Result<Value> {
         let request = PatchRequest {
-            patch_type,
-            body,
+            patch_type: request.patch_type,
+            body: &request.body,
             field_manager: self.options.field_manager,
             dry_run,
             force: self.options.force,
@@ -366,12 +367,6 @@ impl<'a> GuardedWrite<'a> {
             validation: self.options.validation,
         };
         patch(self.conn, self.target, &request).await
-    }
-
-    fn guard_version(&self, live: &Value) -> Result<String> {
-        resource_version(live).map(String::from).ok_or_else(|| Error::Unsupported {
-            what: format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()),
-        })
     }
 
     /// After a broken connection: read until the server answers or the budget runs out.
@@ -409,10 +404,10 @@ impl<'a> GuardedWrite<'a> {
         }
     }
 
-    fn changed(&self, previewed: &Value, now: &Value, reason: String) -> Error {
+    fn changed(&self, previewed: &Value, now: &Value, conflict: &Conflict) -> Error {
         Error::ChangedSincePreview {
             object: self.target.display(),
-            reason,
+            reason: conflict.to_string(),
             what_moved: diff::human("previewed", "now", previewed, now, self.options.show_secrets),
         }
     }

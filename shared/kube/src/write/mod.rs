@@ -3,7 +3,8 @@
 //!
 //! - [`request`]: the PATCH request in its four flavours (also used as is for
 //!   dry runs that predict, like `owners --conflicts --verify`).
-//! - [`guard`]: the resourceVersion precondition or JSON Patch `test` a write carries.
+//! - [`guard`]: the guard a write carries on the wire: the core's field guard (a JSON
+//!   Patch of `test`s and changes), or the resourceVersion precondition.
 //! - [`classify`]: what a failed write means: lost race, field-manager conflict,
 //!   refusal, throttling, or a broken connection after which the outcome is unknown.
 //! - [`backoff`]: jittered exponential waits bounded by a deadline.

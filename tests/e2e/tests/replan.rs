@@ -1,0 +1,237 @@
+//! Re-planning after a lost race keeps what the preview showed, on the real cluster:
+//! an entry inserted into a keyed list by position lands where the preview put it
+//! or the write stops with exit 3, never elsewhere (#22.1); positions in lists with
+//! a composite key are guarded on every key field (#25.5); and the write is guarded
+//! by the fields it depends on, so a concurrent writer of other fields costs nothing
+//! while one of the same fields stops it (#22.10).
+//!
+//! The concurrent writer is `FIELDWISE_HOOK_BEFORE_WRITE`: it runs once, after the
+//! preview (and its server dry run) and before the write.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use fieldwise_e2e::audit::AuditEvent;
+use fieldwise_e2e::{require_cluster, run, text, Cluster};
+use serde_json::Value;
+
+/// A private, empty backup directory per test.
+fn data_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fw-replan-data-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn describe(out: &Output) -> String {
+    format!("exit {:?}\nstdout: {}\nstderr: {}", out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// The Deployment of the issue: init containers migrate-db then warm-cache; the app's env A then
+/// C (C refers to B, which the patch adds between them); two ports on 53 told apart by protocol.
+const WEB: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      initContainers:
+      - {name: migrate-db, image: "busybox:1.28"}
+      - {name: warm-cache, image: "busybox:1.28"}
+      containers:
+      - name: app
+        image: "busybox:1.28"
+        env:
+        - {name: A, value: a}
+        - {name: C, value: "$(B)/c"}
+        ports:
+        - {containerPort: 53, protocol: TCP}
+        - {containerPort: 53, protocol: UDP}
+"#;
+
+fn web(cluster: &Cluster, prefix: &str) -> String {
+    let ns = cluster.namespace(prefix);
+    cluster.kubectl_stdin(&["apply", "-n", &ns, "-f", "-"], WEB);
+    ns
+}
+
+/// `kubectl safe-patch -n ns deploy/web --type json -p ops --yes`, with `hook` as the concurrent writer.
+fn json_patch_racing(cluster: &Cluster, data: &Path, ns: &str, ops: &str, hook: &str) -> Output {
+    run(cluster
+        .plugin("kubectl-safe_patch")
+        .env("FIELDWISE_DATA_DIR", data)
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", hook)
+        .args(["-n", ns, "deploy/web", "--type", "json", "-p", ops, "--yes"]))
+}
+
+/// The hook: `kubectl patch` of deploy/web with this JSON Patch.
+fn concurrent_json_patch(ns: &str, ops: &str) -> String {
+    format!("kubectl patch -n {ns} deploy/web --type json -p '{ops}' >/dev/null")
+}
+
+fn names(cluster: &Cluster, ns: &str, pointer: &str) -> Vec<String> {
+    let d = cluster.get_json(ns, "deploy/web");
+    d.pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|l| l.iter().map(|e| e["name"].as_str().unwrap_or_default().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// The PATCHes (not dry runs) safe-patch sent to deploy/web after `mark`: their answer codes.
+fn writes(cluster: &Cluster, mark: fieldwise_e2e::audit::AuditMark, ns: &str) -> Vec<u16> {
+    std::thread::sleep(Duration::from_millis(500));
+    cluster
+        .audit_of(mark, "deployments", ns, "web")
+        .into_iter()
+        .filter(|e: &AuditEvent| e.is_from("kubectl-safe_patch") && e.verb == "patch" && !e.dry_run)
+        .map(|e| e.code)
+        .collect()
+}
+
+const INIT: &str = "/spec/template/spec/initContainers";
+const ENV: &str = "/spec/template/spec/containers/0/env";
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn an_init_container_inserted_by_index_stops_when_another_insert_would_move_it() {
+    let cluster = require_cluster!();
+    let ns = web(&cluster, "fw-replan-init");
+    let data = data_dir("init");
+    let ours = r#"[{"op":"add","path":"/spec/template/spec/initContainers/1","value":{"name":"backup-db","image":"busybox:1.28"}}]"#;
+    // Previewed after migrate-db; meanwhile hook-init is inserted first. Re-planned, `add .../1`
+    // would put backup-db before migrate-db: the write stops and names the entry.
+    let hook = concurrent_json_patch(
+        &ns,
+        r#"[{"op":"add","path":"/spec/template/spec/initContainers/0","value":{"name":"hook-init","image":"busybox:1.28"}}]"#,
+    );
+    let mark = cluster.audit_mark();
+    let out = json_patch_racing(&cluster, &data, &ns, ours, &hook);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(r#"[name="backup-db"] would now come before [name="migrate-db"]; the preview put it after"#),
+        "{stderr}"
+    );
+    assert_eq!(names(&cluster, &ns, INIT), ["hook-init", "migrate-db", "warm-cache"], "nothing of ours written");
+    // The one write sent failed its guard (422): the membership of the list moved.
+    assert_eq!(writes(&cluster, mark, &ns), [422], "{stderr}");
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn an_init_container_inserted_by_index_lands_as_previewed_when_another_entry_is_appended() {
+    let cluster = require_cluster!();
+    let ns = web(&cluster, "fw-replan-append");
+    let data = data_dir("append");
+    let ours = r#"[{"op":"add","path":"/spec/template/spec/initContainers/1","value":{"name":"backup-db","image":"busybox:1.28"}}]"#;
+    let hook = concurrent_json_patch(
+        &ns,
+        r#"[{"op":"add","path":"/spec/template/spec/initContainers/-","value":{"name":"late","image":"busybox:1.28"}}]"#,
+    );
+    let mark = cluster.audit_mark();
+    let out = json_patch_racing(&cluster, &data, &ns, ours, &hook);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(names(&cluster, &ns, INIT), ["migrate-db", "backup-db", "warm-cache", "late"]);
+    // The first write's guard failed (the list grew), the re-plan kept backup-db after
+    // migrate-db, and the second write landed.
+    assert_eq!(writes(&cluster, mark, &ns), [422, 200]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn an_env_entry_inserted_by_index_stops_when_another_insert_would_move_it() {
+    let cluster = require_cluster!();
+    let ns = web(&cluster, "fw-replan-env");
+    let data = data_dir("env");
+    // B goes between A and C (C refers to B); meanwhile Z is inserted first.
+    let ours = r#"[{"op":"add","path":"/spec/template/spec/containers/0/env/1","value":{"name":"B","value":"b"}}]"#;
+    let hook = concurrent_json_patch(
+        &ns,
+        r#"[{"op":"add","path":"/spec/template/spec/containers/0/env/0","value":{"name":"Z","value":"z"}}]"#,
+    );
+    let out = json_patch_racing(&cluster, &data, &ns, ours, &hook);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains(r#"[name="B"] would now come before [name="A"]; the preview put it after"#),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(names(&cluster, &ns, ENV), ["Z", "A", "C"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_position_in_ports_is_guarded_on_container_port_and_protocol() {
+    let cluster = require_cluster!();
+    let ns = web(&cluster, "fw-replan-ports");
+    let data = data_dir("ports");
+    let ours = r#"[{"op":"add","path":"/spec/template/spec/containers/0/ports/1/name","value":"dns-udp"}]"#;
+    // Meanwhile the two ports swap places: position 1 is now 53/TCP, same containerPort.
+    let swap = r#"[{"op":"move","from":"/spec/template/spec/containers/0/ports/1","path":"/spec/template/spec/containers/0/ports/0"}]"#;
+    let out = json_patch_racing(&cluster, &data, &ns, ours, &concurrent_json_patch(&ns, swap));
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("list keyed by containerPort and protocol"), "{stderr}");
+    let ports = cluster.get_json(&ns, "deploy/web")["spec"]["template"]["spec"]["containers"][0]["ports"].clone();
+    assert_eq!(ports[0]["protocol"], "UDP");
+    assert!(ports.as_array().into_iter().flatten().all(|p| p.get("name").is_none()), "no port named: {ports}");
+    // Without the race, the guarded write names the UDP port.
+    let out = json_patch_racing(
+        &cluster,
+        &data,
+        &ns,
+        r#"[{"op":"add","path":"/spec/template/spec/containers/0/ports/0/name","value":"dns-udp"}]"#,
+        "true",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let ports = cluster.get_json(&ns, "deploy/web")["spec"]["template"]["spec"]["containers"][0]["ports"].clone();
+    assert_eq!((ports[0]["protocol"].clone(), ports[0]["name"].clone()), ("UDP".into(), "dns-udp".into()));
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_concurrent_writer_of_another_field_costs_no_retry_and_one_of_the_same_field_stops_the_write() {
+    let cluster = require_cluster!();
+    let ns = web(&cluster, "fw-replan-fields");
+    let data = data_dir("fields");
+    let strategic = |patch: &str, hook: &str| {
+        run(cluster
+            .plugin("kubectl-safe_patch")
+            .env("FIELDWISE_DATA_DIR", &data)
+            .env("FIELDWISE_HOOK_BEFORE_WRITE", hook)
+            .args(["-n", &ns, "deploy/web", "-p", patch, "--yes"]))
+    };
+    // Another writer scales the Deployment while we change the app's image: one PATCH, accepted.
+    let mark = cluster.audit_mark();
+    let image = r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"busybox:1.36"}]}}}}"#;
+    let out = strategic(image, &format!("kubectl scale -n {ns} deploy/web --replicas=4 >/dev/null"));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let d = cluster.get_json(&ns, "deploy/web");
+    assert_eq!(
+        (d["spec"]["replicas"].clone(), d["spec"]["template"]["spec"]["containers"][0]["image"].clone()),
+        (4.into(), "busybox:1.36".into())
+    );
+    assert_eq!(writes(&cluster, mark, &ns), [200], "guarded by the image, not the resourceVersion");
+    // Another writer sets the image we change: the guard fails, the re-plan would overwrite theirs.
+    let mark = cluster.audit_mark();
+    let hook = format!("kubectl set image -n {ns} deploy/web app=busybox:1.37 >/dev/null");
+    let out =
+        strategic(r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"busybox:1.35"}]}}}}"#, &hook);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(
+        text(&out.stderr)
+            .contains(r#"would now do something else at .spec.template.spec.containers[name="app"].image"#),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        cluster.get_json(&ns, "deploy/web")["spec"]["template"]["spec"]["containers"][0]["image"],
+        "busybox:1.37"
+    );
+    assert_eq!(writes(&cluster, mark, &ns), [422]);
+}
