@@ -18,7 +18,7 @@ use futures::stream::StreamExt;
 use serde_json::Value;
 
 use crate::progress::Progress;
-use crate::scan::{self, Flagged};
+use crate::scan::{Flagged, Scan};
 use crate::ScopeArgs;
 
 /// How a `--from-scan` run ended.
@@ -50,14 +50,13 @@ where
     Work: Fn(ObjectRef, Option<Value>) -> Fut,
     Fut: Future<Output = Result<&'static str>>,
 {
-    let types = scan::types_to_scan(catalog, scope)?;
-    let namespace = scan::namespace_of(conn, scope);
+    let scan = Scan::new(conn, catalog, scope)?;
     let options = BulkOptions::with_concurrency(usize::from(scope.concurrency));
     let keep = |found: &Result<Flagged>| futures::future::ready(found.as_ref().map_or(true, &wanted));
     let summary = match question.filter(|_| prompt::interactive()) {
         Some(question) => {
-            let progress = Progress::new(types.len());
-            let mut found = std::pin::pin!(scan::flagged(conn, types, namespace, scope, &progress).filter(keep));
+            let progress = Progress::new(scan.types.len());
+            let mut found = std::pin::pin!(scan.flagged(&progress).filter(keep));
             let mut names = Vec::new();
             while let Some(f) = found.next().await {
                 names.push(f?.target);
@@ -73,8 +72,8 @@ where
         }
         None => {
             // The result lines show the progress.
-            let progress = Progress::hidden(types.len());
-            let found = scan::flagged(conn, types, namespace, scope, &progress).filter(keep);
+            let progress = Progress::hidden(scan.types.len());
+            let found = scan.flagged(&progress).filter(keep);
             bulk::run_stream(found, options, |f| f.target.display(), |f| work(f.target, f.live)).await
         }
     };

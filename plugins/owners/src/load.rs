@@ -2,8 +2,9 @@
 //! through the types of files given with -f, or read from files alone (`--local`).
 
 use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::listing::{self, Scope, Selectors};
 use fieldwise_kube::api::manifests::Manifest;
-use fieldwise_kube::api::objects::{self, ListOptions};
+use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::{Error, Result};
@@ -50,9 +51,12 @@ pub async fn from_targets(
             out.push(Subject { display: target.display(), object, source: None });
             continue;
         }
-        let namespace = if all_namespaces { None } else { target.namespace.as_deref() };
-        let options = ListOptions { label_selector: selector.map(str::to_string), ..Default::default() };
-        for object in objects::list(conn, &target.resource, namespace, &options).await? {
+        let scope = match &target.namespace {
+            _ if all_namespaces => Scope::AllNamespaces,
+            Some(namespace) => Scope::Namespace(namespace.clone()),
+            None => Scope::of(conn, false), // a cluster-scoped type: listed whole
+        };
+        for object in listing::list(conn, &target.resource, &scope, &Selectors::label(selector)).await? {
             let display = ObjectRef::of_object(&target.resource, &object).display();
             out.push(Subject { display, object, source: None });
         }

@@ -2,14 +2,16 @@
 //!
 //! Up: each owner is read by its apiVersion, kind and name (in the object's
 //! namespace, or cluster-wide for cluster-scoped owners). Down: every listable
-//! type is listed once (namespaced types in the object's namespace, or in all
-//! namespaces for a cluster-scoped object, and cluster-scoped types), and
-//! objects are attached to their owners by uid. Types the user may not list
-//! are skipped and named. How the tree is shown: `tree_view`.
+//! type is listed once through the glue's listing engine (namespaced types in the
+//! object's namespace, or in all namespaces for a cluster-scoped object, and
+//! cluster-scoped types; a few at a time), and objects are attached to their
+//! owners by uid. Types the user may not list are skipped and named. How the tree
+//! is shown: `tree_view`.
 
 use std::collections::{HashMap, HashSet};
 
 use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
+use fieldwise_kube::api::listing::{listable_types, ListOptions, Lister, Scope, Selectors};
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{owner_display_name, ObjectRef};
 use fieldwise_kube::conn::client::Connection;
@@ -129,29 +131,22 @@ fn short_reason(err: &Error) -> String {
     }
 }
 
-/// Lists every listable type (preferred versions), concurrently.
+/// Lists every listable type around `namespace` (see the module docs), a few at a time.
 async fn list_everything(
     conn: &Connection,
     catalog: &ResourceCatalog,
     namespace: Option<&str>,
 ) -> (Vec<Value>, Vec<Skipped>) {
-    let mut tasks = tokio::task::JoinSet::new();
-    for resource in catalog.types().iter().filter(|t| t.preferred && t.supports("list")) {
-        // Events name objects but are never owned by them; skip the noise.
-        if resource.plural == "events" {
-            continue;
-        }
-        let (conn, resource) = (conn.clone(), resource.clone());
-        let namespace = if resource.namespaced { namespace.map(str::to_string) } else { None };
-        tasks.spawn(async move {
-            let listed = objects::list(&conn, &resource, namespace.as_deref(), &Default::default()).await;
-            (resource, listed)
-        });
-    }
+    let scope = match namespace {
+        Some(ns) => Scope::NamespaceAndCluster(ns.to_string()),
+        None => Scope::AllNamespaces,
+    };
+    // Events name objects but are never owned by them; skip the noise.
+    let types = listable_types(catalog, &scope).into_iter().filter(|t| t.plural != "events").collect();
+    let lister = Lister::new(conn, scope, Selectors::default(), ListOptions::default());
     let mut all = Vec::new();
     let mut skipped = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        let Ok((resource, listed)) = joined else { continue };
+    for (resource, listed) in lister.list_each(types).await {
         match listed {
             Ok(items) => all.extend(items),
             Err(e) => skipped.push(Skipped { resource: resource.plural_group(), reason: short_reason(&e) }),

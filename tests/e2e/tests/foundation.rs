@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use fieldwise_e2e::{eventually, fixture, require_cluster, run, text, Cluster, PLUGINS};
 use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::listing::{self, Scope, Selectors};
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::conn::client;
@@ -95,7 +96,9 @@ fn glue_reads_back_controller_managed_fields_and_owner_references() {
                     return None;
                 }
                 let rs = catalog.resolve("rs").unwrap();
-                let list = objects::list(&conn, rs, Some(&ns), &Default::default()).await.expect("list rs");
+                let list = listing::list(&conn, rs, &Scope::Namespace(ns.clone()), &Selectors::default())
+                    .await
+                    .expect("list rs");
                 (!list.is_empty()).then_some((deployment, list))
             })
         });

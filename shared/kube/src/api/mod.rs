@@ -7,13 +7,14 @@
 //! - [`reference`](mod@reference): the one object reference, from arguments, manifests or
 //!   owner references, with kubectl's namespace rules.
 //! - [`manifests`]: `-f FILE|DIR|-` documents.
-//! - [`objects`]: GET and LIST of whole objects, with pagination.
-//! - [`metadata_list`]: metadata-only lists, for scans that read only a few fields.
+//! - [`objects`]: GET of one object, and the one request path every read goes through.
+//! - [`listing`]: every LIST: scope and selectors, "every type", the bounded, paged,
+//!   metadata-first engine, and the bounded fan-out the plugins use.
 
 pub mod discovery;
+pub mod listing;
 pub mod manifests;
 pub mod media_type;
-pub mod metadata_list;
 pub mod objects;
 pub mod openapi;
 pub mod reference;

@@ -37,7 +37,8 @@ use clap::builder::ValueHint;
 use clap::{Arg, Command};
 
 use crate::api::discovery::ResourceCatalog;
-use crate::api::objects::{self, ListOptions};
+use crate::api::discovery::ResourceType;
+use crate::api::listing::{self, ListOptions, Lister, Representation, Scope, Selectors};
 use crate::conn::client;
 use crate::conn::flags::KubeFlags;
 
@@ -525,15 +526,14 @@ async fn complete_from_cluster(request: &Request) -> crate::Result<Completions> 
     match &request.slot {
         Slot::Value { prefix, .. } => {
             let namespaces = catalog.resolve("namespaces")?;
-            let names = object_names(&conn, namespaces, None).await?;
+            let names = object_names(&conn, namespaces, Scope::AllNamespaces).await?;
             let all = names.into_iter().map(|n| Candidate::new(format!("{prefix}{n}"), None));
             Ok(Completions::matching(&format!("{prefix}{typed}"), all))
         }
         Slot::ResourceType => Ok(Completions::matching(typed, resource_types(&catalog))),
         Slot::ResourceName { resource_type, prefix } => {
             let resource = catalog.resolve(resource_type)?;
-            let namespace = (resource.namespaced && !request.all_namespaces).then_some(conn.namespace.as_str());
-            let names = object_names(&conn, resource, namespace).await?;
+            let names = object_names(&conn, resource, Scope::of(&conn, request.all_namespaces)).await?;
             let all = names.into_iter().map(|n| Candidate::new(format!("{prefix}{n}"), None));
             Ok(Completions::matching(&format!("{prefix}{typed}"), all))
         }
@@ -542,11 +542,12 @@ async fn complete_from_cluster(request: &Request) -> crate::Result<Completions> 
 }
 
 /// Type names a user can type, as `kubectl api-resources -o name` lists them: the plural,
-/// qualified with the group when another group already took that plural.
+/// qualified with the group when another group already took that plural. Every listable
+/// type ([`listing::is_listable`]), aliases of the same objects included.
 pub fn resource_types(catalog: &ResourceCatalog) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut taken: Vec<&str> = Vec::new();
-    for t in catalog.types().iter().filter(|t| t.preferred && t.supports("get") && !t.plural.contains('/')) {
+    for t in catalog.types().iter().filter(|t| listing::is_listable(t)) {
         let name = if taken.contains(&t.plural.as_str()) { t.plural_group() } else { t.plural.clone() };
         taken.push(&t.plural);
         let description = format!("{} ({})", t.kind, t.api_version());
@@ -555,14 +556,15 @@ pub fn resource_types(catalog: &ResourceCatalog) -> Vec<Candidate> {
     out
 }
 
-async fn object_names(
-    conn: &client::Connection,
-    resource: &crate::api::discovery::ResourceType,
-    namespace: Option<&str>,
-) -> crate::Result<Vec<String>> {
-    let items = objects::list(conn, resource, namespace, &ListOptions::default()).await?;
-    let mut names: Vec<String> =
-        items.iter().filter_map(|o| o.pointer("/metadata/name")?.as_str().map(str::to_string)).collect();
+/// The names of the objects of `resource` in `scope`, sorted: read as metadata only (names
+/// are all a completion needs), page by page.
+async fn object_names(conn: &client::Connection, resource: &ResourceType, scope: Scope) -> crate::Result<Vec<String>> {
+    let lister = Lister::new(conn, scope, Selectors::default(), ListOptions::default());
+    let mut pages = std::pin::pin!(lister.pages(resource, Representation::Metadata));
+    let mut names = Vec::new();
+    while let Some(page) = futures::StreamExt::next(&mut pages).await {
+        names.extend(page?.iter().filter_map(|o| o.pointer("/metadata/name")?.as_str().map(str::to_string)));
+    }
     names.sort();
     names.dedup();
     Ok(names)

@@ -1,0 +1,161 @@
+//! Bounded fan-out: the glue's one way to run work on many items at once. Plugins never
+//! run their own concurrency (no semaphores, join sets or spawned tasks); they call these.
+//!
+//! Everything runs on the caller's task (the plugins' runtime has one thread): the
+//! concurrency is of requests in flight, not of threads.
+
+use std::future::Future;
+
+use futures::channel::mpsc;
+use futures::stream::{self, Stream, StreamExt};
+
+/// Runs `work` on every item, at most `limit` at a time, and waits for all of them.
+pub async fn for_each_concurrently<I, F, Fut>(items: I, limit: usize, work: F)
+where
+    I: IntoIterator,
+    F: FnMut(I::Item) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    stream::iter(items).for_each_concurrent(limit.max(1), work).await;
+}
+
+/// Runs `work` on every item, at most `limit` at a time, and returns the results in the
+/// items' order.
+pub async fn map_concurrently<I, F, Fut, R>(items: I, limit: usize, work: F) -> Vec<R>
+where
+    I: IntoIterator,
+    F: FnMut(I::Item) -> Fut,
+    Fut: Future<Output = R>,
+{
+    stream::iter(items).map(work).buffered(limit.max(1)).collect().await
+}
+
+/// A sender a producer of [`ordered`] sends its items through; `send` waits while the
+/// consumer is `ahead` items behind, and fails once the consumer is gone.
+pub type Outlet<T> = mpsc::Sender<T>;
+
+/// Runs `produce` for each unit, at most `limit` at a time (in the units' order), and yields
+/// what they send, all of the first unit's items, then all of the second's, and so on.
+///
+/// Each producer may run `ahead` items ahead of the consumer before its `send` waits, so
+/// memory is bounded by `limit` x `ahead` items however slowly the consumer goes, and work
+/// overlaps: later units are produced while the consumer still reads an earlier one. The
+/// producers run only while the stream is polled; dropping the stream stops them.
+pub fn ordered<'a, U, T, P, Fut>(units: Vec<U>, limit: usize, ahead: usize, produce: P) -> impl Stream<Item = T> + 'a
+where
+    U: 'a,
+    T: 'a,
+    P: Fn(U, Outlet<T>) -> Fut + 'a,
+    Fut: Future<Output = ()> + 'a,
+{
+    let (senders, receivers): (Vec<_>, Vec<_>) = units.iter().map(|_| mpsc::channel(ahead)).unzip();
+    let producers =
+        stream::iter(units.into_iter().zip(senders)).for_each_concurrent(limit.max(1), move |(u, tx)| produce(u, tx));
+    // The producers yield nothing themselves: polled beside the ordered receivers, they run
+    // as far ahead as the channels allow.
+    let producers = stream::once(producers).filter_map(|()| futures::future::ready(None));
+    stream::select(producers, stream::iter(receivers).flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    use futures::SinkExt;
+
+    use super::*;
+
+    /// Counts work in flight and remembers the most at once.
+    #[derive(Default)]
+    struct InFlight {
+        now: Cell<usize>,
+        most: Cell<usize>,
+    }
+
+    impl InFlight {
+        async fn during<R>(&self, work: impl Future<Output = R>) -> R {
+            self.now.set(self.now.get() + 1);
+            self.most.set(self.most.get().max(self.now.get()));
+            let r = work.await;
+            self.now.set(self.now.get() - 1);
+            r
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn map_keeps_the_order_and_the_bound() {
+        let flight = InFlight::default();
+        let out = map_concurrently(0..20u64, 3, |i| {
+            flight.during(async move {
+                tokio::time::sleep(Duration::from_millis(20 - i)).await;
+                i * 10
+            })
+        })
+        .await;
+        assert_eq!(out, (0..20).map(|i| i * 10).collect::<Vec<_>>());
+        assert_eq!(flight.most.get(), 3);
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn for_each_runs_everything_within_the_bound() {
+        let (flight, done) = (InFlight::default(), Cell::new(0));
+        for_each_concurrently(0..10, 4, |_| {
+            flight.during(async {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                done.set(done.get() + 1);
+            })
+        })
+        .await;
+        assert_eq!((done.get(), flight.most.get()), (10, 4));
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn ordered_yields_unit_by_unit_while_later_units_run_ahead() {
+        let (flight, started) = (InFlight::default(), Cell::new(0));
+        let units: Vec<u64> = (0..6).collect();
+        let stream = ordered(units, 2, 1, |u, mut tx: Outlet<(u64, u64)>| {
+            let (flight, started) = (&flight, &started);
+            async move {
+                started.set(started.get() + 1);
+                flight
+                    .during(async {
+                        for i in 0..3 {
+                            // Later units are faster: they finish first, and still come out after.
+                            tokio::time::sleep(Duration::from_millis(10 * (6 - u))).await;
+                            if tx.send((u, i)).await.is_err() {
+                                return;
+                            }
+                        }
+                    })
+                    .await
+            }
+        });
+        let out: Vec<(u64, u64)> = stream.collect().await;
+        let expected: Vec<(u64, u64)> = (0..6).flat_map(|u| (0..3).map(move |i| (u, i))).collect();
+        assert_eq!(out, expected);
+        assert_eq!((started.get(), flight.most.get()), (6, 2));
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_producer_waits_when_the_consumer_is_behind() {
+        let sent = Cell::new(0);
+        let stream = ordered(vec![()], 1, 2, |(), mut tx: Outlet<u32>| {
+            let sent = &sent;
+            async move {
+                for i in 0..100 {
+                    if tx.send(i).await.is_err() {
+                        return;
+                    }
+                    sent.set(sent.get() + 1);
+                }
+            }
+        });
+        let mut stream = std::pin::pin!(stream);
+        assert_eq!(stream.next().await, Some(0));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(stream.next().await, Some(1));
+        // A channel of 2 plus the sender's own slot: a few items ahead, never all 100.
+        assert!(sent.get() <= 5, "{} sent", sent.get());
+    }
+}

@@ -1,0 +1,97 @@
+//! "Every type": the one place that decides which of the types a cluster serves a command
+//! over everything visits (`last-applied scan` without `--kinds`, the owners tree, the
+//! resource types completion offers, bulk commands).
+
+use std::collections::HashSet;
+
+use crate::api::discovery::{ResourceCatalog, ResourceType};
+use crate::api::listing::Scope;
+
+/// Whether `resource` is a type a user can list and read: its group's preferred version,
+/// the server allows `list` and `get` (what `kubectl api-resources --verbs=list,get` shows),
+/// and it is not a subresource (`pods/log`). Every listable type, aliases included, is a
+/// name completion offers.
+pub fn is_listable(resource: &ResourceType) -> bool {
+    resource.preferred && resource.supports("list") && resource.supports("get") && !resource.plural.contains('/')
+}
+
+/// The types to list for "everything" in `scope`, in discovery's order: the listable ones
+/// ([`is_listable`]) the scope includes ([`Scope::includes`]: a plain namespace scope leaves
+/// cluster-scoped types out), one per kind and plural (`events` and `events.events.k8s.io`
+/// are the same objects: listing both would report every event twice).
+pub fn listable_types(catalog: &ResourceCatalog, scope: &Scope) -> Vec<ResourceType> {
+    let mut seen = HashSet::new();
+    catalog
+        .types()
+        .iter()
+        .filter(|t| is_listable(t) && scope.includes(t))
+        .filter(|t| seen.insert((t.plural.clone(), t.kind.clone())))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(group: &str, plural: &str, kind: &str, namespaced: bool, verbs: &[&str], preferred: bool) -> ResourceType {
+        ResourceType {
+            group: group.into(),
+            version: "v1".into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            short_names: vec![],
+            namespaced,
+            verbs: verbs.iter().map(|v| v.to_string()).collect(),
+            subresources: vec![],
+            preferred,
+        }
+    }
+
+    fn catalog() -> ResourceCatalog {
+        let rw = ["get", "list", "watch", "patch"];
+        ResourceCatalog::from_types(vec![
+            rt("", "pods", "Pod", true, &rw, true),
+            rt("", "events", "Event", true, &rw, true),
+            rt("", "bindings", "Binding", true, &["create"], true),
+            rt("", "nodes", "Node", false, &rw, true),
+            rt("", "pods/log", "Pod", true, &["get", "list"], true),
+            rt("events.k8s.io", "events", "Event", true, &rw, true),
+            rt("example.com", "widgets", "Widget", true, &rw, true),
+            rt("example.com", "widgets", "Widget", true, &rw, false),
+            rt("example.com", "readonly", "ReadOnly", true, &["get"], true),
+        ])
+    }
+
+    fn names(types: &[ResourceType]) -> Vec<String> {
+        types.iter().map(ResourceType::plural_group).collect()
+    }
+
+    #[test]
+    fn every_type_once_preferred_listable_and_readable() {
+        assert_eq!(
+            names(&listable_types(&catalog(), &Scope::AllNamespaces)),
+            ["pods", "events", "nodes", "widgets.example.com"]
+        );
+        assert_eq!(
+            names(&listable_types(&catalog(), &Scope::NamespaceAndCluster("x".into()))),
+            ["pods", "events", "nodes", "widgets.example.com"]
+        );
+    }
+
+    #[test]
+    fn a_namespace_scope_leaves_cluster_scoped_types_out() {
+        assert_eq!(
+            names(&listable_types(&catalog(), &Scope::Namespace("x".into()))),
+            ["pods", "events", "widgets.example.com"]
+        );
+    }
+
+    #[test]
+    fn aliases_of_the_same_objects_are_listable_names() {
+        let all: Vec<String> =
+            catalog().types().iter().filter(|t| is_listable(t)).map(ResourceType::plural_group).collect();
+        assert_eq!(all, ["pods", "events", "nodes", "events.events.k8s.io", "widgets.example.com"]);
+    }
+}
