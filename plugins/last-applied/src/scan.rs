@@ -6,8 +6,7 @@
 //! metadata first, whole objects only where needed, a large type across all namespaces
 //! listed namespace by namespace in parallel. The scan is its [`PageCheck`]: which objects
 //! need their values (missing annotations, to size the one kubectl would write; possibly
-//! stale ones), and the findings of each page, computed on a worker thread while the next
-//! page is listed. Memory is bounded by the page size and the concurrency, not by the
+//! stale ones), and the findings of each page, computed while the server lists the next. Memory is bounded by the page size and the concurrency, not by the
 //! cluster: each page is checked and dropped, and a type ahead of the printer waits.
 //!
 //! [`Scan::events`] is the streaming entry point `scan`, `repair --from-scan` and
@@ -241,21 +240,18 @@ impl PageCheck for ScanCheck<'_> {
         Ok(page.iter().map(|item| needs_values(item, schema)).collect())
     }
 
-    /// Rebuilding and sizing the annotation of every candidate is the scan's own CPU work:
-    /// it runs on a worker thread while the next page is listed.
-    fn checker(&self) -> impl FnOnce(Vec<Listed>) -> Vec<Flagged> + Send + 'static {
-        let (resource, typed, keep_live) = (self.resource.clone(), self.typed.borrow().clone(), self.keep_live);
-        move |page: Vec<Listed>| {
-            let untyped = Schema::new();
-            let schema = typed.as_ref().map_or(&untyped, |t| t.for_client_side_apply().0);
-            let mut flagged = Vec::new();
-            for Listed { object, full } in page {
-                let c = check_metadata(&resource, &object, schema);
-                let live = (c.needs_values && full).then_some(object);
-                flagged.extend(finish(c, live, schema, keep_live));
-            }
-            flagged
+    /// Rebuilding and sizing the annotation of every candidate is the scan's own CPU work.
+    fn check(&self, page: Vec<Listed>) -> Vec<Flagged> {
+        let untyped = Schema::new();
+        let typed = self.typed.borrow();
+        let schema = typed.as_ref().map_or(&untyped, |t| t.for_client_side_apply().0);
+        let mut flagged = Vec::new();
+        for Listed { object, full } in page {
+            let c = check_metadata(&self.resource, &object, schema);
+            let live = (c.needs_values && full).then_some(object);
+            flagged.extend(finish(c, live, schema, self.keep_live));
         }
+        flagged
     }
 
     fn page_read(&self, objects: usize) {

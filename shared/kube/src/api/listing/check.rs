@@ -5,8 +5,13 @@
 //! the engine lists metadata first and reads full objects only for those (a GET each, or
 //! the whole page again in full when many are wanted), and the share wanted decides how
 //! the next page is read. Then it runs the check's own work on the page
-//! ([`PageCheck::checker`]), off the runtime's thread, while the next page is listed.
-//! Listing whole objects is the check that wants everything ([`AsListed`]).
+//! ([`PageCheck::check`]) while the server lists the next one. Listing whole objects is the
+//! check that wants everything ([`AsListed`]).
+//!
+//! Checks run on the plugin's one thread, between requests: on the 2-core machines the
+//! benchmarks run on, worker threads finished no sooner (the apiserver has the other core)
+//! and, with the allocator the plugins ship (mimalloc), pages made on one thread and freed
+//! on another doubled the peak memory of `last-applied scan -A` (docs/BENCHMARKS.md).
 
 use std::future::Future;
 
@@ -31,7 +36,7 @@ pub struct Listed {
 /// learnt from earlier pages, such as the type's schema).
 pub trait PageCheck {
     /// What the check makes of a page.
-    type Output: Send + 'static;
+    type Output;
 
     /// Which objects of `page` need their whole object, in order. Called on every page
     /// (metadata or whole): when more than one object in ten is wanted, the next page is
@@ -39,13 +44,7 @@ pub trait PageCheck {
     fn wanted<'a>(&'a self, page: &'a [Value]) -> impl Future<Output = Result<Vec<bool>>> + 'a;
 
     /// The work on one page: gets every object of the page, the wanted ones whole.
-    fn checker(&self) -> impl FnOnce(Vec<Listed>) -> Self::Output + Send + 'static;
-
-    /// Whether [`PageCheck::checker`] is real work, to run on a worker thread while the
-    /// next page is read; `false` runs it in place.
-    fn off_thread(&self) -> bool {
-        true
-    }
+    fn check(&self, page: Vec<Listed>) -> Self::Output;
 
     /// A page of `objects` objects was read (for a progress line).
     fn page_read(&self, _objects: usize) {}
@@ -94,11 +93,7 @@ impl PageCheck for AsListed {
         futures::future::ready(Ok(vec![self.0 == Representation::Full; page.len()]))
     }
 
-    fn checker(&self) -> impl FnOnce(Vec<Listed>) -> Vec<Value> + Send + 'static {
-        |page: Vec<Listed>| page.into_iter().map(|l| l.object).collect()
-    }
-
-    fn off_thread(&self) -> bool {
-        false
+    fn check(&self, page: Vec<Listed>) -> Vec<Value> {
+        page.into_iter().map(|l| l.object).collect()
     }
 }

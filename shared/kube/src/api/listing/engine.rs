@@ -5,7 +5,8 @@
 //! - **Paged.** Pages of [`ListOptions::page_size`] objects (kubectl's `--chunk-size`, 500),
 //!   each handed on and dropped before long: memory is bounded by pages, not by the cluster.
 //! - **Read ahead.** While a page of whole objects is checked, the next one is already being
-//!   listed, so the server and the client work at the same time.
+//!   listed, so the server and the client work at the same time (a split type's namespaces
+//!   overlap with each other instead).
 //! - **Metadata first** ([`Lister::check_types`]): a type starts with a small metadata page;
 //!   the objects the caller wants whole are read with a GET each, or, when many are, the page
 //!   is read again whole from its `continue` token (one request instead of hundreds of
@@ -26,7 +27,7 @@ use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
 
 use crate::api::discovery::ResourceType;
 use crate::api::listing::check::{AsListed, Listed, PageCheck, TypeEvent};
-use crate::api::listing::fan_out::{ordered, Outlet};
+use crate::api::listing::fan_out::{forward_ordered, ordered, ordered_parts, Outlet};
 use crate::api::listing::pager::Pager;
 use crate::api::listing::source::{Representation, Source};
 use crate::api::listing::{split, Scope, Selectors};
@@ -44,8 +45,12 @@ pub(crate) const REREAD_OVER: usize = 8;
 /// A page where more than one object in this many is wanted makes the next page a whole list:
 /// one large answer beats that many GETs.
 pub(crate) const DENSE_ONE_IN: usize = 10;
-/// Pages a type (or a namespace of a split type) may run ahead of the consumer.
+/// Pages a type may run ahead of the consumer.
 const PAGES_AHEAD: usize = 2;
+/// Pages a namespace of a split type may run ahead of the consumer, besides the one its
+/// `send` waits with: the namespaces of every split type in flight wait so, and their
+/// results are what the listing holds most of.
+const NAMESPACE_PAGES_AHEAD: usize = 0;
 
 /// How a [`Lister`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +102,10 @@ struct Unit<'u> {
     namespace: Option<&'u str>,
     /// Whether it may go on namespace by namespace (a namespaced type across all of them).
     splittable: bool,
+    /// Whether a whole page is read ahead while the one before is checked. The namespaces
+    /// of a split type do not: they overlap with each other already, and a page read ahead
+    /// in each, waiting with its results for the consumer, would hold that many more pages.
+    read_ahead: bool,
 }
 
 /// How the next page of a unit is read.
@@ -221,6 +230,7 @@ impl<'c> Lister<'c> {
                     resource: &resource,
                     namespace: self.scope.namespace_for(&resource),
                     splittable: self.scope.spans_namespaces(&resource),
+                    read_ahead: true,
                 };
                 let result = self.run_unit(&check, unit, start, &mut tx).await;
                 let last = match result {
@@ -281,7 +291,7 @@ impl<'c> Lister<'c> {
                     if !kept.is_empty() {
                         let wanted = &wanted[..kept.len()];
                         let listed = self.complete(unit.resource, kept, wanted, representation).await?;
-                        send(tx, TypeEvent::Page(self.run_check(check, listed).await?)).await?;
+                        send(tx, TypeEvent::Page(check.check(listed))).await?;
                     }
                     return Ok(count + self.split(check, unit.resource, rest, next_state, tx).await?);
                 }
@@ -292,18 +302,24 @@ impl<'c> Lister<'c> {
                 Representation::Full => {
                     let listed = items.into_iter().map(|object| Listed { object, full: true }).collect();
                     let read_ahead = async {
-                        if !state.last_dense {
-                            return Ok(None);
+                        if !(state.last_dense && unit.read_ahead) {
+                            return Result::Ok(None);
                         }
                         self.next_page(&mut pager, self.options.page_size, Representation::Full).await.map(Some)
                     };
-                    let (checked, next) = futures::join!(self.run_check(check, listed), read_ahead);
+                    let check_page = async {
+                        // The request of the page read ahead leaves first: the server lists it
+                        // while this thread checks.
+                        tokio::task::yield_now().await;
+                        check.check(listed)
+                    };
+                    let (next, checked) = futures::join!(read_ahead, check_page);
                     match next? {
                         Some(Some(items)) => prefetched = Some(items),
                         Some(None) => exhausted = true,
                         None => {}
                     }
-                    checked?
+                    checked
                 }
                 Representation::Metadata => {
                     // Many wanted: one whole read of this page (same snapshot) beats a GET each.
@@ -317,7 +333,7 @@ impl<'c> Lister<'c> {
                         Some(items) => items.into_iter().map(|object| Listed { object, full: true }).collect(),
                         None => self.complete(unit.resource, items, &wanted, Representation::Metadata).await?,
                     };
-                    self.run_check(check, listed).await?
+                    check.check(listed)
                 }
             };
             send(tx, TypeEvent::Page(checked)).await?;
@@ -338,34 +354,39 @@ impl<'c> Lister<'c> {
     ) -> Result<usize> {
         let total = Cell::new(0);
         let failed: Cell<Option<Error>> = Cell::new(None);
-        let units =
-            ordered(namespaces, self.options.concurrency, PAGES_AHEAD, |namespace, mut sub: Events<C::Output>| {
-                let (total, failed) = (&total, &failed);
-                async move {
-                    let unit = Unit { resource, namespace: Some(&namespace), splittable: false };
-                    // Boxed: a unit may split, and a split runs units.
-                    let run: LocalBoxFuture<'_, Result<usize>> = Box::pin(self.run_unit(check, unit, state, &mut sub));
-                    match run.await {
-                        Ok(n) => total.set(total.get() + n),
-                        Err(e) => {
-                            failed.set(Some(e));
-                            // Ends the listing at this namespace (the stream stops taking pages).
-                            sub.close_channel();
-                        }
+        let produce = |namespace: String, mut sub: Events<C::Output>| {
+            let (total, failed) = (&total, &failed);
+            async move {
+                let unit = Unit { resource, namespace: Some(&namespace), splittable: false, read_ahead: false };
+                // Boxed: a unit may split, and a split runs units.
+                let run: LocalBoxFuture<'_, Result<usize>> = Box::pin(self.run_unit(check, unit, state, &mut sub));
+                match run.await {
+                    Ok(n) => total.set(total.get() + n),
+                    Err(e) => {
+                        failed.set(Some(e));
+                        // Ends the listing at this namespace (the stream stops taking pages).
+                        sub.close_channel();
                     }
                 }
-            });
-        let mut units = std::pin::pin!(units);
-        while let Some(event) = units.next().await {
-            if let Some(e) = failed.take() {
-                return Err(e);
             }
-            send(tx, event).await?;
-        }
-        match failed.take() {
-            Some(e) => Err(e),
-            None => Ok(total.get()),
-        }
+        };
+        let (producers, events) = ordered_parts(namespaces, self.options.concurrency, NAMESPACE_PAGES_AHEAD, produce);
+        // The namespaces run while their pages wait for room in `tx`: a namespace granted a
+        // request slot is always polled to use it (see `ordered_parts`).
+        let forward = async {
+            let mut events = std::pin::pin!(events);
+            while let Some(event) = events.next().await {
+                if let Some(e) = failed.take() {
+                    return Err(e);
+                }
+                send(tx, event).await?;
+            }
+            match failed.take() {
+                Some(e) => Err(e),
+                None => Ok(total.get()),
+            }
+        };
+        forward_ordered(producers, forward).await
     }
 
     /// A page's objects, the wanted ones read whole with a GET each (in parallel, in order);
@@ -408,19 +429,6 @@ impl<'c> Lister<'c> {
             });
         }
         Ok(listed)
-    }
-
-    /// Runs a check's work on a page: on a worker thread when it is real work.
-    async fn run_check<C: PageCheck>(&self, check: &C, page: Vec<Listed>) -> Result<C::Output> {
-        let checker = check.checker();
-        if !check.off_thread() {
-            return Ok(checker(page));
-        }
-        match tokio::task::spawn_blocking(move || checker(page)).await {
-            Ok(output) => Ok(output),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => Err(Error::Stopped("the check of a listed page")),
-        }
     }
 
     /// The next page of a pager, within the request limit.

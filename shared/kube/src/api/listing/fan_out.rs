@@ -48,13 +48,47 @@ where
     P: Fn(U, Outlet<T>) -> Fut + 'a,
     Fut: Future<Output = ()> + 'a,
 {
-    let (senders, receivers): (Vec<_>, Vec<_>) = units.iter().map(|_| mpsc::channel(ahead)).unzip();
-    let producers =
-        stream::iter(units.into_iter().zip(senders)).for_each_concurrent(limit.max(1), move |(u, tx)| produce(u, tx));
+    let (producers, items) = ordered_parts(units, limit, ahead, produce);
     // The producers yield nothing themselves: polled beside the ordered receivers, they run
     // as far ahead as the channels allow.
     let producers = stream::once(producers).filter_map(|()| futures::future::ready(None));
-    stream::select(producers, stream::iter(receivers).flatten())
+    stream::select(producers, items)
+}
+
+/// [`ordered`] in its two parts: the future that runs the producers, and the stream of what
+/// they send, in order.
+///
+/// For a consumer that waits on something else between items (forwarding them into another
+/// bounded channel): it must poll the producers beside its own waits (see
+/// [`forward_ordered`]). A producer left unpolled keeps what it was granted, such as a
+/// request slot of a fair semaphore, and whoever waits for that slot waits for ever.
+pub fn ordered_parts<'a, U, T, P, Fut>(
+    units: Vec<U>,
+    limit: usize,
+    ahead: usize,
+    produce: P,
+) -> (impl Future<Output = ()> + 'a, impl Stream<Item = T> + 'a)
+where
+    U: 'a,
+    T: 'a,
+    P: Fn(U, Outlet<T>) -> Fut + 'a,
+    Fut: Future<Output = ()> + 'a,
+{
+    let (senders, receivers): (Vec<_>, Vec<_>) = units.iter().map(|_| mpsc::channel(ahead)).unzip();
+    let producers =
+        stream::iter(units.into_iter().zip(senders)).for_each_concurrent(limit.max(1), move |(u, tx)| produce(u, tx));
+    (producers, stream::iter(receivers).flatten())
+}
+
+/// Runs the producers of [`ordered_parts`] while `forward` consumes their items, until
+/// `forward` ends (its result) or the producers end and `forward` drains what they sent.
+pub async fn forward_ordered<R>(producers: impl Future<Output = ()>, forward: impl Future<Output = R>) -> R {
+    use futures::future::{select, Either};
+    let (producers, forward) = (std::pin::pin!(producers), std::pin::pin!(forward));
+    match select(forward, producers).await {
+        Either::Left((result, _)) => result,
+        Either::Right(((), forward)) => forward.await,
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //!   metadata-first listing for checks that need whole objects only for some
 //!   ([`Lister::check_types`] with a [`PageCheck`]); a large type across all namespaces is
 //!   listed namespace by namespace, in parallel.
-//! - [`for_each_concurrently`], [`map_concurrently`], [`ordered`]: the bounded fan-out the
+//! - [`for_each_concurrently`], [`map_concurrently`], [`ordered`] (and [`ordered_parts`]): the bounded fan-out the
 //!   glue and the plugins use instead of their own semaphores and tasks.
 //!
 //! ```no_run
@@ -42,7 +42,7 @@ mod tests;
 
 pub use check::{AsListed, Listed, PageCheck, TypeEvent};
 pub use engine::{list, ListOptions, Lister};
-pub use fan_out::{for_each_concurrently, map_concurrently, ordered, Outlet};
+pub use fan_out::{for_each_concurrently, forward_ordered, map_concurrently, ordered, ordered_parts, Outlet};
 pub use scope::{Scope, Selectors};
 pub use source::{Representation, PARTIAL_METADATA_LIST};
 pub use types::{is_listable, listable_types};
