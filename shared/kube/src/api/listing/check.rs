@@ -11,7 +11,8 @@
 //! Checks run on the plugin's one thread, between requests: on the 2-core machines the
 //! benchmarks run on, worker threads finished no sooner (the apiserver has the other core)
 //! and, with the allocator the plugins ship (mimalloc), pages made on one thread and freed
-//! on another doubled the peak memory of `last-applied scan -A` (docs/BENCHMARKS.md).
+//! on another more than doubled the peak memory of `last-applied scan -A` (160 to 190 MB
+//! instead of 65 to 75 MB at 100,000 objects).
 
 use std::future::Future;
 
