@@ -25,6 +25,8 @@
 //! - [`readiness`]: whether an object is ready and why not, from its conditions (READY, REASON).
 //! - [`plan`]: what a patch of each type would do to an object, with its lints: the
 //!   change a write path sends and a user approves.
+//! - [`restore`]: putting a pre-image back (undo): which backup, whether the object moved
+//!   on since, and the merge patch that restores it.
 //! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
 
 pub mod effect;
@@ -39,6 +41,7 @@ pub mod owner_tree;
 pub mod ownership;
 pub mod plan;
 pub mod readiness;
+pub mod restore;
 pub mod schema;
 mod str_eq;
 pub mod strategic;
