@@ -9,6 +9,7 @@
 //! - [`manifests`]: `-f FILE|DIR|-` documents.
 //! - [`objects`]: GET and LIST of whole objects, with pagination.
 //! - [`metadata_list`]: metadata-only lists, for scans that read only a few fields.
+//! - [`selection`]: the objects a command acts on, named, selected (`-l`, `--all`, `-A`) or from `-f`.
 
 pub mod discovery;
 pub mod manifests;
@@ -17,4 +18,5 @@ pub mod metadata_list;
 pub mod objects;
 pub mod openapi;
 pub mod reference;
+pub mod selection;
 pub mod target;

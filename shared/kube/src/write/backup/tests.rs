@@ -32,6 +32,7 @@ fn record(time: &str, name: &str) -> BackupRecord {
         state: WriteState::Pending,
         after_resource_version: None,
         after: None,
+        provenance: Provenance::default(),
     }
 }
 
