@@ -121,15 +121,26 @@ impl BulkSummary {
         worse_exit_code(self.worst_exit_code, stopped)
     }
 
-    /// Records one failed object.
-    fn count_failure(&mut self, err: &Error) {
+    /// Counts one object that failed with `err` (the runners count their own; a command
+    /// counts here the objects that failed before the run, in its preview).
+    pub fn record_failure(&mut self, err: &Error) {
+        self.record(Failure::of(err), err.exit_code());
+    }
+
+    /// Counts one object that failed as `kind`, whose single write would have exited `exit_code`.
+    pub fn record(&mut self, kind: Failure, exit_code: u8) {
         self.failed += 1;
-        match Failure::of(err) {
+        match kind {
             Failure::Conflict => self.conflicts += 1,
             Failure::Refused => self.refused += 1,
             Failure::Failed => {}
         }
-        self.worst_exit_code = worse_exit_code(self.worst_exit_code, err.exit_code());
+        self.worst_exit_code = worse_exit_code(self.worst_exit_code, exit_code);
+    }
+
+    /// Counts one object that succeeded as `label` without going through a runner.
+    pub fn record_success(&mut self, label: &'static str) {
+        *self.succeeded.entry(label).or_default() += 1;
     }
 
     /// One line by outcome, each named even when none: `12 patched, 3 unchanged,
@@ -170,17 +181,25 @@ impl BulkSummary {
 
     /// Prints the summary (and why the run stopped) on stderr.
     pub fn print(&self) {
-        if let (Some(why), true) = (&self.stopped, self.stopped_by_producer) {
-            eprintln!(
-                "error: {why}. Nothing more was started; running the same command again is safe and finishes the job."
-            );
-        } else if let Some(why) = &self.stopped {
-            eprintln!(
-                "error: stopped after {} transport failures in a row: {why}. Nothing more was started; run the same command again when the server is back (it is safe to repeat).",
-                self.transport_failures.min(self.failed)
-            );
+        if let Some(why) = self.stop_message() {
+            eprintln!("{why}");
         }
         eprintln!("{}", self.line());
+    }
+
+    /// Why the run stopped early and what to do, as an `error:` line; `None` when it ran to the end.
+    pub fn stop_message(&self) -> Option<String> {
+        let why = self.stopped.as_ref()?;
+        Some(if self.stopped_by_producer {
+            format!(
+                "error: {why}. Nothing more was started; running the same command again is safe and finishes the job."
+            )
+        } else {
+            format!(
+                "error: stopped after {} transport failures in a row: {why}. Nothing more was started; run the same command again when the server is back (it is safe to repeat).",
+                self.transport_failures.min(self.failed)
+            )
+        })
     }
 }
 
@@ -297,7 +316,7 @@ where
                     *summary.succeeded.entry(label).or_default() += 1;
                 }
                 Err(e) => {
-                    summary.count_failure(&e);
+                    summary.record_failure(&e);
                     let transport = is_transport(&e);
                     if transport {
                         summary.transport_failures += 1;
