@@ -90,13 +90,13 @@ fn print_runs(runs: &[Run], context: &str) {
         println!("No bulk runs in context {context}.");
         return;
     }
-    println!("{:<22} {:<26} {:<20} {:<10} UNDOES", "RUN", "STARTED", "OPERATION", "OBJECTS");
+    println!("{:<22} {:<26} {:<22} {:<10} UNDOES", "RUN", "STARTED", "OPERATION", "OBJECTS");
     for run in runs {
         let objects = match run.unknown() {
             0 => run.written().to_string(),
             unknown => format!("{}+{unknown}?", run.written()),
         };
         let undoes = run.undoes_run.as_deref().unwrap_or("-");
-        println!("{:<22} {:<26} {:<20} {:<10} {undoes}", run.id, run.started, run.operation, objects);
+        println!("{:<22} {:<26} {:<22} {:<10} {undoes}", run.id, run.started, run.operation, objects);
     }
 }

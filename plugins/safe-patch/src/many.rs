@@ -278,7 +278,7 @@ async fn write(
         Committed::NoChange(object) => (object, "patched (no change)", "unchanged"),
     };
     let verb = match &target.namespace {
-        Some(ns) if args.output.is_none() => format!("{verb} (namespace {ns})"),
+        Some(ns) if args.output.is_none() => format!("{verb} in namespace {ns}"),
         _ => verb.to_string(),
     };
     progress.suspend(|| printer::print_outcome(&display, object, &verb, args.output, args.show_secrets))?;

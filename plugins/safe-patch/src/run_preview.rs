@@ -24,10 +24,10 @@ pub fn count(n: usize, noun: &str) -> String {
 }
 
 /// An object with its namespace, for lines about one object of a run:
-/// `configmap/web (namespace shop)`; cluster-scoped objects are their name alone.
+/// `configmap/web in namespace shop`; cluster-scoped objects are their name alone.
 pub fn located(target: &ObjectRef) -> String {
     match &target.namespace {
-        Some(ns) => format!("{} (namespace {ns})", target.display()),
+        Some(ns) => format!("{} in namespace {ns}", target.display()),
         None => target.display(),
     }
 }
@@ -75,7 +75,7 @@ pub fn print(prepared: &[&Prepared], show_secrets: bool, (verb, done): Verb) {
     for (index, (_, members)) in groups.iter().enumerate() {
         let first = members[0];
         eprintln!(
-            "Change {} of {number}, on {} (the diff of {}):",
+            "Change {} of {number}, on {}, shown on {}:",
             index + 1,
             count(members.len(), "object"),
             located(&first.target)
@@ -168,7 +168,7 @@ mod tests {
             by_namespace(&targets),
             "  cluster-scoped: configmap/c\n  namespace a: configmap/y\n  namespace b: configmap/x, configmap/z\n"
         );
-        assert_eq!(located(&targets[0]), "configmap/x (namespace b)");
+        assert_eq!(located(&targets[0]), "configmap/x in namespace b");
         assert_eq!(located(&targets[3]), "configmap/c");
         assert_eq!((count(1, "object"), count(2, "object")), ("1 object".to_string(), "2 objects".to_string()));
     }

@@ -134,7 +134,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
                     Committed::NoChange(object) => (object, "restored (no change)", "unchanged"),
                 };
                 let verb = match &target.namespace {
-                    Some(ns) => format!("{verb} (namespace {ns})"),
+                    Some(ns) => format!("{verb} in namespace {ns}"),
                     None => verb.to_string(),
                 };
                 progress
