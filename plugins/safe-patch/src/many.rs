@@ -24,7 +24,7 @@ use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::Connection;
-use fieldwise_kube::error::Result;
+use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::progress::Progress;
@@ -281,8 +281,17 @@ async fn write(
         Some(ns) if args.output.is_none() => format!("{verb} in namespace {ns}"),
         _ => verb.to_string(),
     };
-    progress.suspend(|| printer::print_outcome(&display, object, &verb, args.output, args.show_secrets))?;
+    result_line(progress.suspend(|| printer::print_outcome(&display, object, &verb, args.output, args.show_secrets)))?;
     Ok(label)
+}
+
+/// A result line's write: a reader that closed stdout (`| head`) does not make a write that
+/// happened count as failed, nor stop the run half-way; the summary is on stderr anyway.
+pub fn result_line(printed: Result<()>) -> Result<()> {
+    match printed {
+        Err(Error::StdoutClosed) => Ok(()),
+        other => other,
+    }
 }
 
 /// Adds the write phase's counts to those of the preview.
