@@ -111,7 +111,7 @@ pub async fn run(
         match result {
             Some(Ok(prepared)) => ready.push(prepared),
             Some(Err(e)) => {
-                eprintln!("error: {}: {}", located(target), e.to_string().trim_start_matches("error: "));
+                eprintln!("error: {}: {e}", located(target));
                 summary.record_failure(&e);
             }
             None => summary.not_tried += 1,

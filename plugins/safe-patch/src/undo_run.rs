@@ -82,7 +82,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
                 summary.record(Failure::Conflict, EXIT_CHANGED);
             }
             Some(Err(e)) => {
-                eprintln!("error: {name}: {}", e.to_string().trim_start_matches("error: "));
+                eprintln!("error: {name}: {e}");
                 summary.record_failure(&e);
             }
             None => summary.not_tried += 1,
