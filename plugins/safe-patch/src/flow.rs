@@ -257,8 +257,7 @@ pub fn explain_rejection(err: Error, display: &str) -> Error {
     }
 }
 
-/// The diff a user is shown: server noise stripped, Secret values hidden unless --show-secrets
-/// (the glue's one human diff).
+/// The diff a user is shown: server noise stripped, Secret values hidden unless --show-secrets.
 pub fn show_diff(old_label: &str, new_label: &str, old: &Value, new: &Value, show_secrets: bool) -> Option<String> {
     diff::human(old_label, new_label, old, new, show_secrets)
 }

@@ -136,7 +136,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Restore the pre-image saved before the last (or a chosen) safe-patch write, or every object of a bulk run.
+    /// Take back the last safe-patch write of an object (or restore a chosen backup), or every write of a bulk run.
     #[command(after_help = UNDO_EXAMPLES)]
     Undo(undo::UndoArgs),
     /// List the backups saved for an object, the bulk runs (--runs), or prune old backups (--prune).

@@ -24,7 +24,7 @@ use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::Connection;
-use fieldwise_kube::error::Result;
+use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::progress::Progress;
@@ -32,7 +32,7 @@ use fieldwise_kube::write::backup::Provenance;
 use fieldwise_kube::write::bulk::{self, BulkOptions, BulkSummary, Failure};
 use fieldwise_kube::write::runs::new_run_id;
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, Preview, WriteOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, Preview, WriteOptions};
 use serde_json::Value;
 
 use crate::flow::{choose_type, explain_rejection, plan_input, takes_strategic, EXIT_REFUSED};
@@ -208,18 +208,12 @@ fn type_key(target: &ObjectRef) -> String {
 
 /// How every write of the run is made.
 fn write_options<'a>(args: &'a PatchArgs, plan: &'a TypePlan, retry_budget: Duration) -> WriteOptions<'a> {
-    WriteOptions {
-        intent: Intent::Values,
-        operation: format!("safe-patch {}", plan.patch_type.name()),
-        field_manager: &args.field_manager,
-        force: args.force,
-        subresource: args.subresource.as_deref(),
-        validation: args.validate,
-        schema: &plan.typed.schema,
-        ty: plan.typed.root,
-        retry_budget,
-        show_secrets: args.show_secrets,
-    }
+    WriteOptions::new(format!("safe-patch {}", plan.patch_type.name()), &args.field_manager, &Value::Null, retry_budget)
+        .force(args.force)
+        .subresource(args.subresource.as_deref())
+        .validation(args.validate)
+        .schema(&plan.typed.schema, plan.typed.root)
+        .show_secrets(args.show_secrets)
 }
 
 /// The planner of one object: the patch planned against whatever version is live.
@@ -287,8 +281,17 @@ async fn write(
         Some(ns) if args.output.is_none() => format!("{verb} in namespace {ns}"),
         _ => verb.to_string(),
     };
-    progress.suspend(|| printer::print_outcome(&display, object, &verb, args.output, args.show_secrets))?;
+    result_line(progress.suspend(|| printer::print_outcome(&display, object, &verb, args.output, args.show_secrets)))?;
     Ok(label)
+}
+
+/// A result line's write: a reader that closed stdout (`| head`) does not make a write that
+/// happened count as failed, nor stop the run half-way; the summary is on stderr anyway.
+pub fn result_line(printed: Result<()>) -> Result<()> {
+    match printed {
+        Err(Error::StdoutClosed) => Ok(()),
+        other => other,
+    }
 }
 
 /// Adds the write phase's counts to those of the preview.

@@ -1,6 +1,8 @@
-//! `undo`: put back the pre-image a backup holds, through the one write path (guarded,
-//! backed up, re-planned when a controller writes in between). A write made through a
-//! subresource (`scale`, `status`) is restored through the same one.
+//! `undo`: take back what a write changed, from the pre-image its backup holds (with
+//! `--to TIME`, put the whole pre-image back), through the one write path (guarded,
+//! backed up, re-planned when a controller writes in between). A change another writer
+//! made just before the write landed is kept. A write made through a subresource
+//! (`scale`, `status`) is restored through the same one.
 //!
 //! What to restore and how is the core's ([`fieldwise_core::restore`]): the backup to
 //! undo (an undo stack: a second undo steps back further), whether the object was
@@ -11,7 +13,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::restore::{next_to_undo, plan_restore, restore_sides, since_the_write, SinceTheWrite, UndoStep};
+use fieldwise_core::restore::{
+    next_to_undo, plan_restore, replay, restore_sides, since_the_write, SinceTheWrite, UndoStep,
+};
+use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
@@ -21,7 +26,7 @@ use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff;
 use fieldwise_kube::write::backup::{Backup, BackupStore, ObjectKey, Provenance, WriteState};
-use fieldwise_kube::write::{Committed, DryRun, GuardedWrite, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, DryRun, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
 use crate::flow::EXIT_REFUSED;
@@ -93,14 +98,16 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_CHANGED));
     }
     let writer = restore_writer(&conn, &target, chosen, &args, retry_budget, Provenance::default());
-    let before = &chosen.record.before;
-    let mut planner = |live: &Value| restore_plan(live, before, subresource);
+    // --to names a point in time: the whole pre-image; a plain undo takes back one write.
+    let whole = args.to.is_some();
+    let mut planner = |live: &Value| restore_plan(live, chosen, whole);
     let mut preview = writer.plan(live, &mut planner)?;
     if preview.is_no_change() {
         println!("{display} restored (no change)");
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(d) = restore_diff(&preview.live, before, subresource, &chosen.record.time, args.show_secrets) {
+    if let Some(d) = restore_diff(&preview.live, preview.result(), subresource, &chosen.record.time, args.show_secrets)
+    {
         eprint!("{d}");
     }
     if args.dry_run != DryRun::None {
@@ -203,19 +210,29 @@ pub fn restore_writer<'a>(
     GuardedWrite::new(conn, target, options).with_provenance(provenance)
 }
 
-/// The restore of `before` planned against `live` ([`plan_restore`]).
-pub fn restore_plan(live: &Value, before: &Value, subresource: Option<&str>) -> Result<Planned> {
-    plan_restore(live, before, subresource).map_err(|e| Error::semantics("the restore patch", e))
+/// The restore of `backup` planned against `live` ([`plan_restore`]): what its write
+/// changed, taken back (the write's patch replayed on the pre-image, else what the server
+/// answered); with `whole`, the whole pre-image put back.
+pub fn restore_plan(live: &Value, backup: &Backup, whole: bool) -> Result<Planned> {
+    let record = &backup.record;
+    let schema = builtin();
+    let ty = Gvk::of_object(&record.before).and_then(|gvk| schema.root(&gvk));
+    let patch_type = record.patch_type.as_deref().and_then(|name| name.parse::<PatchType>().ok());
+    let replayed = patch_type.and_then(|t| replay(&record.before, &record.patch, t, schema, ty));
+    let written = if whole { None } else { replayed.as_ref().or(record.after.as_ref()) };
+    plan_restore(live, &record.before, written, record.subresource.as_deref())
+        .map_err(|e| Error::semantics("the restore patch", e))
 }
 
-/// Exactly what is restored: no status, no server metadata, no controller-owned keys.
+/// Exactly what is restored (`live` and the `restored` object): no status, no server
+/// metadata, no controller-owned keys.
 pub fn restore_diff(
     live: &Value,
-    before: &Value,
+    restored: &Value,
     subresource: Option<&str>,
     time: &str,
     show_secrets: bool,
 ) -> Option<String> {
-    let (old, new) = restore_sides(live, before, subresource);
+    let (old, new) = restore_sides(live, restored, subresource);
     diff::human("live", &format!("backup {time}"), &old, &new, show_secrets)
 }

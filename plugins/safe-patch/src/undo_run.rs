@@ -126,9 +126,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
             async move {
                 let target = &prepared.target;
                 let writer = restore_writer(conn, target, &backup, args, retry_budget, provenance);
-                let before = &backup.record.before;
-                let subresource = backup.record.subresource.as_deref();
-                let mut planner = |live: &Value| restore_plan(live, before, subresource);
+                let mut planner = |live: &Value| restore_plan(live, &backup, false);
                 let (object, verb, label) = match writer.commit(prepared.preview.clone(), &mut planner).await? {
                     Committed::Written(object) => (object, "restored", "restored"),
                     Committed::NoChange(object) => (object, "restored (no change)", "unchanged"),
@@ -187,8 +185,7 @@ async fn check(conn: &Connection, item: Item, args: &UndoArgs, retry_budget: Dur
     }
     let preview = {
         let writer = restore_writer(conn, &target, &backup, args, retry_budget, Provenance::default());
-        let before = &backup.record.before;
-        let mut planner = |live: &Value| restore_plan(live, before, subresource);
+        let mut planner = |live: &Value| restore_plan(live, &backup, false);
         let mut preview = writer.plan(live, &mut planner)?;
         if args.dry_run == DryRun::Server {
             writer.dry_run(&mut preview, &mut planner).await?;

@@ -8,21 +8,34 @@
 //!   further instead of re-doing what the first one undid);
 //! - whether the object was changed by someone else since that write ([`since_the_write`]):
 //!   a restore would then overwrite their change, so the command asks for `--force`;
-//! - what to send ([`plan_restore`]): a JSON merge patch of everything a user could have
-//!   set ([`restorable`]), none of what the server or a controller owns (status, server
+//! - what to send ([`plan_restore`]): a JSON merge patch that takes back what the write
+//!   changed, from what the write made of the pre-image (its patch replayed on `before`,
+//!   [`replay`]) back to `before`, applied to the live object; so a field another writer
+//!   changed before the write landed (which a field guard lets through) is kept. Only what a user could have set is compared
+//!   ([`restorable`]), none of what the server or a controller owns (status, server
 //!   metadata, and labels or annotations a controller manages, like
 //!   `deployment.kubernetes.io/revision`). Through the `status` subresource it is the
-//!   status alone.
+//!   status alone. Without `after` (a write never confirmed), the whole pre-image is put back.
 //!
 //! ```
 //! use fieldwise_core::restore::plan_restore;
 //! use serde_json::json;
 //!
+//! use fieldwise_core::plan::PatchType;
+//! use fieldwise_core::restore::replay;
+//! use fieldwise_core::schema::Schema;
+//!
 //! let before = json!({"metadata": {"name": "c", "resourceVersion": "1"}, "data": {"k": "old"}});
-//! let live = json!({"metadata": {"name": "c", "resourceVersion": "2"}, "data": {"k": "new", "x": "1"}});
-//! let planned = plan_restore(&live, &before, None).unwrap();
-//! assert_eq!(planned.patch, json!({"data": {"k": "old", "x": null}}));
-//! assert_eq!(planned.result["data"], json!({"k": "old"}));
+//! let patch = json!({"data": {"k": "new"}});
+//! // Another writer added x just before the write landed; the server answered `live`.
+//! let live = json!({"metadata": {"name": "c", "resourceVersion": "3"}, "data": {"k": "new", "x": "1"}});
+//! let made = replay(&before, &patch, PatchType::Merge, &Schema::new(), None).unwrap();
+//! let planned = plan_restore(&live, &before, Some(&made), None).unwrap();
+//! assert_eq!(planned.patch, json!({"data": {"k": "old"}}));
+//! assert_eq!(planned.result["data"], json!({"k": "old", "x": "1"}));
+//! // Without what the write made, the pre-image is put back whole.
+//! let whole = plan_restore(&live, &before, None, None).unwrap();
+//! assert_eq!(whole.result["data"], json!({"k": "old"}));
 //! ```
 
 use serde_json::{Map, Value};
@@ -30,6 +43,8 @@ use serde_json::{Map, Value};
 use crate::merge_patch::{self, MergePatchError};
 use crate::ownership::{self, managed_fields_of, remove_server_set_metadata};
 use crate::plan::{PatchType, Planned};
+use crate::schema::{Schema, TypeId};
+use crate::{json_patch, strategic};
 
 /// The part of `object` a restore writes back; `controller_keys` are the
 /// `(labels|annotations, key)` pairs controllers own ([`controller_owned_metadata`]).
@@ -69,19 +84,46 @@ pub fn changed_by_others(after: &Value, live: &Value, subresource: Option<&str>)
     restorable(after, &keys, subresource) != restorable(live, &keys, subresource)
 }
 
-/// The two sides a restore preview compares: the live object and the pre-image, both as
-/// [`restorable`] sees them (no status, no server metadata, no controller-owned keys).
-pub fn restore_sides(live: &Value, before: &Value, subresource: Option<&str>) -> (Value, Value) {
+/// The two sides a restore preview compares: the live object and what the restore makes
+/// of it, both as [`restorable`] sees them (no status, no server metadata, no
+/// controller-owned keys).
+pub fn restore_sides(live: &Value, restored: &Value, subresource: Option<&str>) -> (Value, Value) {
     let keys = controller_owned_metadata(live);
-    (restorable(live, &keys, subresource), restorable(before, &keys, subresource))
+    (restorable(live, &keys, subresource), restorable(restored, &keys, subresource))
 }
 
-/// The restore of `before` planned against `live`: a JSON merge patch of the restorable
-/// fields (lists restored whole), and the object it produces. A restore that changes
-/// nothing is the empty patch `{}`.
-pub fn plan_restore(live: &Value, before: &Value, subresource: Option<&str>) -> Result<Planned, MergePatchError> {
-    let (now, then) = restore_sides(live, before, subresource);
-    let patch = merge_patch::create_two_way(&now, &then)?;
+/// What a write's `patch` (of `patch_type`) makes of `before`, replayed locally: the write's
+/// own change, without what other writers did before it landed. `None` where it cannot be
+/// replayed: a server-side apply (the server merges it by ownership), a strategic merge
+/// patch of a type `schema` does not describe, or a patch that no longer applies.
+pub fn replay(
+    before: &Value,
+    patch: &Value,
+    patch_type: PatchType,
+    schema: &Schema,
+    ty: Option<TypeId>,
+) -> Option<Value> {
+    match patch_type {
+        PatchType::Merge => merge_patch::try_apply(before, patch).ok(),
+        PatchType::Json => json_patch::apply(before, patch).ok(),
+        PatchType::Strategic => strategic::apply(before, patch, schema, ty?).ok(),
+        PatchType::Apply => None,
+    }
+}
+
+/// The restore of `before` planned against `live`: a JSON merge patch from what the write
+/// made (`written`: [`replay`], else what the server answered; the live object when
+/// unknown) back to `before`, over the restorable fields (lists restored whole), and the
+/// object it produces. A restore that changes nothing is the empty patch `{}`.
+pub fn plan_restore(
+    live: &Value,
+    before: &Value,
+    written: Option<&Value>,
+    subresource: Option<&str>,
+) -> Result<Planned, MergePatchError> {
+    let keys = controller_owned_metadata(live);
+    let written = restorable(written.unwrap_or(live), &keys, subresource);
+    let patch = merge_patch::create_two_way(&written, &restorable(before, &keys, subresource))?;
     let patch = if patch.is_null() { Value::Object(Map::new()) } else { patch };
     let result = merge_patch::try_apply(live, &patch)?;
     Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: Vec::new() })
@@ -180,7 +222,7 @@ mod tests {
         let live = json!({"metadata": {"name": "d", "resourceVersion": "7", "managedFields": managed,
                 "annotations": {"deployment.kubernetes.io/revision": "2", "team": "b"}},
             "spec": {"replicas": 3}, "status": {"replicas": 3}});
-        let planned = plan_restore(&live, &before, None).unwrap();
+        let planned = plan_restore(&live, &before, None, None).unwrap();
         assert_eq!(planned.patch_type, PatchType::Merge);
         assert_eq!(
             planned.patch,
@@ -190,16 +232,55 @@ mod tests {
         assert_eq!(planned.result["metadata"]["resourceVersion"], "7", "server metadata is not restored");
         assert_eq!(planned.result["status"], json!({"replicas": 3}), "status is not restored");
         // Restoring onto the pre-image itself changes nothing.
-        assert_eq!(plan_restore(&before, &before, None).unwrap().patch, json!({}));
+        assert_eq!(plan_restore(&before, &before, None, None).unwrap().patch, json!({}));
     }
 
     #[test]
     fn through_the_status_subresource_only_status_is_restored() {
         let before = json!({"metadata": {"name": "w"}, "spec": {"replicas": 1}, "status": {"phase": "A"}});
         let live = json!({"metadata": {"name": "w"}, "spec": {"replicas": 5}, "status": {"phase": "B", "x": 1}});
-        let planned = plan_restore(&live, &before, Some("status")).unwrap();
+        let planned = plan_restore(&live, &before, None, Some("status")).unwrap();
         assert_eq!(planned.patch, json!({"status": {"phase": "A", "x": null}}));
         assert_eq!(planned.result["spec"]["replicas"], 5);
+    }
+
+    #[test]
+    fn a_change_another_writer_made_before_the_write_landed_is_kept() {
+        // A field guard lets a disjoint write land between the preview (the backup's
+        // `before`) and ours: the write produced `after`, holding both changes.
+        let before = json!({"metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"k": "v"}});
+        let after = json!({"metadata": {"name": "c", "labels": {"a": "1", "theirs": "x"}},
+                           "data": {"k": "ours", "writer": "was-here"}});
+        let patch = json!({"data": {"k": "ours"}});
+        let made = replay(&before, &patch, PatchType::Merge, &Schema::new(), None).unwrap();
+        let planned = plan_restore(&after, &before, Some(&made), None).unwrap();
+        assert_eq!(planned.patch, json!({"data": {"k": "v"}}));
+        assert_eq!(planned.result["data"], json!({"k": "v", "writer": "was-here"}));
+        assert_eq!(planned.result["metadata"]["labels"], json!({"a": "1", "theirs": "x"}));
+        // A field of ours changed since (undo --force): it goes back too; later changes elsewhere stay.
+        let mut later = after.clone();
+        later["data"]["k"] = json!("someone");
+        later["data"]["new"] = json!("n");
+        let forced = plan_restore(&later, &before, Some(&made), None).unwrap();
+        assert_eq!(forced.result["data"], json!({"k": "v", "writer": "was-here", "new": "n"}));
+        // What the server answered holds the other writer's change too: restoring from it loses that.
+        let from_answer = plan_restore(&after, &before, Some(&after), None).unwrap();
+        assert_eq!(from_answer.result["data"], json!({"k": "v"}));
+    }
+
+    #[test]
+    fn every_patch_type_but_apply_replays() {
+        let schema = crate::schema::builtin();
+        let ty = schema.root(&crate::schema::Gvk::new("apps", "v1", "Deployment"));
+        let before = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "a", "image": "x:1"}]}}}});
+        let strategic = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x:2"}]}}}});
+        let made = replay(&before, &strategic, PatchType::Strategic, schema, ty).unwrap();
+        assert_eq!(made["spec"]["template"]["spec"]["containers"][0]["image"], "x:2");
+        let json_patch = json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]);
+        assert_eq!(replay(&before, &json_patch, PatchType::Json, schema, ty).unwrap()["spec"]["replicas"], 3);
+        assert_eq!(replay(&before, &strategic, PatchType::Strategic, schema, None), None, "no schema, no replay");
+        assert_eq!(replay(&before, &json!({"spec": {}}), PatchType::Apply, schema, ty), None);
     }
 
     #[test]

@@ -103,7 +103,8 @@ fn thirty_objects_across_namespaces_land_under_a_concurrent_writer_and_undo_as_o
     }
     let before = versions(&cluster, &namespaces);
     // The concurrent writer: between each object's preview and its write, another writer
-    // changes another key of that very object, so every write first loses the race.
+    // changes another key of that very object. The write's field guard (only what the change
+    // depends on) lets ours land anyway, and neither change is lost, nor lost again by undo.
     let hook = "kubectl patch -n \"$FIELDWISE_HOOK_NAMESPACE\" configmap \"$FIELDWISE_HOOK_NAME\" --type merge \
                 -p '{\"data\":{\"writer\":\"was-here\"}}' >/dev/null";
     let out = run(safe_patch(&cluster, &data).env("FIELDWISE_HOOK_BEFORE_WRITE", hook).args([

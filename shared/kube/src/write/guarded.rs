@@ -260,6 +260,7 @@ impl<'a> GuardedWrite<'a> {
             &live,
         );
         record.provenance = self.provenance.clone();
+        record.patch_type = Some(planned.patch_type.name().to_string());
         let (key, settle_against) = (ObjectKey::of(self.conn, self.target), live.clone());
         let mut pending = off_thread({
             let store = store.clone();

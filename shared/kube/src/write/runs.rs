@@ -120,6 +120,7 @@ mod tests {
             subresource: None,
             operation: if undoes_run.is_some() { "safe-patch undo" } else { "safe-patch merge" }.into(),
             patch: json!({}),
+            patch_type: None,
             before: json!({}),
             state: WriteState::Pending,
             after_resource_version: None,

@@ -68,6 +68,10 @@ pub struct BackupRecord {
     pub operation: String,
     /// The patch that was sent (without its guard).
     pub patch: Value,
+    /// Its kind (`merge`, `strategic`, `json`, `apply`), so undo can replay it on `before`
+    /// and take back this write's change alone ([`fieldwise_core::restore::replay`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<String>,
     /// The object before the write.
     pub before: Value,
     /// What became of the write.
@@ -122,6 +126,7 @@ impl BackupRecord {
             subresource: subresource.map(String::from),
             operation: operation.into(),
             patch: patch.clone(),
+            patch_type: None,
             before: before.clone(),
             state: WriteState::Pending,
             after_resource_version: None,

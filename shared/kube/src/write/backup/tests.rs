@@ -28,6 +28,7 @@ fn record(time: &str, name: &str) -> BackupRecord {
         subresource: None,
         operation: "safe-patch merge".into(),
         patch: serde_json::json!({}),
+        patch_type: None,
         before: serde_json::json!({"data": {"k": "dg=="}}),
         state: WriteState::Pending,
         after_resource_version: None,
