@@ -1,7 +1,9 @@
 //! The backup store's records, keys, ends and retention.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::store::encode_component;
