@@ -1,15 +1,19 @@
-//! The safe-patch flow: read, plan, lint, dry-run, show, confirm, then hand the
-//! approved change to the one write path (guard, backup, re-plan on conflict).
+//! The safe-patch flow of one object: read, plan, lint, dry-run, show, confirm, then
+//! hand the approved change to the one write path (guard, backup, re-plan on conflict).
+//! Several objects (a selection, several names or files) go to [`crate::many`], which
+//! shows one preview for the run and writes through the same path.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
+use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
-use fieldwise_kube::api::reference::{self, NamespaceScope, ObjectRef};
+use fieldwise_kube::api::reference::{self, ObjectRef};
+use fieldwise_kube::api::selection::{self, Selection};
 use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
@@ -23,13 +27,13 @@ use serde_json::Value;
 
 use crate::plan::{plan, PlanInput};
 use crate::PatchArgs;
-use crate::{edit, input};
+use crate::{edit, input, many};
 
 /// Exit code when a lint needs `--force` or the user declined.
 pub const EXIT_REFUSED: u8 = 2;
 
 /// Where the patch comes from.
-enum PatchSource {
+pub enum PatchSource {
     /// `-p` or `--patch-file`.
     Given(Value),
     /// `--edit`: the edit of the live object, made once it is read.
@@ -44,47 +48,50 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let targets = resolve_targets(&args, &catalog, &conn)?;
-    let source = if args.edit {
-        PatchSource::Edit
-    } else {
-        PatchSource::Given(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?)
-    };
-    let mut schemas = Schemas::connected(&conn);
-    let mut worst = ExitCode::SUCCESS;
-    for target in &targets {
-        let code = patch_one(&conn, &mut schemas, target, &source, &args, retry_budget).await?;
-        if code != ExitCode::SUCCESS {
-            worst = code;
-        }
-    }
-    Ok(worst)
-}
-
-fn resolve_targets(args: &PatchArgs, catalog: &ResourceCatalog, conn: &Connection) -> Result<Vec<ObjectRef>> {
-    let scope = NamespaceScope::of(conn);
-    if let Some(file) = &args.filename {
-        if !args.targets.is_empty() {
-            return Err(Error::usage("give either -f FILE or TYPE/NAME, not both"));
-        }
-        let manifest = input::read_object_file(file)?;
-        return Ok(vec![ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, &scope)?]);
-    }
-    if args.targets.is_empty() {
-        return Err(Error::usage("an object is required: TYPE/NAME, TYPE NAME or -f FILE (see --help)"));
-    }
-    let targets = ObjectRef::named_from_args(&args.targets, catalog, &scope)?;
+    let selection = selection_of(&args);
+    let targets = selection::select(&conn, &catalog, &selection).await?;
     if let Some(t) = targets.iter().find(|t| !t.resource.supports("patch")) {
         return Err(Error::usage(format!(
             "{} cannot be patched (the server does not allow it)",
             t.resource.display_name()
         )));
     }
-    Ok(targets)
+    if targets.is_empty() {
+        let scope =
+            if args.all_namespaces { "any namespace".to_string() } else { format!("namespace {}", conn.namespace) };
+        return Err(Error::usage(format!("no objects passed to patch: nothing matches the selection in {scope}")));
+    }
+    if selection.is_query() || targets.len() > 1 {
+        if args.edit {
+            return Err(Error::usage("--edit edits one object: name it (TYPE/NAME)"));
+        }
+        let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?;
+        return many::run(&conn, targets, &patch, &args, retry_budget).await;
+    }
+    let source = if args.edit {
+        PatchSource::Edit
+    } else {
+        PatchSource::Given(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?)
+    };
+    let mut schemas = Schemas::connected(&conn);
+    patch_one(&conn, &mut schemas, &targets[0], &source, &args, retry_budget).await
+}
+
+/// The objects the command line selects (see [`selection::select`]).
+fn selection_of(args: &PatchArgs) -> Selection<'_> {
+    Selection {
+        args: &args.targets,
+        files: &args.filename,
+        recursive: args.recursive,
+        label_selector: args.selector.as_deref(),
+        field_selector: args.field_selector.as_deref(),
+        all: args.all,
+        all_namespaces: args.all_namespaces,
+    }
 }
 
 /// The patch type: the flag, else strategic where the server takes it (built-in types), else merge.
-fn choose_type(requested: Option<PatchType>, strategic: bool, display: &str) -> PatchType {
+pub fn choose_type(requested: Option<PatchType>, strategic: bool, display: &str) -> PatchType {
     match requested {
         Some(t) => t,
         None if strategic => PatchType::Strategic,
@@ -95,6 +102,27 @@ fn choose_type(requested: Option<PatchType>, strategic: bool, display: &str) -> 
             PatchType::Merge
         }
     }
+}
+
+/// Whether the server takes a strategic merge patch of `target` through `subresource`:
+/// it must for the object read (the `Scale` of the scale subresource, `typed`) and for
+/// the type that serves it, since a custom resource refuses strategic merge on every
+/// subresource (415), although its `Scale` is a built-in type.
+pub async fn takes_strategic(
+    schemas: &mut Schemas,
+    typed: &TypeSchema,
+    target: &ObjectRef,
+    subresource: Option<&str>,
+) -> Result<bool> {
+    if !typed.takes_strategic() {
+        return Ok(false);
+    }
+    if subresource.is_none() {
+        return Ok(true);
+    }
+    let resource = &target.resource;
+    let served = schemas.for_gvk(&Gvk::new(&resource.group, &resource.version, &resource.kind)).await?;
+    Ok(served.takes_strategic())
 }
 
 async fn patch_one(
@@ -111,7 +139,8 @@ async fn patch_one(
     // The server's own schema: custom resources and built-in types newer than the embedded one.
     let typed = schemas.for_object(&live).await?;
     let (schema, ty) = (&*typed.schema, typed.root);
-    let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
+    let strategic = takes_strategic(schemas, &typed, target, subresource).await?;
+    let patch_type = choose_type(args.patch_type, strategic, &display);
     let patch = match source {
         PatchSource::Given(patch) => patch.clone(),
         PatchSource::Edit => match edit::edit_to_patch(&live, patch_type, schema, ty, &display)? {
@@ -132,7 +161,7 @@ async fn patch_one(
             .schema(schema, ty)
             .show_secrets(args.show_secrets),
     );
-    let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, &typed, args, &display));
+    let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, &typed, strategic, args, &display));
     let mut preview = writer.plan(live, &mut planner)?;
     if args.dry_run != DryRun::Client && !preview.is_no_change() {
         if let Err(e) = writer.dry_run(&mut preview, &mut planner).await {
@@ -145,15 +174,22 @@ async fn patch_one(
     if let Some(server) = &preview.server_result {
         findings.extend(fieldwise_core::lint::nulls::null_resets(&preview.planned.patch, server));
         if without_server_noise(server) != without_server_noise(&preview.planned.result) {
-            if let Some(d) = show_diff("local prediction", "server dry-run", &preview.planned.result, server, args) {
+            if let Some(d) =
+                show_diff("local prediction", "server dry-run", &preview.planned.result, server, args.show_secrets)
+            {
                 eprintln!(
                     "note: the server's result differs from the local prediction (defaulting or admission):\n{d}"
                 );
             }
         }
     }
-    let diff =
-        show_diff(&format!("{display} (live)"), &format!("{display} (patched)"), &preview.live, preview.result(), args);
+    let diff = show_diff(
+        &format!("{display} (live)"),
+        &format!("{display} (patched)"),
+        &preview.live,
+        preview.result(),
+        args.show_secrets,
+    );
     print_findings(&findings);
     let Some(diff) = diff else {
         print_outcome(args, &display, &preview.live, "patched (no change)")?;
@@ -181,12 +217,14 @@ async fn patch_one(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The planner's input from the command line's choices and the object's schema.
-fn plan_input<'a>(
+/// The planner's input from the command line's choices and the object's schema;
+/// `strategic`: whether the server takes strategic merge patches here ([`takes_strategic`]).
+pub fn plan_input<'a>(
     live: &'a Value,
     patch: &'a Value,
     patch_type: PatchType,
     typed: &'a TypeSchema,
+    strategic: bool,
     args: &'a PatchArgs,
     display: &'a str,
 ) -> PlanInput<'a> {
@@ -196,7 +234,7 @@ fn plan_input<'a>(
         patch_type,
         schema: &typed.schema,
         ty: typed.root,
-        strategic: typed.takes_strategic(),
+        strategic,
         field_manager: &args.field_manager,
         fix: args.fix,
         force: args.force,
@@ -205,7 +243,7 @@ fn plan_input<'a>(
 }
 
 /// A server refusal with what to do about it.
-fn explain_rejection(err: Error, display: &str) -> Error {
+pub fn explain_rejection(err: Error, display: &str) -> Error {
     match err {
         Error::Api { code: 422, reason, message, causes } => Error::Api {
             code: 422,
@@ -219,21 +257,27 @@ fn explain_rejection(err: Error, display: &str) -> Error {
     }
 }
 
-fn show_diff(old_label: &str, new_label: &str, old: &Value, new: &Value, args: &PatchArgs) -> Option<String> {
-    diff::human(old_label, new_label, old, new, args.show_secrets)
+/// The diff a user is shown: server noise stripped, Secret values hidden unless --show-secrets.
+pub fn show_diff(old_label: &str, new_label: &str, old: &Value, new: &Value, show_secrets: bool) -> Option<String> {
+    diff::human(old_label, new_label, old, new, show_secrets)
 }
 
 fn print_findings(findings: &[Finding]) {
     for f in findings {
-        let label = match f.severity {
-            Severity::Info => "info".normal(),
-            Severity::Warning => "warning".yellow(),
-            Severity::NeedsForce => "needs --force".red().bold(),
-        };
-        match &f.fix {
-            Some(fix) => eprintln!("{label}: {} (fix: {fix})", f.message),
-            None => eprintln!("{label}: {}", f.message),
-        }
+        eprintln!("{}", finding_line(f));
+    }
+}
+
+/// One finding as printed: `warning: MESSAGE (fix: FIX)`, its label colored on a terminal.
+pub fn finding_line(f: &Finding) -> String {
+    let label = match f.severity {
+        Severity::Info => "info".normal(),
+        Severity::Warning => "warning".yellow(),
+        Severity::NeedsForce => "needs --force".red().bold(),
+    };
+    match &f.fix {
+        Some(fix) => format!("{label}: {} (fix: {fix})", f.message),
+        None => format!("{label}: {}", f.message),
     }
 }
 
@@ -243,7 +287,11 @@ fn print_outcome(args: &PatchArgs, display: &str, object: &Value, verb: &str) ->
 
 /// `--local`: patch the object in the -f file offline (embedded schema) and print the result.
 async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
-    let file = args.filename.as_deref().unwrap_or("-");
+    let file = match args.filename.as_slice() {
+        [] => "-",
+        [one] => one.as_str(),
+        _ => return Err(Error::usage("--local patches one object: give one -f FILE")),
+    };
     let object = input::read_object_file(file)?.value;
     let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?;
     let typed = Schemas::offline().for_object(&object).await?;
@@ -252,7 +300,7 @@ async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
     if patch_type == PatchType::Apply {
         return Err(Error::usage("--type apply needs the server's managedFields; it cannot run with --local"));
     }
-    let planned = plan(&plan_input(&object, &patch, patch_type, &typed, args, &display))?;
+    let planned = plan(&plan_input(&object, &patch, patch_type, &typed, typed.takes_strategic(), args, &display))?;
     print_findings(&planned.findings);
     let result = planned.result;
     let mut shown = result;

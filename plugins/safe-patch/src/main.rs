@@ -6,10 +6,13 @@
 
 mod edit;
 mod flow;
+mod history;
 mod input;
+mod many;
 mod plan;
-mod restore;
+mod run_preview;
 mod undo;
+mod undo_run;
 
 use std::process::ExitCode;
 
@@ -28,8 +31,9 @@ use fieldwise_kube::write::FieldValidation;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, or
-declined), 3 stopped because the object changed since the preview.
+const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, declined,
+no terminal and no --yes for many objects, or more than --max-objects), 3 stopped because the
+object changed since the preview. With many objects, the worst object's code.
 
 Examples:
   # Preview, lint, dry-run and write a strategic merge patch, guarded by resourceVersion
@@ -37,6 +41,16 @@ Examples:
 
   # The same without the confirmation prompt (for scripts)
   kubectl safe-patch deployment busybox-demo -p '{\"spec\":{\"replicas\":2}}' --yes
+
+  # Every Deployment labelled app=web in every namespace: one preview (objects grouped by
+  # identical change), all dry-run on the server, one confirmation, guarded writes as one run
+  kubectl safe-patch deploy -l app=web -A -p '{\"spec\":{\"replicas\":3}}'
+
+  # Several types, every object of them in the namespace, more than the default 100 objects
+  kubectl safe-patch deploy,sts --all -n shop --max-objects 500 -p '{\"spec\":{\"paused\":true}}'
+
+  # The objects of several files and a directory tree
+  kubectl safe-patch -f web.yaml -f manifests/ -R --patch-file owner-label.yaml
 
   # A JSON Patch from a file: an index into a keyed list gets a test of the entry's key first
   # (errors number your operations from 0, as you wrote them; the added tests are not counted)
@@ -54,11 +68,47 @@ Examples:
   # A safe kubectl edit: edit the live object, send only the two-way patch, guarded
   kubectl safe-patch deploy/busybox-demo --edit
 
-  # List the backups of an object, and undo the last write
+  # The backups of an object; preview an undo, then undo (a second undo steps further back)
   kubectl safe-patch history deploy/busybox-demo
+  kubectl safe-patch undo deploy/busybox-demo --dry-run
   kubectl safe-patch undo deploy/busybox-demo
 
+  # List the bulk runs, and undo one run, or the last one still in effect
+  kubectl safe-patch history --runs
+  kubectl safe-patch undo --run 20260503-204512-7f3a
+  kubectl safe-patch undo --last-run
+
   # Remove old backups (default policy: 20 per object, 30 days; see README)
+  kubectl safe-patch history --prune --keep 5 --max-age 7d";
+
+const UNDO_EXAMPLES: &str = "Exit codes: 0 restored (or no change), 1 error, 2 declined (or, for a run, no terminal
+and no --yes), 3 the object changed since the write being undone (nothing written; --force
+restores anyway). With a run, the worst object's code.
+
+Examples:
+  # Preview the restore of the last write of an object, then restore it
+  kubectl safe-patch undo deploy/web --dry-run
+  kubectl safe-patch undo deploy/web
+
+  # Undo again: steps back to the write before (it does not re-do the first undo)
+  kubectl safe-patch undo deploy/web
+
+  # Restore the backup taken at a time history shows
+  kubectl safe-patch undo deploy/web --to 2026-05-03T20:45
+
+  # Undo every object of a bulk run, previewing first; or the last run still in effect
+  kubectl safe-patch undo --run 20260503-204512-7f3a --dry-run
+  kubectl safe-patch undo --run 20260503-204512-7f3a --yes
+  kubectl safe-patch undo --last-run";
+
+const HISTORY_EXAMPLES: &str = "Examples:
+  # The backups of one object, oldest first
+  kubectl safe-patch history deploy/web
+
+  # The bulk runs of the current context, with the ids undo --run takes
+  kubectl safe-patch history --runs
+
+  # Remove old backups
   kubectl safe-patch history --prune --keep 5 --max-age 7d";
 
 /// The field manager safe-patch writes as unless `--field-manager` says otherwise (patch and undo).
@@ -86,22 +136,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Restore the pre-image saved before the last (or a chosen) safe-patch write.
-    #[command(after_help = "Examples:
-  # Put back the object as it was before the last safe-patch write
-  kubectl safe-patch undo deploy/web
-
-  # Restore the backup taken at a chosen time (as `kubectl safe-patch history deploy/web` prints it)
-  kubectl safe-patch undo deploy/web --to 2026-11-25T10:15")]
+    /// Take back the last safe-patch write of an object (or restore a chosen backup), or every write of a bulk run.
+    #[command(after_help = UNDO_EXAMPLES)]
     Undo(undo::UndoArgs),
-    /// List the backups saved for an object, or prune old backups (--prune).
-    #[command(after_help = "Examples:
-  # The backups of one object, newest first
-  kubectl safe-patch history deploy/web
-
-  # Drop every object's backups past the retention limits, keeping 5 per object
-  kubectl safe-patch history --prune --keep 5")]
-    History(undo::HistoryArgs),
+    /// List the backups saved for an object, the bulk runs (--runs), or prune old backups (--prune).
+    #[command(after_help = HISTORY_EXAMPLES)]
+    History(history::HistoryArgs),
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
 }
@@ -109,13 +149,42 @@ enum Command {
 /// The patch command's own flags (kubectl patch's, plus the safety ones).
 #[derive(Debug, Args)]
 pub struct PatchArgs {
-    /// The object: TYPE/NAME or TYPE NAME.
+    /// The objects: TYPE/NAME ..., TYPE NAME ..., or TYPE[,TYPE...] with -l, --field-selector or --all.
     #[arg(value_name = "TYPE/NAME")]
     pub targets: Vec<String>,
 
-    /// A file naming the object to patch (its kind, name and namespace); with --local, the object itself.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    pub filename: Option<String>,
+    /// A file or directory naming the objects to patch (their kind, name and namespace); repeat it
+    /// for several. With --local, the one object itself.
+    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR")]
+    pub filename: Vec<String>,
+
+    /// Read the directories given with -f recursively.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+
+    /// Patch the objects of TYPE that match this label selector (e.g. -l app=web,tier!=db).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// Patch the objects of TYPE that match this field selector (e.g. --field-selector metadata.name=web).
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+
+    /// Patch every object of TYPE in the namespace (or in every namespace with -A).
+    #[arg(long)]
+    pub all: bool,
+
+    /// Select in every namespace, not just -n's (with -l, --field-selector or --all).
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+
+    /// Refuse a selection of more objects than this (nothing is written); raise it to go ahead.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_objects: usize,
+
+    /// With many objects: how many are read, dry-run and written at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
 
     /// The patch, as JSON or YAML.
     #[arg(short = 'p', long, value_name = "PATCH", conflicts_with = "patch_file")]
@@ -153,7 +222,7 @@ pub struct PatchArgs {
     pub output: Option<OutputFormat>,
 
     /// Patch the file given with -f offline and print the result; no cluster needed.
-    #[arg(long, requires = "filename")]
+    #[arg(long, requires = "filename", conflicts_with_all = ["selector", "field_selector", "all", "all_namespaces"])]
     pub local: bool,
 
     /// Do not ask for confirmation.
@@ -169,7 +238,7 @@ pub struct PatchArgs {
     pub fix: bool,
 
     /// Open $EDITOR on the live object and turn the edit into a two-way patch (a safe kubectl edit).
-    #[arg(long, conflicts_with_all = ["patch", "patch_file", "local"])]
+    #[arg(long, conflicts_with_all = ["patch", "patch_file", "local", "selector", "field_selector", "all", "all_namespaces"])]
     pub edit: bool,
 
     /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown).
@@ -199,7 +268,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Completion(args)) => completion::run(Cli::command(), args.action),
         Some(Command::Undo(args)) => cli::run(undo::undo(cli.kube, args)),
-        Some(Command::History(args)) => cli::run(undo::history(cli.kube, args)),
+        Some(Command::History(args)) => cli::run(history::history(cli.kube, args)),
         None => cli::run(flow::run(cli.kube, cli.patch)),
     }
 }
@@ -221,6 +290,79 @@ mod tests {
         let help = Cli::command().render_long_help().to_string();
         assert!(help.contains("- strategic: Strategic Merge Patch (built-in types only)"), "{help}");
         assert!(help.contains("- apply:     Server-Side Apply"), "{help}");
+    }
+
+    #[test]
+    fn selection_flags_parse_like_kubectls() {
+        let cli = Cli::try_parse_from([
+            "kubectl-safe_patch",
+            "deploy,sts",
+            "-l",
+            "app=web",
+            "-A",
+            "--field-selector",
+            "metadata.name!=x",
+            "-p",
+            "{}",
+        ])
+        .unwrap();
+        assert_eq!(cli.patch.targets, ["deploy,sts"]);
+        assert_eq!((cli.patch.selector.as_deref(), cli.patch.all_namespaces), (Some("app=web"), true));
+        assert_eq!(cli.patch.field_selector.as_deref(), Some("metadata.name!=x"));
+        assert_eq!((cli.patch.max_objects, cli.patch.concurrency), (100, 8));
+        let cli = Cli::try_parse_from(["kubectl-safe_patch", "-f", "a.yaml", "-f", "dir", "-R", "-p", "{}"]).unwrap();
+        assert_eq!(
+            (cli.patch.filename.as_slice(), cli.patch.recursive),
+            (&["a.yaml".to_string(), "dir".into()][..], true)
+        );
+        let err = Cli::try_parse_from(["kubectl-safe_patch", "deploy", "-l", "a=b", "--edit"]).unwrap_err();
+        assert!(err.to_string().contains("cannot be used with"), "{err}");
+        let undo = Cli::try_parse_from(["kubectl-safe_patch", "undo", "--last-run", "--dry-run"]).unwrap();
+        let Some(Command::Undo(args)) = undo.command else { panic!("undo") };
+        assert!(args.last_run && args.dry_run == DryRun::Client);
+        assert!(Cli::try_parse_from(["kubectl-safe_patch", "undo", "deploy/x", "--run", "r"]).is_err());
+        assert!(Cli::try_parse_from(["kubectl-safe_patch", "undo"]).is_err(), "undo needs an object or a run");
+        assert!(Cli::try_parse_from(["kubectl-safe_patch", "history", "--runs"]).is_ok());
+    }
+
+    #[test]
+    fn every_example_is_a_kubectl_command_and_every_flag_is_documented() {
+        let mut command = Cli::command();
+        command.build();
+        let mut helps = vec![command.render_long_help().to_string()];
+        for sub in ["undo", "history"] {
+            helps.push(command.find_subcommand_mut(sub).unwrap().render_long_help().to_string());
+        }
+        for help in &helps {
+            let examples = help.split("Examples:").nth(1).expect("examples");
+            let commands: Vec<&str> =
+                examples.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+            assert!(!commands.is_empty());
+            for line in commands {
+                assert!(line.starts_with("kubectl safe-patch "), "{line}");
+            }
+        }
+        let all = helps.join("\n");
+        for flag in [
+            "--selector",
+            "--field-selector",
+            "--all ",
+            "--all-namespaces",
+            "--recursive",
+            "--max-objects",
+            "--concurrency",
+            "--run ",
+            "--last-run",
+            "--dry-run",
+            "--runs",
+        ] {
+            assert!(all.contains(flag), "{flag} is not in --help");
+        }
+        for command in [Cli::command()] {
+            for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+                assert!(arg.get_help().is_some() || arg.is_positional(), "{:?} has no help", arg.get_id());
+            }
+        }
     }
 
     #[test]

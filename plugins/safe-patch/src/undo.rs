@@ -1,14 +1,22 @@
-//! `undo` and `history`: the backups of pre-images that the write path keeps.
+//! `undo`: take back what a write changed, from the pre-image its backup holds (with
+//! `--to TIME`, put the whole pre-image back), through the one write path (guarded,
+//! backed up, re-planned when a controller writes in between). A change another writer
+//! made just before the write landed is kept. A write made through a subresource
+//! (`scale`, `status`) is restored through the same one.
 //!
-//! `undo` restores a pre-image with a JSON merge patch planned against the live
-//! object (lists restored whole) and written through the one write path: guarded,
-//! backed up, re-planned when a controller writes in between. A write made
-//! through a subresource (`scale`, `status`) is restored through the same one.
+//! What to restore and how is the core's ([`fieldwise_core::restore`]): the backup to
+//! undo (an undo stack: a second undo steps back further), whether the object was
+//! changed by someone else since that write, and the merge patch that restores it.
+//! This module reads the backups, asks, and writes. A whole bulk run is undone by
+//! [`crate::undo_run`].
 
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::merge_patch;
+use fieldwise_core::restore::{
+    next_to_undo, plan_restore, replay, restore_sides, since_the_write, SinceTheWrite, UndoStep,
+};
+use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
@@ -17,58 +25,53 @@ use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff;
-use fieldwise_kube::write::backup::{parse_age, parse_keep, Backup, BackupStore, ObjectKey, Retention, WriteState};
-use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, WriteOptions};
-use serde_json::{Map, Value};
+use fieldwise_kube::write::backup::{Backup, BackupStore, ObjectKey, Provenance, WriteState};
+use fieldwise_kube::write::{Committed, DryRun, GuardedWrite, PatchType, Planned, WriteOptions};
+use serde_json::Value;
 
 use crate::flow::EXIT_REFUSED;
-use crate::restore::{changed_by_others, controller_owned_metadata, restorable};
 use crate::FIELD_MANAGER;
 
 /// Exit code when the object changed since the write being undone.
-const EXIT_CHANGED: u8 = 3;
+pub const EXIT_CHANGED: u8 = 3;
 
 /// `kubectl safe-patch undo`.
 #[derive(Debug, Args)]
 pub struct UndoArgs {
-    /// The object: TYPE/NAME or TYPE NAME.
-    #[arg(value_name = "TYPE/NAME", required = true)]
-    targets: Vec<String>,
+    /// The object: TYPE/NAME or TYPE NAME (not with --run or --last-run).
+    #[arg(value_name = "TYPE/NAME", required_unless_present_any = ["run", "last_run"], conflicts_with_all = ["run", "last_run"])]
+    pub targets: Vec<String>,
     /// Restore the pre-image of the backup taken at this time (as `history` prints it, or a prefix of it).
-    #[arg(long, value_name = "TIME")]
-    to: Option<String>,
-    /// Restore even if the object changed since the write being undone.
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["run", "last_run"])]
+    pub to: Option<String>,
+    /// Undo every write of the bulk run with this id (as printed at the run's end and by `history --runs`).
+    #[arg(long, value_name = "ID", conflicts_with = "last_run")]
+    pub run: Option<String>,
+    /// Undo the last bulk run still in effect (a second --last-run undoes the run before it).
     #[arg(long)]
-    force: bool,
+    pub last_run: bool,
+    /// Restore even if the object changed since the write being undone (with a run: restore those objects too).
+    #[arg(long)]
+    pub force: bool,
+    /// Only show what would be restored: client previews, server also sends the restore as a server-side dry run.
+    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
+    pub dry_run: DryRun,
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
-    yes: bool,
+    pub yes: bool,
     /// Field manager recorded for the restoring write.
     #[arg(long, default_value = FIELD_MANAGER)]
-    field_manager: String,
+    pub field_manager: String,
+    /// With --run or --last-run: how many objects are read, dry-run and restored at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
     /// Show Secret values in the diff.
     #[arg(long)]
     pub show_secrets: bool,
 }
 
-/// `kubectl safe-patch history`.
-#[derive(Debug, Args)]
-pub struct HistoryArgs {
-    /// The object: TYPE/NAME or TYPE NAME (with --prune: optional; without, every object).
-    #[arg(value_name = "TYPE/NAME", required_unless_present = "prune")]
-    targets: Vec<String>,
-    /// Remove the backups the retention policy does not keep, instead of listing them.
-    #[arg(long)]
-    prune: bool,
-    /// With --prune: keep at most this many backups per object (default: $FIELDWISE_BACKUP_KEEP, else 20; 0 for any number).
-    #[arg(long, value_name = "N", requires = "prune")]
-    keep: Option<String>,
-    /// With --prune: remove backups older than this, e.g. 30d, 12h (default: $FIELDWISE_BACKUP_MAX_AGE, else 30d; 0 for never).
-    #[arg(long, value_name = "AGE", requires = "prune")]
-    max_age: Option<String>,
-}
-
-async fn one_target(kube: &KubeFlags, targets: &[String]) -> Result<(Connection, ObjectRef)> {
+/// Connects and resolves exactly one `TYPE/NAME`.
+pub async fn one_target(kube: &KubeFlags, targets: &[String]) -> Result<(Connection, ObjectRef)> {
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let mut resolved = ObjectRef::from_args(targets, &catalog, &NamespaceScope::of(&conn))?;
@@ -78,97 +81,44 @@ async fn one_target(kube: &KubeFlags, targets: &[String]) -> Result<(Connection,
     Ok((conn, resolved.remove(0)))
 }
 
-/// Lists the backups of one object, or prunes them.
-pub async fn history(kube: KubeFlags, args: HistoryArgs) -> Result<ExitCode> {
-    let store = BackupStore::open_default()?;
-    if args.prune {
-        let mut policy = Retention::from_env()?;
-        if let Some(keep) = &args.keep {
-            policy.keep = parse_keep(keep, "--keep")?;
-        }
-        if let Some(age) = &args.max_age {
-            policy.max_age = parse_age(age, "--max-age")?;
-        }
-        let (report, scope) = if args.targets.is_empty() {
-            (store.prune_all(policy)?, "every object".to_string())
-        } else {
-            let (conn, target) = one_target(&kube, &args.targets).await?;
-            (store.prune(&ObjectKey::of(&conn, &target), policy)?, target.display())
-        };
-        println!("Pruned {} backup(s) of {scope}; {} kept.", report.removed, report.kept);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let (conn, target) = one_target(&kube, &args.targets).await?;
-    let backups = store.list(&ObjectKey::of(&conn, &target))?;
-    if backups.is_empty() {
-        println!("No backups of {} in context {}.", target.display(), conn.context);
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("{:<26} {:<30} {:<14} {:<14} FILE", "TIME", "OPERATION", "BEFORE", "AFTER");
-    for b in &backups {
-        let before = b.record.before.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("-");
-        let after = match (b.record.state, b.record.after_resource_version.as_deref()) {
-            (WriteState::Written, Some(rv)) => rv,
-            (WriteState::Unknown, _) => "(unknown)",
-            _ => "(not confirmed)",
-        };
-        let operation = match &b.record.subresource {
-            Some(sub) => format!("{} ({sub})", b.record.operation),
-            None => b.record.operation.clone(),
-        };
-        println!("{:<26} {:<30} {:<14} {:<14} {}", b.record.time, operation, before, after, b.file.display());
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Restores a pre-image with a guarded JSON merge patch (lists restored whole).
+/// Restores one object's pre-image, or (`--run`, `--last-run`) every object of a run.
 pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
+    if args.run.is_some() || args.last_run {
+        return crate::undo_run::undo_run(kube, args).await;
+    }
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let (conn, target) = one_target(&kube, &args.targets).await?;
     let display = target.display();
     let backups = BackupStore::open_default()?.list(&ObjectKey::of(&conn, &target))?;
     let chosen = choose(&backups, args.to.as_deref(), &display, &conn.context)?;
-    let subresource = chosen.record.subresource.as_deref();
-    if let Some(other) = subresource.filter(|s| !matches!(*s, "scale" | "status")) {
-        return Err(Error::usage(format!(
-            "that backup is of a write through the {other} subresource, which undo cannot restore; restore it with `kubectl safe-patch {display} --subresource {other}`"
-        )));
-    }
+    let subresource = restorable_subresource(chosen, &display)?;
     let live = objects::get(&conn, &target, subresource).await?;
-    let live_rv = live.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
-    let untouched = chosen.record.after.as_ref().is_some_and(|after| !changed_by_others(after, &live, subresource));
-    match chosen.record.after_resource_version.as_deref() {
-        Some(after) if after == live_rv || untouched => {}
-        _ if args.force => eprintln!("warning: {display} changed since that write; restoring anyway (--force)"),
-        Some(after) => {
-            eprintln!(
-                "error: {display} changed since the write being undone (resourceVersion {after}, now {live_rv}); nothing was written. Use --force to restore anyway."
-            );
-            return Ok(ExitCode::from(EXIT_CHANGED));
-        }
-        None => {
-            eprintln!(
-                "error: the write of that backup was never confirmed; use --force to restore its pre-image anyway"
-            );
-            return Ok(ExitCode::from(EXIT_CHANGED));
-        }
+    if let Some(refusal) = refusal(chosen, &live, args.force, &display) {
+        eprintln!("{refusal}");
+        return Ok(ExitCode::from(EXIT_CHANGED));
     }
-    let before = &chosen.record.before;
-    let options = WriteOptions::new("safe-patch undo", &args.field_manager, &live, retry_budget)
-        .subresource(subresource)
-        .show_secrets(args.show_secrets);
-    let writer = GuardedWrite::new(&conn, &target, options);
-    let mut planner = |live: &Value| restore_plan(live, before, subresource);
-    let preview = writer.plan(live, &mut planner)?;
+    let writer = restore_writer(&conn, &target, chosen, &args, retry_budget, Provenance::default());
+    // --to names a point in time: the whole pre-image; a plain undo takes back one write.
+    let whole = args.to.is_some();
+    let mut planner = |live: &Value| restore_plan(live, chosen, whole);
+    let mut preview = writer.plan(live, &mut planner)?;
     if preview.is_no_change() {
         println!("{display} restored (no change)");
         return Ok(ExitCode::SUCCESS);
     }
-    // Show exactly what is restored: no status, no server metadata, no controller-owned keys.
-    let keys = controller_owned_metadata(&preview.live);
-    let (old, new) = (restorable(&preview.live, &keys, subresource), restorable(before, &keys, subresource));
-    if let Some(d) = diff::human("live", &format!("backup {}", chosen.record.time), &old, &new, args.show_secrets) {
+    if let Some(d) = restore_diff(&preview.live, preview.result(), subresource, &chosen.record.time, args.show_secrets)
+    {
         eprint!("{d}");
+    }
+    if args.dry_run != DryRun::None {
+        let how = if args.dry_run == DryRun::Server {
+            writer.dry_run(&mut preview, &mut planner).await?;
+            "server dry run"
+        } else {
+            "dry run"
+        };
+        println!("{display} restored ({how})");
+        return Ok(ExitCode::SUCCESS);
     }
     if !prompt::approved(args.yes, &format!("Restore {display}?")) {
         eprintln!("Not restored.");
@@ -181,27 +131,108 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The backup to restore: the one taken at `to`, else the last confirmed write.
+/// The backup to restore: the one taken at `to`, else the newest write still in effect
+/// (the core's undo stack: writes that an undo already put back are stepped over).
 fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, context: &str) -> Result<&'b Backup> {
     let chosen = match to {
         Some(time) => backups.iter().rev().find(|b| b.record.time.starts_with(time)),
-        None => backups.iter().rev().find(|b| b.record.state == WriteState::Written),
+        None => {
+            let written: Vec<&Backup> = backups.iter().filter(|b| b.record.state == WriteState::Written).collect();
+            let ids: Vec<String> = written.iter().map(|b| b.id()).collect();
+            let steps: Vec<UndoStep<'_>> = written
+                .iter()
+                .zip(&ids)
+                .map(|(b, id)| UndoStep { id, undoes: b.record.provenance.undoes.as_deref() })
+                .collect();
+            next_to_undo(&steps).map(|index| written[index])
+        }
     };
     chosen.ok_or_else(|| match to {
         Some(time) => {
             Error::usage(format!("no backup of {display} at {time}; see `kubectl safe-patch history {display}`"))
         }
-        None => Error::usage(format!("no backup of {display} to undo (context {context})")),
+        None if backups.is_empty() => Error::usage(format!("no backup of {display} to undo (context {context})")),
+        None => Error::usage(format!(
+            "nothing left to undo for {display}: every write in its backups is undone already (restore an older one with --to TIME; see `kubectl safe-patch history {display}`)"
+        )),
     })
 }
 
-/// The restore of `before` planned against `live`: a merge patch of the restorable fields.
-fn restore_plan(live: &Value, before: &Value, subresource: Option<&str>) -> Result<Planned> {
-    let keys = controller_owned_metadata(live);
-    let patch =
-        merge_patch::create_two_way(&restorable(live, &keys, subresource), &restorable(before, &keys, subresource))
-            .map_err(|e| Error::semantics("the restore patch", e))?;
-    let patch = if patch.is_null() { Value::Object(Map::new()) } else { patch };
-    let result = merge_patch::try_apply(live, &patch).map_err(|e| Error::semantics("the restored object", e))?;
-    Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: Vec::new() })
+/// The subresource the backup's write went through, if undo can restore through it.
+pub fn restorable_subresource<'b>(backup: &'b Backup, display: &str) -> Result<Option<&'b str>> {
+    match backup.record.subresource.as_deref() {
+        Some(other) if !matches!(other, "scale" | "status") => Err(Error::usage(format!(
+            "that backup is of a write through the {other} subresource, which undo cannot restore; restore it with `kubectl safe-patch {display} --subresource {other}`"
+        ))),
+        subresource => Ok(subresource),
+    }
+}
+
+/// Why the object may not be restored without `--force` (changed since the write, or the
+/// write never confirmed), as an `error:` line; `None` to go ahead (with a warning under --force).
+pub fn refusal(backup: &Backup, live: &Value, force: bool, display: &str) -> Option<String> {
+    let record = &backup.record;
+    let since = since_the_write(
+        record.after_resource_version.as_deref(),
+        record.after.as_ref(),
+        live,
+        record.subresource.as_deref(),
+    );
+    let why = match since {
+        SinceTheWrite::Untouched => return None,
+        SinceTheWrite::Changed { written, now } => format!(
+            "{display} changed since the write being undone (resourceVersion {written}, now {now}); nothing was written. Use --force to restore anyway."
+        ),
+        SinceTheWrite::NeverConfirmed => {
+            "the write of that backup was never confirmed; use --force to restore its pre-image anyway".to_string()
+        }
+    };
+    if force {
+        eprintln!("warning: {display} changed since that write, or it was never confirmed; restoring anyway (--force)");
+        return None;
+    }
+    Some(format!("error: {why}"))
+}
+
+/// The guarded write of a restore of `backup` onto `target` (the record names what it undoes).
+pub fn restore_writer<'a>(
+    conn: &'a Connection,
+    target: &'a ObjectRef,
+    backup: &'a Backup,
+    args: &'a UndoArgs,
+    retry_budget: std::time::Duration,
+    provenance: Provenance,
+) -> GuardedWrite<'a> {
+    let provenance = Provenance { undoes: Some(backup.id()), ..provenance };
+    let options = WriteOptions::new("safe-patch undo", &args.field_manager, &backup.record.before, retry_budget)
+        .subresource(backup.record.subresource.as_deref())
+        .show_secrets(args.show_secrets);
+    GuardedWrite::new(conn, target, options).with_provenance(provenance)
+}
+
+/// The restore of `backup` planned against `live` ([`plan_restore`]): what its write
+/// changed, taken back (the write's patch replayed on the pre-image, else what the server
+/// answered); with `whole`, the whole pre-image put back.
+pub fn restore_plan(live: &Value, backup: &Backup, whole: bool) -> Result<Planned> {
+    let record = &backup.record;
+    let schema = builtin();
+    let ty = Gvk::of_object(&record.before).and_then(|gvk| schema.root(&gvk));
+    let patch_type = record.patch_type.as_deref().and_then(|name| name.parse::<PatchType>().ok());
+    let replayed = patch_type.and_then(|t| replay(&record.before, &record.patch, t, schema, ty));
+    let written = if whole { None } else { replayed.as_ref().or(record.after.as_ref()) };
+    plan_restore(live, &record.before, written, record.subresource.as_deref())
+        .map_err(|e| Error::semantics("the restore patch", e))
+}
+
+/// Exactly what is restored (`live` and the `restored` object): no status, no server
+/// metadata, no controller-owned keys.
+pub fn restore_diff(
+    live: &Value,
+    restored: &Value,
+    subresource: Option<&str>,
+    time: &str,
+    show_secrets: bool,
+) -> Option<String> {
+    let (old, new) = restore_sides(live, restored, subresource);
+    diff::human("live", &format!("backup {time}"), &old, &new, show_secrets)
 }

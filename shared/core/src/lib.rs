@@ -30,6 +30,8 @@
 //!   done, or a conflict (the decision of the write path, pure).
 //! - [`plan`]: what a patch of each type would do to an object, with its lints: the
 //!   change a write path sends and a user approves.
+//! - [`restore`]: putting a pre-image back (undo): which backup, whether the object moved
+//!   on since, and the merge patch that restores it.
 //! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
 
 pub mod effect;
@@ -47,6 +49,7 @@ pub mod placement;
 pub mod plan;
 pub mod readiness;
 pub mod replan;
+pub mod restore;
 pub mod schema;
 mod str_eq;
 pub mod strategic;

@@ -10,10 +10,20 @@ use super::{dotted, Finding, Severity};
 use crate::schema::{ListKind, Schema, TypeDef, TypeId};
 
 /// Lists a merge patch would replace, naming the live entries that would disappear,
-/// and, for each entry that stays (same key), the fields it would lose.
-pub fn merge_patch_list_losses(live: &Value, patch: &Value, schema: &Schema, ty: Option<TypeId>) -> Vec<Finding> {
+/// and, for each entry that stays (same key), the fields it would lose. `strategic`
+/// says whether the server takes strategic merge patches for the type: the fix a
+/// finding proposes is one that works (custom resources refuse strategic merge, and
+/// server-side apply merges their keyed lists by key).
+pub fn merge_patch_list_losses(
+    live: &Value,
+    patch: &Value,
+    schema: &Schema,
+    ty: Option<TypeId>,
+    strategic: bool,
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    walk(live, patch, schema, ty, &mut Vec::new(), &mut out);
+    let keyed_merge = if strategic { "--type strategic" } else { "--type apply" };
+    walk(live, patch, schema, ty, keyed_merge, &mut Vec::new(), &mut out);
     out
 }
 
@@ -22,6 +32,7 @@ fn walk(
     patch: &Value,
     schema: &Schema,
     ty: Option<TypeId>,
+    keyed_merge: &str,
     path: &mut Vec<String>,
     out: &mut Vec<Finding>,
 ) {
@@ -47,16 +58,18 @@ fn walk(
                         format!("a merge patch replaces the whole list {where_}: {} would be removed", lost.join(", ")),
                     );
                     if merge_key.is_some() {
-                        finding = finding.with_fix("use --type strategic to merge list entries by key");
+                        finding = finding.with_fix(format!("use {keyed_merge} to merge list entries by key"));
                     }
                     out.push(finding);
                 }
                 if let Some(key) = merge_key.as_deref() {
                     let item_ty = child_ty.and_then(|t| schema.items(t));
-                    kept_entries(live_items, patch_items, key, schema, item_ty, path, out);
+                    kept_entries(live_items, patch_items, key, schema, item_ty, keyed_merge, path, out);
                 }
             }
-            (Value::Object(_), Value::Object(_)) => walk(live_child, patch_child, schema, child_ty, path, out),
+            (Value::Object(_), Value::Object(_)) => {
+                walk(live_child, patch_child, schema, child_ty, keyed_merge, path, out)
+            }
             _ => {}
         }
         path.pop();
@@ -66,12 +79,14 @@ fn walk(
 /// The entries of a keyed list that the patch keeps (an entry with the same key):
 /// the patch's entry replaces the live one whole, so every live field it does not
 /// carry is lost. Lists inside a kept entry are replaced whole too: walk into them.
+#[allow(clippy::too_many_arguments)]
 fn kept_entries(
     live_items: &[Value],
     patch_items: &[Value],
     key: &str,
     schema: &Schema,
     item_ty: Option<TypeId>,
+    keyed_merge: &str,
     path: &mut Vec<String>,
     out: &mut Vec<Finding>,
 ) {
@@ -93,10 +108,10 @@ fn kept_entries(
                         if lost.len() == 1 { "it" } else { "them" },
                     ),
                 )
-                .with_fix(format!("use --type strategic to merge {label} with the live entry, or repeat those fields in the patch")),
+                .with_fix(format!("use {keyed_merge} to merge {label} with the live entry, or repeat those fields in the patch")),
             );
         }
-        walk(live_item, twin, schema, item_ty, path, out);
+        walk(live_item, twin, schema, item_ty, keyed_merge, path, out);
         path.pop();
     }
 }
@@ -223,7 +238,7 @@ mod tests {
         let live = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "busybox", "image": "busybox:1.28"}, {"name": "sidecar", "image": "x"}]}}}});
         let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "sidecar", "image": "y"}]}}}});
-        let findings = merge_patch_list_losses(&live, &patch, schema, ty);
+        let findings = merge_patch_list_losses(&live, &patch, schema, ty, true);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(findings[0].path, "spec.template.spec.containers");
         assert!(findings[0].message.ends_with("busybox would be removed"), "{}", findings[0].message);
@@ -242,7 +257,7 @@ mod tests {
             "terminationMessagePolicy": "File", "securityContext": {}}]}}}});
         let patch = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "busybox", "image": "busybox:1.36", "resources": {"requests": {"cpu": "1"}}}]}}}});
-        let findings = merge_patch_list_losses(&live, &patch, schema, ty);
+        let findings = merge_patch_list_losses(&live, &patch, schema, ty, true);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(findings[0].path, "spec.template.spec.containers[name=busybox]");
         assert_eq!(
@@ -255,9 +270,26 @@ mod tests {
         let latest = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "busybox", "image": "busybox", "args": ["sleep", "1000000"], "env": [{"name": "A", "value": "1"}],
              "ports": [{"containerPort": 80}], "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}}]}}}});
-        let findings = merge_patch_list_losses(&live, &latest, schema, ty);
+        let findings = merge_patch_list_losses(&live, &latest, schema, ty, true);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert!(findings[0].message.contains("busybox stays but loses imagePullPolicy (its entry"), "{findings:?}");
+    }
+
+    #[test]
+    fn a_type_without_strategic_merge_is_never_told_to_use_it() {
+        // A custom resource's keyed list (x-kubernetes-list-map-keys): the server refuses
+        // strategic merge for it, and server-side apply merges it by key.
+        let schema = crate::schema::builtin();
+        let ty = schema.root(&crate::schema::Gvk::new("apps", "v1", "Deployment"));
+        let live = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "a", "image": "x", "args": ["run"]}, {"name": "b", "image": "y"}]}}}});
+        let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "z"}]}}}});
+        let findings = merge_patch_list_losses(&live, &patch, schema, ty, false);
+        assert_eq!(findings.len(), 2, "{findings:?}");
+        for finding in &findings {
+            let fix = finding.fix.as_deref().unwrap();
+            assert!(fix.contains("--type apply") && !fix.contains("strategic"), "{fix}");
+        }
     }
 
     #[test]
@@ -268,12 +300,12 @@ mod tests {
             "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]}});
         let patch =
             json!({"spec": {"containers": [{"name": "app", "image": "x:1", "env": [{"name": "B", "value": "3"}]}]}});
-        let findings = merge_patch_list_losses(&live, &patch, schema, ty);
+        let findings = merge_patch_list_losses(&live, &patch, schema, ty, true);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(findings[0].path, "spec.containers[name=app].env");
         assert!(findings[0].message.ends_with(": A would be removed"), "{findings:?}");
         // The same entry, fully repeated: nothing is lost.
-        assert!(merge_patch_list_losses(&live, &live, schema, ty).is_empty());
+        assert!(merge_patch_list_losses(&live, &live, schema, ty, true).is_empty());
     }
 
     #[test]
@@ -289,8 +321,9 @@ mod tests {
     fn untyped_lists_compare_whole_values() {
         let live = json!({"spec": {"args": ["a", "b"]}});
         let patch = json!({"spec": {"args": ["a"]}});
-        let findings = merge_patch_list_losses(&live, &patch, &Schema::new(), None);
+        let findings = merge_patch_list_losses(&live, &patch, &Schema::new(), None, true);
         assert_eq!(findings[0].message, "a merge patch replaces the whole list spec.args: b would be removed");
-        assert!(merge_patch_list_losses(&live, &json!({"spec": {"args": ["b", "a"]}}), &Schema::new(), None).is_empty());
+        assert!(merge_patch_list_losses(&live, &json!({"spec": {"args": ["b", "a"]}}), &Schema::new(), None, true)
+            .is_empty());
     }
 }

@@ -119,7 +119,13 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned, PlanError> {
                 }
             }));
             let result = if input.patch_type == PatchType::Merge {
-                findings.extend(lint::lists::merge_patch_list_losses(input.live, &patch, input.schema, input.ty));
+                findings.extend(lint::lists::merge_patch_list_losses(
+                    input.live,
+                    &patch,
+                    input.schema,
+                    input.ty,
+                    input.strategic,
+                ));
                 merge_patch::try_apply(input.live, &patch).map_err(|source| PlanError::MergePatchDoesNotApply {
                     object: input.display.into(),
                     source: Box::new(source),

@@ -10,6 +10,7 @@
 //! - [`objects`]: GET of one object, and the one request path every read goes through.
 //! - [`listing`]: every LIST: scope and selectors, "every type", the bounded, paged,
 //!   metadata-first engine, and the bounded fan-out the plugins use.
+//! - [`selection`]: the objects a command acts on, named, selected (`-l`, `--all`, `-A`) or from `-f`.
 
 pub mod discovery;
 pub mod listing;
@@ -18,4 +19,5 @@ pub mod media_type;
 pub mod objects;
 pub mod openapi;
 pub mod reference;
+pub mod selection;
 pub mod target;

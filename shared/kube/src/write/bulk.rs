@@ -1,9 +1,12 @@
 //! Many guarded writes at once (`repair --from-scan`, `migrate` of several
-//! objects): bounded concurrency, a per-object result line, and a circuit
-//! breaker: after several transport failures in a row the server is taken to
+//! objects, `safe-patch -l ...`): bounded concurrency, a per-object result line, and a
+//! circuit breaker: after several transport failures in a row the server is taken to
 //! be gone, no further write is started, and one summary says what was done,
 //! what failed and what was not tried. Each write is guarded and idempotent, so
 //! running the same command again finishes the job.
+//!
+//! [`map`] is the same for work whose results the command needs back in order (the
+//! previews and server dry-runs of every object before a bulk write).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -12,6 +15,7 @@ use std::future::Future;
 use futures::stream::{self, Stream, StreamExt};
 
 use crate::error::{Error, Result};
+use crate::output::progress::Progress;
 
 /// How a bulk write runs.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +52,55 @@ pub struct BulkSummary {
     /// The run stopped before the producer had given every item: more objects than
     /// `not_tried` may be left (a streamed run cannot count what it never saw).
     pub not_reached: bool,
+    /// Of the failures, those that lost to another writer ([`Failure::Conflict`]).
+    pub conflicts: usize,
+    /// Of the failures, those the server or a rule refused ([`Failure::Refused`]).
+    pub refused: usize,
+    /// The exit code a single write of the worst failed object would have had (0 when none failed).
+    pub worst_exit_code: u8,
+}
+
+/// How a failed write counts in a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Another writer got there first and the approved change no longer stands
+    /// (changed since the preview, kept changing, a field-manager conflict).
+    Conflict,
+    /// The server or a rule of fieldwise refused this object (forbidden, invalid, not found).
+    Refused,
+    /// Anything else: the server failed, the connection broke, a local error.
+    Failed,
+}
+
+impl Failure {
+    /// How `err` counts.
+    pub fn of(err: &Error) -> Failure {
+        match err {
+            Error::ChangedSincePreview { .. } | Error::KeptChanging { .. } | Error::FieldManagerConflict { .. } => {
+                Failure::Conflict
+            }
+            Error::Api { code: 409, .. } => Failure::Conflict,
+            Error::Api { code: 408 | 429, .. } => Failure::Failed,
+            Error::Api { code: 400..=499, .. } | Error::Refused { .. } => Failure::Refused,
+            _ => Failure::Failed,
+        }
+    }
+}
+
+/// Which of two exit codes says more: an error (1) over a conflict (3) over a refusal
+/// needing `--force` (2) over success (0).
+pub fn worse_exit_code(a: u8, b: u8) -> u8 {
+    let rank = |code: u8| match code {
+        0 => 0,
+        2 => 1,
+        3 => 2,
+        _ => 3,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
 }
 
 impl BulkSummary {
@@ -59,6 +112,56 @@ impl BulkSummary {
     /// How many objects a write was started for.
     pub fn tried(&self) -> usize {
         self.succeeded.values().sum::<usize>() + self.failed
+    }
+
+    /// The process exit code, as single writes have them: the worst object's, and 1 when
+    /// the run stopped before every object was tried.
+    pub fn exit_code(&self) -> u8 {
+        let stopped = if self.not_tried > 0 || self.stopped.is_some() { 1 } else { 0 };
+        worse_exit_code(self.worst_exit_code, stopped)
+    }
+
+    /// Counts one object that failed with `err` (the runners count their own; a command
+    /// counts here the objects that failed before the run, in its preview).
+    pub fn record_failure(&mut self, err: &Error) {
+        self.record(Failure::of(err), err.exit_code());
+    }
+
+    /// Counts one object that failed as `kind`, whose single write would have exited `exit_code`.
+    pub fn record(&mut self, kind: Failure, exit_code: u8) {
+        self.failed += 1;
+        match kind {
+            Failure::Conflict => self.conflicts += 1,
+            Failure::Refused => self.refused += 1,
+            Failure::Failed => {}
+        }
+        self.worst_exit_code = worse_exit_code(self.worst_exit_code, exit_code);
+    }
+
+    /// Counts one object that succeeded as `label` without going through a runner.
+    pub fn record_success(&mut self, label: &'static str) {
+        *self.succeeded.entry(label).or_default() += 1;
+    }
+
+    /// One line by outcome, each named even when none: `12 patched, 3 unchanged,
+    /// 1 conflict, 2 refused, 0 failed` (then `, 40 not tried` if any were not).
+    /// `labels` are the success labels to name in order (`patched`, `unchanged`).
+    pub fn outcome_line(&self, labels: &[&str]) -> String {
+        let mut parts: Vec<String> =
+            labels.iter().map(|label| format!("{} {label}", self.succeeded.get(label).copied().unwrap_or(0))).collect();
+        for (label, n) in &self.succeeded {
+            if !labels.contains(label) {
+                parts.push(format!("{n} {label}"));
+            }
+        }
+        let plural = if self.conflicts == 1 { "" } else { "s" };
+        parts.push(format!("{} conflict{plural}", self.conflicts));
+        parts.push(format!("{} refused", self.refused));
+        parts.push(format!("{} failed", self.failed - self.conflicts - self.refused));
+        if self.not_tried > 0 || self.not_reached {
+            parts.push(format!("{} not tried", self.not_tried));
+        }
+        parts.join(", ")
     }
 
     /// One line: `12 repaired, 3 unchanged, 2 failed, 40 not tried`.
@@ -78,17 +181,25 @@ impl BulkSummary {
 
     /// Prints the summary (and why the run stopped) on stderr.
     pub fn print(&self) {
-        if let (Some(why), true) = (&self.stopped, self.stopped_by_producer) {
-            eprintln!(
-                "error: {why}. Nothing more was started; running the same command again is safe and finishes the job."
-            );
-        } else if let Some(why) = &self.stopped {
-            eprintln!(
-                "error: stopped after {} transport failures in a row: {why}. Nothing more was started; run the same command again when the server is back (it is safe to repeat).",
-                self.transport_failures.min(self.failed)
-            );
+        if let Some(why) = self.stop_message() {
+            eprintln!("{why}");
         }
         eprintln!("{}", self.line());
+    }
+
+    /// Why the run stopped early and what to do, as an `error:` line; `None` when it ran to the end.
+    pub fn stop_message(&self) -> Option<String> {
+        let why = self.stopped.as_ref()?;
+        Some(if self.stopped_by_producer {
+            format!(
+                "error: {why}. Nothing more was started; running the same command again is safe and finishes the job."
+            )
+        } else {
+            format!(
+                "error: stopped after {} transport failures in a row: {why}. Nothing more was started; run the same command again when the server is back (it is safe to repeat).",
+                self.transport_failures.min(self.failed)
+            )
+        })
     }
 }
 
@@ -107,9 +218,26 @@ where
     F: Fn(I) -> Fut,
     Fut: Future<Output = Result<&'static str>>,
 {
+    run_with_progress(items, options, &Progress::hidden(), name, work).await
+}
+
+/// [`run`] with a progress bar by objects: `progress` advances as each object is done,
+/// and error lines are printed with it cleared. `work` prints its own lines through the
+/// same [`Progress`] (a clone of it).
+pub async fn run_with_progress<I, F, Fut>(
+    items: impl IntoIterator<Item = I>,
+    options: BulkOptions,
+    progress: &Progress,
+    name: impl Fn(&I) -> String,
+    work: F,
+) -> BulkSummary
+where
+    F: Fn(I) -> Fut,
+    Fut: Future<Output = Result<&'static str>>,
+{
     let items: Vec<I> = items.into_iter().collect();
     let total = items.len();
-    let mut summary = run_stream(stream::iter(items.into_iter().map(Ok)), options, name, work).await;
+    let mut summary = drive(stream::iter(items.into_iter().map(Ok)), options, progress, name, work).await;
     // A list is known in full: whatever was not reached was not tried either.
     summary.not_tried = total - summary.tried();
     summary.not_reached = false;
@@ -125,6 +253,20 @@ where
 pub async fn run_stream<I, F, Fut>(
     items: impl Stream<Item = Result<I>>,
     options: BulkOptions,
+    name: impl Fn(&I) -> String,
+    work: F,
+) -> BulkSummary
+where
+    F: Fn(I) -> Fut,
+    Fut: Future<Output = Result<&'static str>>,
+{
+    drive(items, options, &Progress::hidden(), name, work).await
+}
+
+async fn drive<I, F, Fut>(
+    items: impl Stream<Item = Result<I>>,
+    options: BulkOptions,
+    progress: &Progress,
     name: impl Fn(&I) -> String,
     work: F,
 ) -> BulkSummary
@@ -166,6 +308,7 @@ where
             }
             let object = name_ref(&item);
             let outcome = work_ref(item).await;
+            progress.advance();
             let mut summary = summary_ref.borrow_mut();
             match outcome {
                 Ok(label) => {
@@ -173,7 +316,7 @@ where
                     *summary.succeeded.entry(label).or_default() += 1;
                 }
                 Err(e) => {
-                    summary.failed += 1;
+                    summary.record_failure(&e);
                     let transport = is_transport(&e);
                     if transport {
                         summary.transport_failures += 1;
@@ -182,7 +325,7 @@ where
                         in_a_row_ref.set(0);
                     }
                     if !transport || summary.transport_failures == 1 {
-                        eprintln!("error: {object}: {e}");
+                        progress.suspend(|| eprintln!("error: {object}: {e}"));
                     }
                     if transport && in_a_row_ref.get() >= options.stop_after_transport_failures && !open_ref.get() {
                         open_ref.set(true);
@@ -197,6 +340,59 @@ where
     let mut summary = summary.into_inner();
     summary.not_reached = summary.stopped.is_some() && !exhausted.get();
     summary
+}
+
+/// What [`map`] returns: each item's result in the items' order (`None`: never started,
+/// because the breaker opened), and why the run stopped, if it did.
+#[derive(Debug)]
+pub struct Mapped<T> {
+    /// One per item, in order.
+    pub results: Vec<Option<Result<T>>>,
+    /// The transport failure that opened the breaker.
+    pub stopped: Option<String>,
+}
+
+/// Runs `work` for every item, `options.concurrency` at a time, and hands every result
+/// back in the items' order, for work whose results the command needs (previews, dry
+/// runs). Nothing is printed; `progress` advances per item. After
+/// `options.stop_after_transport_failures` transport failures in a row no more work is
+/// started (those items' results are `None`) and `stopped` says why.
+pub async fn map<I, T, F, Fut>(items: Vec<I>, options: BulkOptions, progress: &Progress, work: F) -> Mapped<T>
+where
+    F: Fn(I) -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let total = items.len();
+    let in_a_row = Cell::new(0usize);
+    let stopped: RefCell<Option<String>> = RefCell::new(None);
+    let (in_a_row_ref, stopped_ref, work_ref) = (&in_a_row, &stopped, &work);
+    let done: Vec<(usize, Option<Result<T>>)> = stream::iter(items.into_iter().enumerate())
+        .map(|(index, item)| async move {
+            if stopped_ref.borrow().is_some() {
+                return (index, None);
+            }
+            let outcome = work_ref(item).await;
+            progress.advance();
+            match &outcome {
+                Err(e) if is_transport(e) => {
+                    in_a_row_ref.set(in_a_row_ref.get() + 1);
+                    let mut stopped = stopped_ref.borrow_mut();
+                    if in_a_row_ref.get() >= options.stop_after_transport_failures && stopped.is_none() {
+                        *stopped = Some(e.to_string());
+                    }
+                }
+                _ => in_a_row_ref.set(0),
+            }
+            (index, Some(outcome))
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect()
+        .await;
+    let mut results: Vec<Option<Result<T>>> = (0..total).map(|_| None).collect();
+    for (index, outcome) in done {
+        results[index] = outcome;
+    }
+    Mapped { results, stopped: stopped.into_inner() }
 }
 
 /// A failure that says the server is not answering, rather than refusing this object.
@@ -276,6 +472,66 @@ mod tests {
         assert_eq!(summary.succeeded.get("unchanged"), Some(&10));
         assert!(summary.all_succeeded() && !summary.not_reached, "{summary:?}");
         assert_eq!(summary.line(), "10 unchanged, 0 failed");
+    }
+
+    #[test]
+    fn map_keeps_the_order_and_stops_starting_work_after_the_breaker_opens() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let started = Cell::new(0usize);
+        let mapped = runtime.block_on(map(
+            (0..50).collect(),
+            BulkOptions { concurrency: 3, stop_after_transport_failures: 3 },
+            &Progress::hidden(),
+            |i: usize| {
+                started.set(started.get() + 1);
+                async move {
+                    // Later items finish first: the order comes from the input, not from completion.
+                    tokio::time::sleep(std::time::Duration::from_millis(10 - (i % 10) as u64)).await;
+                    if i < 20 {
+                        Ok(i * 2)
+                    } else {
+                        Err(unreachable())
+                    }
+                }
+            },
+        ));
+        assert_eq!(mapped.results.len(), 50);
+        for (i, result) in mapped.results.iter().take(20).enumerate() {
+            assert_eq!(result.as_ref().unwrap().as_ref().unwrap(), &(i * 2));
+        }
+        assert!(mapped.stopped.is_some());
+        assert!(started.get() <= 20 + 3 + 3, "work went on after the breaker opened: {}", started.get());
+        assert!(mapped.results[49].is_none());
+    }
+
+    #[test]
+    fn failures_count_by_kind_and_the_exit_code_is_the_worst_objects() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let summary = runtime.block_on(run(
+            0..6,
+            BulkOptions::with_concurrency(2),
+            |i| format!("cm/{i}"),
+            |i| async move {
+                match i {
+                    0 => {
+                        Err(Error::ChangedSincePreview { object: "cm/0".into(), reason: "x".into(), what_moved: None })
+                    }
+                    1 => {
+                        Err(Error::Api { code: 403, reason: "Forbidden".into(), message: "no".into(), causes: vec![] })
+                    }
+                    2 => Ok("unchanged"),
+                    _ => Ok("patched"),
+                }
+            },
+        ));
+        assert_eq!((summary.failed, summary.conflicts, summary.refused), (2, 1, 1));
+        assert_eq!(summary.exit_code(), 1, "a forbidden object exits 1, as a single patch of it would");
+        assert_eq!(
+            summary.outcome_line(&["patched", "unchanged"]),
+            "3 patched, 1 unchanged, 1 conflict, 1 refused, 0 failed"
+        );
+        assert_eq!((worse_exit_code(2, 3), worse_exit_code(3, 1), worse_exit_code(0, 2)), (3, 1, 2));
+        assert_eq!(Failure::of(&unreachable()), Failure::Failed);
     }
 
     #[test]

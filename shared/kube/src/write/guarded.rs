@@ -35,7 +35,7 @@ use crate::conn::client::Connection;
 use crate::conn::flags::KubeFlags;
 use crate::error::{Error, Result, StatusCause};
 use crate::output::diff;
-use crate::write::backup::{BackupRecord, BackupStore, ObjectKey, PendingBackup, Retention};
+use crate::write::backup::{BackupRecord, BackupStore, ObjectKey, PendingBackup, Provenance, Retention};
 
 /// How long a write keeps retrying when `--request-timeout` does not say.
 pub const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
@@ -181,12 +181,20 @@ pub struct GuardedWrite<'a> {
     conn: &'a Connection,
     target: &'a ObjectRef,
     options: WriteOptions<'a>,
+    provenance: Provenance,
 }
 
 impl<'a> GuardedWrite<'a> {
     /// A write of `target` (through `options.subresource`, if any).
     pub fn new(conn: &'a Connection, target: &'a ObjectRef, options: WriteOptions<'a>) -> Self {
-        GuardedWrite { conn, target, options }
+        GuardedWrite { conn, target, options, provenance: Provenance::default() }
+    }
+
+    /// The same write, its backup record naming its bulk run (and, for a restore, what it
+    /// undoes): see [`Provenance`].
+    pub fn with_provenance(mut self, provenance: Provenance) -> Self {
+        self.provenance = provenance;
+        self
     }
 
     /// Reads the object (or its subresource) as it is now.
@@ -243,7 +251,7 @@ impl<'a> GuardedWrite<'a> {
         }
         let store = BackupStore::open_default()?;
         let Preview { mut live, mut planned, approved, .. } = preview;
-        let record = BackupRecord::before_write(
+        let mut record = BackupRecord::before_write(
             self.conn,
             self.target,
             self.options.subresource,
@@ -251,6 +259,8 @@ impl<'a> GuardedWrite<'a> {
             &planned.patch,
             &live,
         );
+        record.provenance = self.provenance.clone();
+        record.patch_type = Some(planned.patch_type.name().to_string());
         let (key, settle_against) = (ObjectKey::of(self.conn, self.target), live.clone());
         let mut pending = off_thread({
             let store = store.clone();
@@ -263,7 +273,7 @@ impl<'a> GuardedWrite<'a> {
             }
         })
         .await?;
-        run_hook_before_write();
+        run_hook_before_write(self.target);
         let mut backoff = Backoff::new(self.options.retry_budget);
         let mut attempts = 0;
         loop {
@@ -427,16 +437,23 @@ fn transport_reason(err: &Error) -> String {
 }
 
 /// `FIELDWISE_HOOK_BEFORE_WRITE`: a shell command run once between the preview and
-/// the write, for the end-to-end suite, which plays the concurrent writer (or freezes
-/// the apiserver) with it. Compiled only with the `test-hooks` feature, which the
-/// end-to-end crate turns on: shipped binaries never run a command from the environment.
+/// the write (of each object, in a bulk run), for the end-to-end suite, which plays the
+/// concurrent writer (or freezes the apiserver) with it; it finds the object in
+/// `FIELDWISE_HOOK_NAMESPACE` and `FIELDWISE_HOOK_NAME`. Compiled only with the
+/// `test-hooks` feature, which the end-to-end crate turns on: shipped binaries never run
+/// a command from the environment.
 #[cfg(feature = "test-hooks")]
-fn run_hook_before_write() {
+fn run_hook_before_write(target: &ObjectRef) {
     let Ok(command) = std::env::var("FIELDWISE_HOOK_BEFORE_WRITE") else { return };
     if command.trim().is_empty() {
         return;
     }
-    let status = std::process::Command::new("sh").arg("-c").arg(&command).status();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .env("FIELDWISE_HOOK_NAMESPACE", target.namespace.as_deref().unwrap_or_default())
+        .env("FIELDWISE_HOOK_NAME", &target.name)
+        .status();
     if !matches!(status, Ok(s) if s.success()) {
         eprintln!("warning: FIELDWISE_HOOK_BEFORE_WRITE failed: {command}");
     }
@@ -444,7 +461,7 @@ fn run_hook_before_write() {
 
 /// Without the `test-hooks` feature there is no hook.
 #[cfg(not(feature = "test-hooks"))]
-fn run_hook_before_write() {}
+fn run_hook_before_write(_target: &ObjectRef) {}
 
 /// Runs backup file work (each record is synced to disk before its write is sent) on
 /// tokio's blocking pool: on the runtime's one thread, a bulk run's writes would wait for

@@ -12,6 +12,7 @@
 //!   re-plan, retry cycle of one object, driven by the command's planner.
 //! - [`bulk`]: many guarded writes with bounded concurrency and a circuit breaker.
 //! - [`backup`]: the pre-image of every write, for `history` and `undo`.
+//! - [`runs`]: the writes of one bulk command, listed and undone as one.
 //! - [`dry_run`]: kubectl's `--dry-run` values.
 //!
 //! Plugins describe *what* to change (a planner from the live object to a
@@ -26,6 +27,7 @@ pub mod dry_run;
 pub mod guard;
 pub mod guarded;
 pub mod request;
+pub mod runs;
 
 pub use dry_run::DryRun;
 pub use guarded::{Committed, GuardedWrite, Intent, Planned, Planner, Preview, WriteOptions, DEFAULT_RETRY_BUDGET};

@@ -3,7 +3,8 @@
 //!
 //! - [`Scope`] and [`Selectors`]: kubectl's `-n`/`-A` and `-l`/`--field-selector`.
 //! - [`listable_types`]: the one place that chooses "every type" (and [`is_listable`], the
-//!   names completion offers).
+//!   names completion offers; [`require_listable`], the refusal of a named type the server
+//!   does not list).
 //! - [`Lister`]: bounded, paged, read-ahead listing of one type ([`Lister::list`],
 //!   [`Lister::objects`], [`Lister::pages`]) or many ([`Lister::list_each`]), and the
 //!   metadata-first listing for checks that need whole objects only for some
@@ -45,4 +46,4 @@ pub use engine::{list, ListOptions, Lister};
 pub use fan_out::{for_each_concurrently, forward_ordered, map_concurrently, ordered, ordered_parts, Outlet};
 pub use scope::{Scope, Selectors};
 pub use source::{Representation, PARTIAL_METADATA_LIST};
-pub use types::{is_listable, listable_types};
+pub use types::{is_listable, listable_types, require_listable};

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use crate::api::discovery::{ResourceCatalog, ResourceType};
 use crate::api::listing::Scope;
+use crate::error::{Error, Result};
 
 /// Whether `resource` is a type a user can list and read: its group's preferred version,
 /// the server allows `list` and `get` (what `kubectl api-resources --verbs=list,get` shows),
@@ -13,6 +14,21 @@ use crate::api::listing::Scope;
 /// name completion offers.
 pub fn is_listable(resource: &ResourceType) -> bool {
     resource.preferred && resource.supports("list") && resource.supports("get") && !resource.plural.contains('/')
+}
+
+/// Refuses a type the user named that the server does not list (no `list` verb: `bindings`,
+/// `tokenreviews`), so a selection of it (`-l`, `--all`) says so instead of sending a LIST
+/// the server answers with 405. Unlike [`is_listable`], any version the user names is
+/// listed: only "every type" keeps to the preferred one.
+pub fn require_listable(resource: &ResourceType) -> Result<()> {
+    if resource.supports("list") {
+        Ok(())
+    } else {
+        Err(Error::usage(format!(
+            "{} cannot be listed (the server does not allow it), so it cannot be selected: name the objects",
+            resource.display_name()
+        )))
+    }
 }
 
 /// The types to list for "everything" in `scope`, in discovery's order: the listable ones
@@ -86,6 +102,16 @@ mod tests {
             names(&listable_types(&catalog(), &Scope::Namespace("x".into()))),
             ["pods", "events", "widgets.example.com"]
         );
+    }
+
+    #[test]
+    fn a_named_type_without_the_list_verb_is_refused_with_what_to_do() {
+        let c = catalog();
+        let bindings = c.types().iter().find(|t| t.plural == "bindings").unwrap();
+        let err = require_listable(bindings).unwrap_err().to_string();
+        assert!(err.contains("cannot be listed") && err.contains("name the objects"), "{err}");
+        let old_widgets = c.types().iter().find(|t| t.plural == "widgets" && !t.preferred).unwrap();
+        assert!(require_listable(old_widgets).is_ok() && !is_listable(old_widgets));
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub mod record;
 pub mod retention;
 pub mod store;
 
-pub use record::{now, Backup, BackupRecord, ObjectKey, WriteState};
+pub use record::{now, Backup, BackupRecord, ObjectKey, Provenance, WriteState};
 pub use retention::{parse_age, parse_keep, PruneReport, Retention};
 pub use store::{BackupStore, PendingBackup};
 

@@ -68,6 +68,10 @@ pub struct BackupRecord {
     pub operation: String,
     /// The patch that was sent (without its guard).
     pub patch: Value,
+    /// Its kind (`merge`, `strategic`, `json`, `apply`), so undo can replay it on `before`
+    /// and take back this write's change alone ([`fieldwise_core::restore::replay`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<String>,
     /// The object before the write.
     pub before: Value,
     /// What became of the write.
@@ -78,6 +82,27 @@ pub struct BackupRecord {
     /// The object the write produced, once known: undo compares it with the live object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Value>,
+    /// Where the write came from: its bulk run, and for a restore, what it undid.
+    #[serde(flatten)]
+    pub provenance: Provenance,
+}
+
+/// What a backup record says about the command that wrote: the bulk run it was part of
+/// (`kubectl safe-patch undo --run ID`), and for a restore the backup and run it undid,
+/// so that a second undo steps back further instead of re-doing the first
+/// ([`fieldwise_core::restore::next_to_undo`]). Empty for a single write.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Provenance {
+    /// The id of the bulk run the write belonged to ([`crate::write::runs::new_run_id`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// For a restore: the id ([`Backup::id`]) of the backup of the same object it put back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+    /// For a restore made by `undo --run`/`--last-run`: the run it undid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes_run: Option<String>,
 }
 
 impl BackupRecord {
@@ -101,10 +126,12 @@ impl BackupRecord {
             subresource: subresource.map(String::from),
             operation: operation.into(),
             patch: patch.clone(),
+            patch_type: None,
             before: before.clone(),
             state: WriteState::Pending,
             after_resource_version: None,
             after: None,
+            provenance: Provenance::default(),
         }
     }
 
@@ -142,6 +169,14 @@ pub struct Backup {
     pub file: PathBuf,
     /// What it holds.
     pub record: BackupRecord,
+}
+
+impl Backup {
+    /// Its id among the object's backups (the file name without `.json`: the time stamp,
+    /// with a counter when several share it), as a restore's [`Provenance::undoes`] names it.
+    pub fn id(&self) -> String {
+        self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    }
 }
 
 /// The current time in RFC 3339 with milliseconds, UTC.

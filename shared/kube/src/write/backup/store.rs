@@ -126,6 +126,19 @@ impl BackupStore {
         report
     }
 
+    /// Every backup in the store, of every object, oldest first: for the queries that span
+    /// objects ([`crate::write::runs`]).
+    pub fn all(&self) -> Result<Vec<Backup>> {
+        let mut object_dirs = Vec::new();
+        collect_leaf_dirs(&self.root, 0, &mut object_dirs);
+        let mut backups = Vec::new();
+        for dir in object_dirs {
+            backups.extend(read_dir_records(&dir)?);
+        }
+        sort_oldest_first(&mut backups);
+        Ok(backups)
+    }
+
     /// Removes, for every object in the store, the backups `policy` does not keep.
     pub fn prune_all(&self, policy: Retention) -> Result<PruneReport> {
         let mut total = PruneReport::default();

@@ -1,7 +1,9 @@
 //! The backup store's records, keys, ends and retention.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::store::encode_component;
@@ -28,10 +30,12 @@ fn record(time: &str, name: &str) -> BackupRecord {
         subresource: None,
         operation: "safe-patch merge".into(),
         patch: serde_json::json!({}),
+        patch_type: None,
         before: serde_json::json!({"data": {"k": "dg=="}}),
         state: WriteState::Pending,
         after_resource_version: None,
         after: None,
+        provenance: Provenance::default(),
     }
 }
 

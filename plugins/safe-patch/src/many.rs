@@ -1,0 +1,330 @@
+//! One patch on many objects (`kubectl safe-patch TYPE -l SELECTOR -p ...`, several
+//! names, `-f DIR`): kubectl's selection, one preview for the run, one confirmation,
+//! then every write through the one write path, as a run that can be undone as one.
+//!
+//! 1. The selection is refused when larger than `--max-objects`.
+//! 2. Every object is read, planned, linted and dry-run on the server, `--concurrency`
+//!    at a time (the shared bulk runner, [`bulk::map`]), before anything is written. The
+//!    preview ([`crate::run_preview`]) groups the objects by identical change, one diff per
+//!    group, and lists every lint once with its objects.
+//! 3. One confirmation on a terminal; without one and without `--yes` nothing is written.
+//! 4. The writes ([`bulk::run_with_progress`]): guarded, backed up under the run's id,
+//!    re-planned when another writer got there first; a breaker stops the run when the
+//!    server is gone, and running the same command again finishes the job.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use fieldwise_core::effect::Effect;
+use fieldwise_core::lint::{Finding, Severity};
+use fieldwise_core::schema::Gvk;
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::cli::prompt;
+use fieldwise_kube::conn::client::Connection;
+use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::output::diff::without_server_noise;
+use fieldwise_kube::output::printer;
+use fieldwise_kube::output::progress::Progress;
+use fieldwise_kube::write::backup::Provenance;
+use fieldwise_kube::write::bulk::{self, BulkOptions, BulkSummary, Failure};
+use fieldwise_kube::write::runs::new_run_id;
+use fieldwise_kube::write::DryRun;
+use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, Preview, WriteOptions};
+use serde_json::Value;
+
+use crate::flow::{choose_type, explain_rejection, plan_input, takes_strategic, EXIT_REFUSED};
+use crate::run_preview::{self, count, located};
+use crate::PatchArgs;
+
+/// How the objects of one resource type are patched: the schema of the object read, and
+/// the patch type (chosen once per type, so its note is printed once).
+pub struct TypePlan {
+    /// The schema of the object read (the `Scale` through the scale subresource).
+    pub typed: TypeSchema,
+    /// Whether the server takes strategic merge patches here.
+    pub strategic: bool,
+    /// The patch type sent.
+    pub patch_type: PatchType,
+}
+
+/// One object, read, planned and dry-run: what the preview shows and the write sends.
+pub struct Prepared {
+    /// The object.
+    pub target: ObjectRef,
+    /// The approved change, with the server's dry-run result.
+    pub preview: Preview,
+    /// What the lints found (and the server's null resets).
+    pub findings: Vec<Finding>,
+    /// Objects with the same key get the same change (their effect, server noise aside).
+    pub change_key: String,
+}
+
+impl Prepared {
+    /// Whether a lint needs `--force` before this object may be written.
+    pub fn blocked(&self, force: bool) -> bool {
+        !force && self.findings.iter().any(|f| f.severity == Severity::NeedsForce)
+    }
+}
+
+/// Runs the patch on every target (see the module docs).
+pub async fn run(
+    conn: &Connection,
+    targets: Vec<ObjectRef>,
+    patch: &Value,
+    args: &PatchArgs,
+    retry_budget: Duration,
+) -> Result<ExitCode> {
+    if targets.len() > args.max_objects {
+        eprintln!(
+            "error: the selection holds {} objects, more than --max-objects ({}); nothing was written. \
+             Narrow it (-l, --field-selector, -n), or raise the limit: --max-objects {}",
+            targets.len(),
+            args.max_objects,
+            targets.len()
+        );
+        return Ok(ExitCode::from(EXIT_REFUSED));
+    }
+    let plans = type_plans(conn, &targets, args).await?;
+    let options = BulkOptions::with_concurrency(usize::from(args.concurrency));
+    let total = targets.len();
+
+    let progress = Progress::by_objects(total, "previewing");
+    let mapped = bulk::map(targets.clone(), options, &progress, |target| {
+        let plan = &plans[&type_key(&target)];
+        prepare(conn, target, patch, plan, args, retry_budget)
+    })
+    .await;
+    progress.finish();
+    if let Some(why) = &mapped.stopped {
+        eprintln!(
+            "error: stopped the preview after {} transport failures in a row: {why}. Nothing was written; run the same command again when the server is back.",
+            options.stop_after_transport_failures
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    let mut summary = BulkSummary::default();
+    let mut ready = Vec::new();
+    for (target, result) in targets.iter().zip(mapped.results) {
+        match result {
+            Some(Ok(prepared)) => ready.push(prepared),
+            Some(Err(e)) => {
+                eprintln!("error: {}: {e}", located(target));
+                summary.record_failure(&e);
+            }
+            None => summary.not_tried += 1,
+        }
+    }
+    run_preview::print(&ready.iter().collect::<Vec<_>>(), args.show_secrets, ("patch", "patched"));
+    let (blocked, ready): (Vec<Prepared>, Vec<Prepared>) = ready.into_iter().partition(|p| p.blocked(args.force));
+    for p in &blocked {
+        summary.record(Failure::Refused, EXIT_REFUSED);
+        eprintln!("error: not writing {}: a finding above needs --force", located(&p.target));
+    }
+    let changing = ready.iter().filter(|p| !p.preview.is_no_change()).count();
+    if args.dry_run != DryRun::None {
+        for p in &ready {
+            let verb = if p.preview.is_no_change() { "unchanged" } else { "patched" };
+            summary.record_success(verb);
+        }
+        let how = if args.dry_run == DryRun::Server { "server dry run" } else { "dry run" };
+        eprintln!("{} ({how}; nothing was written)", summary.outcome_line(&["patched", "unchanged"]));
+        return Ok(ExitCode::from(summary.exit_code()));
+    }
+    if changing > 0 && !args.yes {
+        let question = format!(
+            "Patch {} in {}?",
+            count(changing, "object"),
+            run_preview::namespaces_phrase(ready.iter().map(|p| &p.target))
+        );
+        if !prompt::interactive() {
+            eprintln!(
+                "error: not patching {}: there is no terminal to confirm on, and --yes was not given. \
+                 Nothing was written; review the preview above, then run the same command with --yes.",
+                count(changing, "object")
+            );
+            return Ok(ExitCode::from(EXIT_REFUSED));
+        }
+        if !prompt::confirm(&question) {
+            eprintln!("Not patched.");
+            return Ok(ExitCode::from(EXIT_REFUSED));
+        }
+    }
+    let run_id = new_run_id();
+    let progress = Progress::by_objects(ready.len(), "patching");
+    let written = bulk::run_with_progress(
+        ready,
+        options,
+        &progress,
+        |p| located(&p.target),
+        |prepared| {
+            let plan = &plans[&type_key(&prepared.target)];
+            let (progress, run_id) = (progress.clone(), run_id.as_str());
+            write(conn, prepared, patch, plan, args, retry_budget, progress, run_id)
+        },
+    )
+    .await;
+    progress.finish();
+    merge(&mut summary, written);
+    if let Some(stop) = summary.stop_message() {
+        eprintln!("{stop}");
+    }
+    eprintln!("{}", summary.outcome_line(&["patched", "unchanged"]));
+    if summary.succeeded.get("patched").copied().unwrap_or(0) > 0 || summary.transport_failures > 0 {
+        eprintln!("Run {run_id}; undo it with: kubectl safe-patch undo --run {run_id}");
+    }
+    Ok(ExitCode::from(summary.exit_code()))
+}
+
+/// The schema and patch type of each resource type in the selection, decided once per type.
+async fn type_plans(conn: &Connection, targets: &[ObjectRef], args: &PatchArgs) -> Result<HashMap<String, TypePlan>> {
+    let subresource = args.subresource.as_deref();
+    let mut schemas = Schemas::connected(conn);
+    let mut plans = HashMap::new();
+    for target in targets {
+        let key = type_key(target);
+        if plans.contains_key(&key) {
+            continue;
+        }
+        let resource = &target.resource;
+        let read = match subresource {
+            Some("scale") => Gvk::new("autoscaling", "v1", "Scale"),
+            _ => Gvk::new(&resource.group, &resource.version, &resource.kind),
+        };
+        let typed = schemas.for_gvk(&read).await?;
+        let strategic = takes_strategic(&mut schemas, &typed, target, subresource).await?;
+        let patch_type = choose_type(args.patch_type, strategic, &resource.display_name());
+        plans.insert(key, TypePlan { typed, strategic, patch_type });
+    }
+    Ok(plans)
+}
+
+/// The key of an object's type in [`type_plans`].
+fn type_key(target: &ObjectRef) -> String {
+    format!("{}/{}", target.resource.api_version(), target.resource.plural)
+}
+
+/// How every write of the run is made.
+fn write_options<'a>(args: &'a PatchArgs, plan: &'a TypePlan, retry_budget: Duration) -> WriteOptions<'a> {
+    WriteOptions::new(format!("safe-patch {}", plan.patch_type.name()), &args.field_manager, &Value::Null, retry_budget)
+        .force(args.force)
+        .subresource(args.subresource.as_deref())
+        .validation(args.validate)
+        .schema(&plan.typed.schema, plan.typed.root)
+        .show_secrets(args.show_secrets)
+}
+
+/// The planner of one object: the patch planned against whatever version is live.
+fn planner<'a>(
+    patch: &'a Value,
+    plan: &'a TypePlan,
+    args: &'a PatchArgs,
+    display: &'a str,
+) -> impl FnMut(&Value) -> Result<Planned> + 'a {
+    move |live: &Value| {
+        crate::plan::plan(&plan_input(live, patch, plan.patch_type, &plan.typed, plan.strategic, args, display))
+    }
+}
+
+/// Reads, plans, lints and (unless `--dry-run=client`) dry-runs one object.
+async fn prepare(
+    conn: &Connection,
+    target: ObjectRef,
+    patch: &Value,
+    plan: &TypePlan,
+    args: &PatchArgs,
+    retry_budget: Duration,
+) -> Result<Prepared> {
+    let display = target.display();
+    let live = objects::get(conn, &target, args.subresource.as_deref()).await?;
+    let writer = GuardedWrite::new(conn, &target, write_options(args, plan, retry_budget));
+    let mut planner = planner(patch, plan, args, &display);
+    let mut preview = writer.plan(live, &mut planner)?;
+    if args.dry_run != DryRun::Client && !preview.is_no_change() {
+        writer.dry_run(&mut preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))?;
+    }
+    let mut findings = preview.planned.findings.clone();
+    if let Some(server) = &preview.server_result {
+        findings.extend(fieldwise_core::lint::nulls::null_resets(&preview.planned.patch, server));
+    }
+    let (before, after) = (without_server_noise(&preview.live), without_server_noise(preview.result()));
+    let change_key = Effect::between(&before, &after, &plan.typed.schema, plan.typed.root).to_string();
+    drop(writer);
+    Ok(Prepared { target, preview, findings, change_key })
+}
+
+/// Writes one approved change through the one write path, under the run's id.
+#[allow(clippy::too_many_arguments)]
+async fn write(
+    conn: &Connection,
+    prepared: Prepared,
+    patch: &Value,
+    plan: &TypePlan,
+    args: &PatchArgs,
+    retry_budget: Duration,
+    progress: Progress,
+    run_id: &str,
+) -> Result<&'static str> {
+    let Prepared { target, preview, .. } = prepared;
+    let display = target.display();
+    let writer = GuardedWrite::new(conn, &target, write_options(args, plan, retry_budget))
+        .with_provenance(Provenance { run: Some(run_id.to_string()), ..Provenance::default() });
+    let mut planner = planner(patch, plan, args, &display);
+    let committed = writer.commit(preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))?;
+    let (object, verb, label) = match &committed {
+        Committed::Written(object) => (object, "patched", "patched"),
+        Committed::NoChange(object) => (object, "patched (no change)", "unchanged"),
+    };
+    let verb = match &target.namespace {
+        Some(ns) if args.output.is_none() => format!("{verb} in namespace {ns}"),
+        _ => verb.to_string(),
+    };
+    result_line(progress.suspend(|| printer::print_outcome(&display, object, &verb, args.output, args.show_secrets)))?;
+    Ok(label)
+}
+
+/// A result line's write: a reader that closed stdout (`| head`) does not make a write that
+/// happened count as failed, nor stop the run half-way; the summary is on stderr anyway.
+pub fn result_line(printed: Result<()>) -> Result<()> {
+    match printed {
+        Err(Error::StdoutClosed) => Ok(()),
+        other => other,
+    }
+}
+
+/// Adds the write phase's counts to those of the preview.
+pub fn merge(summary: &mut BulkSummary, written: BulkSummary) {
+    for (label, n) in written.succeeded {
+        *summary.succeeded.entry(label).or_default() += n;
+    }
+    summary.failed += written.failed;
+    summary.conflicts += written.conflicts;
+    summary.refused += written.refused;
+    summary.transport_failures += written.transport_failures;
+    summary.not_tried += written.not_tried;
+    summary.stopped = written.stopped;
+    summary.worst_exit_code = bulk::worse_exit_code(summary.worst_exit_code, written.worst_exit_code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summaries_of_preview_and_writes_add_up() {
+        let mut preview = BulkSummary::default();
+        preview.record(Failure::Refused, 1);
+        let mut written = BulkSummary::default();
+        written.record_success("patched");
+        written.record_success("patched");
+        written.record(Failure::Conflict, 3);
+        merge(&mut preview, written);
+        assert_eq!(
+            preview.outcome_line(&["patched", "unchanged"]),
+            "2 patched, 0 unchanged, 1 conflict, 1 refused, 0 failed"
+        );
+        assert_eq!(preview.exit_code(), 1);
+    }
+}

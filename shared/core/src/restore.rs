@@ -1,0 +1,327 @@
+//! Putting a pre-image back: what `kubectl safe-patch undo` decides before it writes.
+//!
+//! A backup holds the object as it was before a write (`before`) and, once the write is
+//! confirmed, what it produced (`after`). Undoing it is three questions, each answered
+//! here from values alone:
+//!
+//! - which backup to undo: [`next_to_undo`], an undo stack (a second undo steps back
+//!   further instead of re-doing what the first one undid);
+//! - whether the object was changed by someone else since that write ([`since_the_write`]):
+//!   a restore would then overwrite their change, so the command asks for `--force`;
+//! - what to send ([`plan_restore`]): a JSON merge patch that takes back what the write
+//!   changed, from what the write made of the pre-image (its patch replayed on `before`,
+//!   [`replay`]) back to `before`, applied to the live object; so a field another writer
+//!   changed before the write landed (which a field guard lets through) is kept. Only what a user could have set is compared
+//!   ([`restorable`]), none of what the server or a controller owns (status, server
+//!   metadata, and labels or annotations a controller manages, like
+//!   `deployment.kubernetes.io/revision`). Through the `status` subresource it is the
+//!   status alone. Without `after` (a write never confirmed), the whole pre-image is put back.
+//!
+//! ```
+//! use fieldwise_core::restore::plan_restore;
+//! use serde_json::json;
+//!
+//! use fieldwise_core::plan::PatchType;
+//! use fieldwise_core::restore::replay;
+//! use fieldwise_core::schema::Schema;
+//!
+//! let before = json!({"metadata": {"name": "c", "resourceVersion": "1"}, "data": {"k": "old"}});
+//! let patch = json!({"data": {"k": "new"}});
+//! // Another writer added x just before the write landed; the server answered `live`.
+//! let live = json!({"metadata": {"name": "c", "resourceVersion": "3"}, "data": {"k": "new", "x": "1"}});
+//! let made = replay(&before, &patch, PatchType::Merge, &Schema::new(), None).unwrap();
+//! let planned = plan_restore(&live, &before, Some(&made), None).unwrap();
+//! assert_eq!(planned.patch, json!({"data": {"k": "old"}}));
+//! assert_eq!(planned.result["data"], json!({"k": "old", "x": "1"}));
+//! // Without what the write made, the pre-image is put back whole.
+//! let whole = plan_restore(&live, &before, None, None).unwrap();
+//! assert_eq!(whole.result["data"], json!({"k": "old"}));
+//! ```
+
+use serde_json::{Map, Value};
+
+use crate::merge_patch::{self, MergePatchError};
+use crate::ownership::{self, managed_fields_of, remove_server_set_metadata};
+use crate::plan::{PatchType, Planned};
+use crate::schema::{Schema, TypeId};
+use crate::{json_patch, strategic};
+
+/// The part of `object` a restore writes back; `controller_keys` are the
+/// `(labels|annotations, key)` pairs controllers own ([`controller_owned_metadata`]).
+pub fn restorable(object: &Value, controller_keys: &[(String, String)], subresource: Option<&str>) -> Value {
+    if subresource == Some("status") {
+        let mut only = Map::new();
+        if let Some(status) = object.get("status") {
+            only.insert("status".into(), status.clone());
+        }
+        return Value::Object(only);
+    }
+    let mut copy = object.clone();
+    if let Value::Object(map) = &mut copy {
+        map.remove("status");
+        if let Some(Value::Object(meta)) = map.get_mut("metadata") {
+            remove_server_set_metadata(meta);
+            for (field, key) in controller_keys {
+                if let Some(Value::Object(entries)) = meta.get_mut(field) {
+                    entries.remove(key);
+                }
+            }
+        }
+    }
+    copy
+}
+
+/// `(labels|annotations, key)` pairs that controllers own in `live`'s managedFields
+/// (none when they cannot be read: the restore then writes every label back).
+pub fn controller_owned_metadata(live: &Value) -> Vec<(String, String)> {
+    ownership::controller_owned_metadata(&managed_fields_of(live).unwrap_or_default())
+}
+
+/// Whether someone other than a controller changed the object since `after`:
+/// controllers' own writes (status, revision annotations) do not count.
+pub fn changed_by_others(after: &Value, live: &Value, subresource: Option<&str>) -> bool {
+    let keys = controller_owned_metadata(live);
+    restorable(after, &keys, subresource) != restorable(live, &keys, subresource)
+}
+
+/// The two sides a restore preview compares: the live object and what the restore makes
+/// of it, both as [`restorable`] sees them (no status, no server metadata, no
+/// controller-owned keys).
+pub fn restore_sides(live: &Value, restored: &Value, subresource: Option<&str>) -> (Value, Value) {
+    let keys = controller_owned_metadata(live);
+    (restorable(live, &keys, subresource), restorable(restored, &keys, subresource))
+}
+
+/// What a write's `patch` (of `patch_type`) makes of `before`, replayed locally: the write's
+/// own change, without what other writers did before it landed. `None` where it cannot be
+/// replayed: a server-side apply (the server merges it by ownership), a strategic merge
+/// patch of a type `schema` does not describe, or a patch that no longer applies.
+pub fn replay(
+    before: &Value,
+    patch: &Value,
+    patch_type: PatchType,
+    schema: &Schema,
+    ty: Option<TypeId>,
+) -> Option<Value> {
+    match patch_type {
+        PatchType::Merge => merge_patch::try_apply(before, patch).ok(),
+        PatchType::Json => json_patch::apply(before, patch).ok(),
+        PatchType::Strategic => strategic::apply(before, patch, schema, ty?).ok(),
+        PatchType::Apply => None,
+    }
+}
+
+/// The restore of `before` planned against `live`: a JSON merge patch from what the write
+/// made (`written`: [`replay`], else what the server answered; the live object when
+/// unknown) back to `before`, over the restorable fields (lists restored whole), and the
+/// object it produces. A restore that changes nothing is the empty patch `{}`.
+pub fn plan_restore(
+    live: &Value,
+    before: &Value,
+    written: Option<&Value>,
+    subresource: Option<&str>,
+) -> Result<Planned, MergePatchError> {
+    let keys = controller_owned_metadata(live);
+    let written = restorable(written.unwrap_or(live), &keys, subresource);
+    let patch = merge_patch::create_two_way(&written, &restorable(before, &keys, subresource))?;
+    let patch = if patch.is_null() { Value::Object(Map::new()) } else { patch };
+    let result = merge_patch::try_apply(live, &patch)?;
+    Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: Vec::new() })
+}
+
+/// What happened to an object since the write a backup was taken for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SinceTheWrite {
+    /// Nothing but controllers touched it: restoring loses nobody's change.
+    Untouched,
+    /// Someone changed it: restoring would overwrite that change.
+    Changed {
+        /// The resourceVersion the write produced.
+        written: String,
+        /// The live resourceVersion.
+        now: String,
+    },
+    /// The write was never confirmed (its connection broke), so there is nothing to compare with.
+    NeverConfirmed,
+}
+
+/// Whether `live` is still what the write produced (`after_resource_version`, `after`),
+/// but for controllers' own writes.
+pub fn since_the_write(
+    after_resource_version: Option<&str>,
+    after: Option<&Value>,
+    live: &Value,
+    subresource: Option<&str>,
+) -> SinceTheWrite {
+    let now = live.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+    let untouched = after.is_some_and(|after| !changed_by_others(after, live, subresource));
+    match after_resource_version {
+        Some(written) if written == now || untouched => SinceTheWrite::Untouched,
+        Some(written) => SinceTheWrite::Changed { written: written.to_string(), now: now.to_string() },
+        None => SinceTheWrite::NeverConfirmed,
+    }
+}
+
+/// One step of an undo history (a written backup of an object, or a run), oldest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UndoStep<'a> {
+    /// The step's id (a backup's id, a run's id).
+    pub id: &'a str,
+    /// For a step that was itself an undo: the id of the step it undid.
+    pub undoes: Option<&'a str>,
+}
+
+/// The step a plain `undo` restores: the newest write still in effect. Read from the
+/// newest: an undo that is in effect cancels the step it undid (so two undos step back
+/// two writes, never re-do the first), and an undo that was itself undone (a re-do
+/// with `--to`) cancels nothing. `None` when every write is undone.
+pub fn next_to_undo(history: &[UndoStep<'_>]) -> Option<usize> {
+    let mut cancelled: Vec<&str> = Vec::new();
+    for (index, step) in history.iter().enumerate().rev() {
+        if cancelled.contains(&step.id) {
+            continue;
+        }
+        match step.undoes {
+            Some(undone) => cancelled.push(undone),
+            None => return Some(index),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn status_restores_status_only_and_the_rest_leaves_it_out() {
+        let object = json!({"metadata": {"name": "d", "resourceVersion": "3", "uid": "u"},
+                            "spec": {"replicas": 2}, "status": {"replicas": 1}});
+        assert_eq!(restorable(&object, &[], Some("status")), json!({"status": {"replicas": 1}}));
+        assert_eq!(restorable(&object, &[], None), json!({"metadata": {"name": "d"}, "spec": {"replicas": 2}}));
+        assert_eq!(
+            restorable(&object, &[], Some("scale")),
+            json!({"metadata": {"name": "d"}, "spec": {"replicas": 2}})
+        );
+        let mut moved = object.clone();
+        moved["status"]["replicas"] = json!(2);
+        moved["metadata"]["resourceVersion"] = json!("4");
+        assert!(!changed_by_others(&object, &moved, None));
+        assert!(changed_by_others(&object, &moved, Some("status")));
+    }
+
+    #[test]
+    fn a_restore_leaves_controller_owned_labels_and_server_metadata_alone() {
+        let managed = json!([{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:annotations": {"f:deployment.kubernetes.io/revision": {}}}}}]);
+        let before = json!({"metadata": {"name": "d", "resourceVersion": "1",
+                "annotations": {"deployment.kubernetes.io/revision": "1", "team": "a"}},
+            "spec": {"replicas": 1, "paused": true}});
+        let live = json!({"metadata": {"name": "d", "resourceVersion": "7", "managedFields": managed,
+                "annotations": {"deployment.kubernetes.io/revision": "2", "team": "b"}},
+            "spec": {"replicas": 3}, "status": {"replicas": 3}});
+        let planned = plan_restore(&live, &before, None, None).unwrap();
+        assert_eq!(planned.patch_type, PatchType::Merge);
+        assert_eq!(
+            planned.patch,
+            json!({"metadata": {"annotations": {"team": "a"}}, "spec": {"replicas": 1, "paused": true}})
+        );
+        assert_eq!(planned.result["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "2");
+        assert_eq!(planned.result["metadata"]["resourceVersion"], "7", "server metadata is not restored");
+        assert_eq!(planned.result["status"], json!({"replicas": 3}), "status is not restored");
+        // Restoring onto the pre-image itself changes nothing.
+        assert_eq!(plan_restore(&before, &before, None, None).unwrap().patch, json!({}));
+    }
+
+    #[test]
+    fn through_the_status_subresource_only_status_is_restored() {
+        let before = json!({"metadata": {"name": "w"}, "spec": {"replicas": 1}, "status": {"phase": "A"}});
+        let live = json!({"metadata": {"name": "w"}, "spec": {"replicas": 5}, "status": {"phase": "B", "x": 1}});
+        let planned = plan_restore(&live, &before, None, Some("status")).unwrap();
+        assert_eq!(planned.patch, json!({"status": {"phase": "A", "x": null}}));
+        assert_eq!(planned.result["spec"]["replicas"], 5);
+    }
+
+    #[test]
+    fn a_change_another_writer_made_before_the_write_landed_is_kept() {
+        // A field guard lets a disjoint write land between the preview (the backup's
+        // `before`) and ours: the write produced `after`, holding both changes.
+        let before = json!({"metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"k": "v"}});
+        let after = json!({"metadata": {"name": "c", "labels": {"a": "1", "theirs": "x"}},
+                           "data": {"k": "ours", "writer": "was-here"}});
+        let patch = json!({"data": {"k": "ours"}});
+        let made = replay(&before, &patch, PatchType::Merge, &Schema::new(), None).unwrap();
+        let planned = plan_restore(&after, &before, Some(&made), None).unwrap();
+        assert_eq!(planned.patch, json!({"data": {"k": "v"}}));
+        assert_eq!(planned.result["data"], json!({"k": "v", "writer": "was-here"}));
+        assert_eq!(planned.result["metadata"]["labels"], json!({"a": "1", "theirs": "x"}));
+        // A field of ours changed since (undo --force): it goes back too; later changes elsewhere stay.
+        let mut later = after.clone();
+        later["data"]["k"] = json!("someone");
+        later["data"]["new"] = json!("n");
+        let forced = plan_restore(&later, &before, Some(&made), None).unwrap();
+        assert_eq!(forced.result["data"], json!({"k": "v", "writer": "was-here", "new": "n"}));
+        // What the server answered holds the other writer's change too: restoring from it loses that.
+        let from_answer = plan_restore(&after, &before, Some(&after), None).unwrap();
+        assert_eq!(from_answer.result["data"], json!({"k": "v"}));
+    }
+
+    #[test]
+    fn every_patch_type_but_apply_replays() {
+        let schema = crate::schema::builtin();
+        let ty = schema.root(&crate::schema::Gvk::new("apps", "v1", "Deployment"));
+        let before = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "a", "image": "x:1"}]}}}});
+        let strategic = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x:2"}]}}}});
+        let made = replay(&before, &strategic, PatchType::Strategic, schema, ty).unwrap();
+        assert_eq!(made["spec"]["template"]["spec"]["containers"][0]["image"], "x:2");
+        let json_patch = json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]);
+        assert_eq!(replay(&before, &json_patch, PatchType::Json, schema, ty).unwrap()["spec"]["replicas"], 3);
+        assert_eq!(replay(&before, &strategic, PatchType::Strategic, schema, None), None, "no schema, no replay");
+        assert_eq!(replay(&before, &json!({"spec": {}}), PatchType::Apply, schema, ty), None);
+    }
+
+    #[test]
+    fn since_the_write_tells_untouched_changed_and_unconfirmed_apart() {
+        let after = json!({"metadata": {"name": "c", "resourceVersion": "5"}, "data": {"k": "v"}});
+        assert_eq!(since_the_write(Some("5"), Some(&after), &after, None), SinceTheWrite::Untouched);
+        // A controller's status write moves the resourceVersion, not what a user set.
+        let mut status_only = after.clone();
+        status_only["metadata"]["resourceVersion"] = json!("6");
+        status_only["status"] = json!({"ready": true});
+        assert_eq!(since_the_write(Some("5"), Some(&after), &status_only, None), SinceTheWrite::Untouched);
+        let mut edited = status_only.clone();
+        edited["data"]["k"] = json!("w");
+        assert_eq!(
+            since_the_write(Some("5"), Some(&after), &edited, None),
+            SinceTheWrite::Changed { written: "5".into(), now: "6".into() }
+        );
+        assert_eq!(since_the_write(None, None, &edited, None), SinceTheWrite::NeverConfirmed);
+    }
+
+    fn step<'a>(id: &'a str, undoes: Option<&'a str>) -> UndoStep<'a> {
+        UndoStep { id, undoes }
+    }
+
+    #[test]
+    fn a_second_undo_steps_back_further_instead_of_re_doing() {
+        assert_eq!(next_to_undo(&[]), None);
+        let writes = [step("w1", None), step("w2", None)];
+        assert_eq!(next_to_undo(&writes), Some(1));
+        let once = [step("w1", None), step("w2", None), step("u1", Some("w2"))];
+        assert_eq!(next_to_undo(&once), Some(0), "after undoing w2, the next undo is of w1");
+        let twice = [step("w1", None), step("w2", None), step("u1", Some("w2")), step("u2", Some("w1"))];
+        assert_eq!(next_to_undo(&twice), None, "everything undone");
+        let new_write = [step("w1", None), step("w2", None), step("u1", Some("w2")), step("w3", None)];
+        assert_eq!(next_to_undo(&new_write), Some(3));
+    }
+
+    #[test]
+    fn undoing_an_undo_puts_the_undone_write_back_in_effect() {
+        // u2 restored the pre-image of u1 (a re-do of w2): w2 is in effect again.
+        let redo = [step("w1", None), step("w2", None), step("u1", Some("w2")), step("u2", Some("u1"))];
+        assert_eq!(next_to_undo(&redo), Some(1));
+    }
+}

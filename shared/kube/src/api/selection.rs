@@ -1,0 +1,188 @@
+//! Which objects a command acts on, chosen the way kubectl chooses them: `TYPE/NAME ...`
+//! or `TYPE NAME ...`; `TYPE[,TYPE...]` with `-l SELECTOR`, `--field-selector SELECTOR`
+//! or `--all`, in the command's namespace or every namespace (`-A`); or the objects of
+//! `-f FILE|DIR` (repeatable, `-R` for subdirectories).
+//!
+//! Every combination kubectl refuses is refused here with what to do (names with a
+//! selector, names across all namespaces, a type alone); the objects come back once
+//! each, in the order given or listed.
+//!
+//! The listing is the engine's ([`crate::api::listing`]): its [`Scope`] and [`Selectors`],
+//! its paging, and its rule of which types can be listed ([`listing::require_listable`]).
+
+use futures::StreamExt;
+
+use crate::api::discovery::{ResourceCatalog, ResourceType};
+use crate::api::listing::{self, ListOptions, Lister, Representation, Scope, Selectors};
+use crate::api::manifests;
+use crate::api::reference::{NamespaceScope, ObjectRef};
+use crate::api::target::TargetArgs;
+use crate::conn::client::Connection;
+use crate::error::{Error, Result};
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'a> {
+    /// Positional arguments: `TYPE/NAME ...`, `TYPE NAME ...` or `TYPE[,TYPE...]`.
+    pub args: &'a [String],
+    /// `-f` files, directories or `-`.
+    pub files: &'a [String],
+    /// `-R`: read `-f` directories' subdirectories too.
+    pub recursive: bool,
+    /// `-l`.
+    pub label_selector: Option<&'a str>,
+    /// `--field-selector`.
+    pub field_selector: Option<&'a str>,
+    /// `--all`: every object of the types.
+    pub all: bool,
+    /// `-A`: in every namespace.
+    pub all_namespaces: bool,
+}
+
+impl Selection<'_> {
+    /// Whether the objects are chosen by a query (`-l`, `--field-selector`, `--all`, `-A`)
+    /// rather than named: the command then acts on however many there are.
+    pub fn is_query(&self) -> bool {
+        self.label_selector.is_some() || self.field_selector.is_some() || self.all || self.all_namespaces
+    }
+}
+
+/// The objects `selection` names, each once, resolved against the cluster's types.
+pub async fn select(conn: &Connection, catalog: &ResourceCatalog, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+    let scope = NamespaceScope::of(conn);
+    let chosen = if !selection.files.is_empty() {
+        from_files(catalog, &scope, selection)?
+    } else {
+        if selection.recursive {
+            return Err(Error::usage("-R reads the subdirectories of -f directories: give -f DIR with it"));
+        }
+        let parsed = TargetArgs::parse(selection.args)?;
+        if parsed.items.is_empty() {
+            return Err(Error::usage(
+                "an object is required: TYPE/NAME, TYPE NAME, TYPE -l SELECTOR, TYPE --all or -f FILE (see --help)",
+            ));
+        }
+        if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
+            named(catalog, &scope, selection)?
+        } else {
+            let lister = Lister::new(
+                conn,
+                Scope::of(conn, selection.all_namespaces),
+                Selectors {
+                    label: selection.label_selector.map(String::from),
+                    field: selection.field_selector.map(String::from),
+                },
+                ListOptions::default(),
+            );
+            let mut found = Vec::new();
+            for (types, _) in &parsed.items {
+                for text in types.split(',').filter(|t| !t.is_empty()) {
+                    found.extend(listed(&lister, catalog.resolve(text)?, selection).await?);
+                }
+            }
+            found
+        }
+    };
+    let mut unique: Vec<ObjectRef> = Vec::with_capacity(chosen.len());
+    for target in chosen {
+        if !unique.contains(&target) {
+            unique.push(target);
+        }
+    }
+    Ok(unique)
+}
+
+/// The objects of the `-f` manifests; selectors do not combine with files.
+fn from_files(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+    if !selection.args.is_empty() {
+        return Err(Error::usage("give either -f FILE or TYPE/NAME, not both"));
+    }
+    if selection.is_query() {
+        return Err(Error::usage(
+            "-l, --field-selector, --all and -A select objects of a TYPE; they cannot be combined with -f (the files name the objects)",
+        ));
+    }
+    manifests::read(selection.files, selection.recursive)?
+        .iter()
+        .map(|manifest| ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, scope))
+        .collect()
+}
+
+/// Named objects: no selector, no `-A`, as in kubectl.
+fn named(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+    if selection.label_selector.is_some() || selection.field_selector.is_some() || selection.all {
+        return Err(Error::usage(
+            "names cannot be combined with -l, --field-selector or --all: name the objects (TYPE/NAME), or select them (TYPE -l SELECTOR)",
+        ));
+    }
+    if selection.all_namespaces {
+        return Err(Error::usage(
+            "a resource cannot be retrieved by name across all namespaces: drop -A, and give the namespace with -n",
+        ));
+    }
+    ObjectRef::named_from_args(selection.args, catalog, scope)
+}
+
+/// The objects of one type the query selects, by name: listed metadata only (a selection
+/// needs names; each object is read whole when its turn comes), page by page.
+async fn listed(lister: &Lister<'_>, resource: &ResourceType, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+    if !(selection.label_selector.is_some() || selection.field_selector.is_some() || selection.all) {
+        return Err(Error::usage(format!(
+            "a name is required: {}/NAME, or select objects with -l SELECTOR, --field-selector SELECTOR or --all",
+            resource.display_name()
+        )));
+    }
+    listing::require_listable(resource)?;
+    let mut refs = Vec::new();
+    let mut pages = std::pin::pin!(lister.pages(resource, Representation::Metadata));
+    while let Some(page) = pages.next().await {
+        refs.extend(page?.iter().map(|item| ObjectRef::of_object(resource, item)));
+    }
+    Ok(refs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog() -> ResourceCatalog {
+        let cm = ResourceType {
+            group: String::new(),
+            version: "v1".into(),
+            plural: "configmaps".into(),
+            singular: "configmap".into(),
+            kind: "ConfigMap".into(),
+            short_names: vec!["cm".into()],
+            namespaced: true,
+            verbs: vec!["get".into(), "list".into(), "patch".into()],
+            subresources: vec![],
+            preferred: true,
+        };
+        ResourceCatalog::from_types(vec![cm])
+    }
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn kubectls_refusals_are_clear_errors() {
+        let (c, scope) = (catalog(), NamespaceScope { namespace: "dev".into(), explicit: false });
+        let names = args(&["cm/a", "cm/b"]);
+        let with_selector = Selection { args: &names, label_selector: Some("app=x"), ..Default::default() };
+        let err = named(&c, &scope, &with_selector).unwrap_err().to_string();
+        assert!(err.contains("names cannot be combined with -l"), "{err}");
+        let across = Selection { args: &names, all_namespaces: true, ..Default::default() };
+        let err = named(&c, &scope, &across).unwrap_err().to_string();
+        assert!(err.contains("across all namespaces"), "{err}");
+        let plain = Selection { args: &names, ..Default::default() };
+        let refs = named(&c, &scope, &plain).unwrap();
+        assert_eq!(refs.iter().map(ObjectRef::display).collect::<Vec<_>>(), ["configmap/a", "configmap/b"]);
+        let files = args(&["x.yaml"]);
+        let both = Selection { args: &names, files: &files, ..Default::default() };
+        assert!(from_files(&c, &scope, &both).unwrap_err().to_string().contains("not both"));
+        let query = Selection { files: &files, all: true, ..Default::default() };
+        assert!(from_files(&c, &scope, &query).unwrap_err().to_string().contains("cannot be combined with -f"));
+        assert!(query.is_query() && !plain.is_query());
+    }
+}
