@@ -20,7 +20,7 @@ use fieldwise_core::last_applied::{annotation_of, check, encode, rebuild, Findin
 use fieldwise_core::schema::{Gvk, Schema};
 use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::api::listing::{
-    listable_types, ListOptions, Listed, Lister, PageCheck, Scope, Selectors, TypeEvent,
+    listable_types, require_listable, ListOptions, Listed, Lister, PageCheck, Scope, Selectors, TypeEvent,
 };
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
@@ -195,12 +195,7 @@ fn types_to_scan(catalog: &ResourceCatalog, scope: &ScopeArgs, listing_scope: &S
     if !scope.kinds.is_empty() {
         for name in scope.kinds.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
             let t = catalog.resolve(name)?;
-            if !t.supports("list") {
-                return Err(Error::usage(format!(
-                    "{} cannot be listed (the server does not allow it)",
-                    t.plural_group()
-                )));
-            }
+            require_listable(t)?;
             if !out.contains(t) {
                 out.push(t.clone());
             }

@@ -17,15 +17,15 @@ pub fn is_listable(resource: &ResourceType) -> bool {
 }
 
 /// Refuses a type the user named that the server does not list (no `list` verb: `bindings`,
-/// `tokenreviews`), so a selection of it (`-l`, `--all`) says so instead of sending a LIST
-/// the server answers with 405. Unlike [`is_listable`], any version the user names is
+/// `tokenreviews`), so a selection of it (`-l`, `--all`) or a scan of it (`--kinds`) says
+/// so instead of sending a LIST the server answers with 405. Unlike [`is_listable`], any version the user names is
 /// listed: only "every type" keeps to the preferred one.
 pub fn require_listable(resource: &ResourceType) -> Result<()> {
     if resource.supports("list") {
         Ok(())
     } else {
         Err(Error::usage(format!(
-            "{} cannot be listed (the server does not allow it), so it cannot be selected: name the objects",
+            "{} cannot be listed (the server does not allow it): leave it out, or name its objects (TYPE/NAME)",
             resource.display_name()
         )))
     }
@@ -109,7 +109,7 @@ mod tests {
         let c = catalog();
         let bindings = c.types().iter().find(|t| t.plural == "bindings").unwrap();
         let err = require_listable(bindings).unwrap_err().to_string();
-        assert!(err.contains("cannot be listed") && err.contains("name the objects"), "{err}");
+        assert!(err.contains("cannot be listed") && err.contains("name its objects"), "{err}");
         let old_widgets = c.types().iter().find(|t| t.plural == "widgets" && !t.preferred).unwrap();
         assert!(require_listable(old_widgets).is_ok() && !is_listable(old_widgets));
     }
