@@ -1,6 +1,8 @@
 //! The listing engine against the real cluster: a selector across several namespaces gives
 //! exactly the selected objects, once each, in the server's order, also when the engine
-//! goes on namespace by namespace (checked in the audit log).
+//! goes on namespace by namespace (checked in the audit log); bulk `safe-patch`'s selection
+//! (`--all`, `--field-selector` with `-A`) listed by the engine, and a type the server does not
+//! list refused.
 
 use std::collections::BTreeSet;
 
@@ -112,4 +114,84 @@ fn a_selector_across_namespaces_lists_exactly_the_selected_objects() {
     for ns in &namespaces {
         cluster.kubectl_ok(&["delete", "namespace", ns, "--wait=false"]);
     }
+}
+
+/// Every list of `resource` the audit log recorded whose URL holds `needle`: its request URI.
+fn audited_list_uris(cluster: &Cluster, resource: &str, needle: &str) -> Vec<String> {
+    let log = std::fs::read_to_string(cluster.dir.join("audit.log")).unwrap_or_default();
+    log.lines()
+        .filter(|l| l.contains(needle))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["stage"] == "ResponseComplete" && e["verb"] == "list" && e["objectRef"]["resource"] == resource)
+        .filter_map(|e| e["requestURI"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn bulk_safe_patch_selects_through_the_engine() {
+    let cluster = require_cluster!();
+    let data = std::env::temp_dir().join(format!("fw-listing-select-{}", std::process::id()));
+    let (a, b) = (cluster.namespace("fw-listing-sel"), cluster.namespace("fw-listing-sel"));
+    let picked = format!("fw-picked-{}", std::process::id());
+    for ns in [&a, &b] {
+        let mut list = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..12 {
+            list.push_str(&format!(
+                "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: cm-{i:02}}}, data: {{k: v}}}}\n"
+            ));
+        }
+        list.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: {picked}}}, data: {{k: v}}}}\n"
+        ));
+        cluster.kubectl_stdin(&["create", "-n", ns, "-f", "-"], &list);
+    }
+    let safe_patch = |args: &[&str]| {
+        let mut cmd = cluster.plugin("kubectl-safe_patch");
+        cmd.env("FIELDWISE_DATA_DIR", &data).args(args);
+        run(&mut cmd)
+    };
+    let patch = r#"{"data":{"k":"w"}}"#;
+
+    // `--all` in one namespace: every ConfigMap there (whatever else the cluster put in it),
+    // previewed, and nothing written without a terminal or --yes.
+    let in_a = cluster.kubectl_ok(&["get", "cm", "-n", &a, "-o", "name"]).lines().count();
+    assert!(in_a >= 13, "{in_a} ConfigMaps in {a}");
+    let out = safe_patch(&["cm", "--all", "-n", &a, "-p", patch]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&format!("not patching {in_a} objects")), "{stderr}");
+    // Listed by the engine: the namespace's list, paged at kubectl's chunk size.
+    let uris = fieldwise_e2e::eventually("the selection's list", std::time::Duration::from_secs(20), || {
+        let uris = audited_list_uris(&cluster, "configmaps", &format!("/namespaces/{a}/configmaps"));
+        (!uris.is_empty()).then_some(uris)
+    });
+    assert!(uris.iter().all(|u| u.contains("limit=500")), "{uris:?}");
+
+    // `--field-selector` across every namespace: exactly the two picked, one in each.
+    let selector = format!("metadata.name={picked}");
+    let out = safe_patch(&["cm", "-A", "--field-selector", &selector, "-p", patch]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("not patching 2 objects"), "{stderr}");
+    for ns in [&a, &b] {
+        assert!(stderr.contains(ns.as_str()), "{ns} is in the preview: {stderr}");
+    }
+    let encoded = format!("fieldSelector=metadata.name%3D{picked}");
+    let uris = fieldwise_e2e::eventually("the -A list", std::time::Duration::from_secs(20), || {
+        let uris = audited_list_uris(&cluster, "configmaps", &encoded);
+        (!uris.is_empty()).then_some(uris)
+    });
+    assert!(uris.iter().all(|u| u.starts_with("/api/v1/configmaps?") && u.contains("limit=500")), "{uris:?}");
+
+    // A type the server does not list (bindings: create only) is refused, with what to do.
+    let out = safe_patch(&["bindings", "--all", "-n", &a, "-p", "{}"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("cannot be listed") && stderr.contains("name its objects"), "{stderr}");
+
+    for ns in [&a, &b] {
+        cluster.kubectl_ok(&["delete", "namespace", ns, "--wait=false"]);
+    }
+    let _ = std::fs::remove_dir_all(&data);
 }
