@@ -14,6 +14,7 @@ use std::future::Future;
 
 use futures::stream::{self, Stream, StreamExt};
 
+use crate::api::listing::{for_each_concurrently, map_concurrently};
 use crate::error::{Error, Result};
 use crate::output::progress::Progress;
 
@@ -288,55 +289,52 @@ where
             std::task::Poll::Ready(None)
         }))
         .take_while(|_| futures::future::ready(!open_ref.get()));
-    items
-        .map(|item| async move {
-            let item = match item {
-                Ok(item) => item,
-                Err(e) => {
-                    let mut summary = summary_ref.borrow_mut();
-                    if !open_ref.get() {
-                        open_ref.set(true);
-                        summary.stopped_by_producer = true;
-                        summary.stopped = Some(e.to_string());
-                    }
-                    return;
+    for_each_concurrently(items, options.concurrency, |item| async move {
+        let item = match item {
+            Ok(item) => item,
+            Err(e) => {
+                let mut summary = summary_ref.borrow_mut();
+                if !open_ref.get() {
+                    open_ref.set(true);
+                    summary.stopped_by_producer = true;
+                    summary.stopped = Some(e.to_string());
                 }
-            };
-            if open_ref.get() {
-                summary_ref.borrow_mut().not_tried += 1;
                 return;
             }
-            let object = name_ref(&item);
-            let outcome = work_ref(item).await;
-            progress.advance();
-            let mut summary = summary_ref.borrow_mut();
-            match outcome {
-                Ok(label) => {
+        };
+        if open_ref.get() {
+            summary_ref.borrow_mut().not_tried += 1;
+            return;
+        }
+        let object = name_ref(&item);
+        let outcome = work_ref(item).await;
+        progress.advance();
+        let mut summary = summary_ref.borrow_mut();
+        match outcome {
+            Ok(label) => {
+                in_a_row_ref.set(0);
+                *summary.succeeded.entry(label).or_default() += 1;
+            }
+            Err(e) => {
+                summary.record_failure(&e);
+                let transport = is_transport(&e);
+                if transport {
+                    summary.transport_failures += 1;
+                    in_a_row_ref.set(in_a_row_ref.get() + 1);
+                } else {
                     in_a_row_ref.set(0);
-                    *summary.succeeded.entry(label).or_default() += 1;
                 }
-                Err(e) => {
-                    summary.record_failure(&e);
-                    let transport = is_transport(&e);
-                    if transport {
-                        summary.transport_failures += 1;
-                        in_a_row_ref.set(in_a_row_ref.get() + 1);
-                    } else {
-                        in_a_row_ref.set(0);
-                    }
-                    if !transport || summary.transport_failures == 1 {
-                        progress.suspend(|| eprintln!("error: {object}: {e}"));
-                    }
-                    if transport && in_a_row_ref.get() >= options.stop_after_transport_failures && !open_ref.get() {
-                        open_ref.set(true);
-                        summary.stopped = Some(e.to_string());
-                    }
+                if !transport || summary.transport_failures == 1 {
+                    progress.suspend(|| eprintln!("error: {object}: {e}"));
+                }
+                if transport && in_a_row_ref.get() >= options.stop_after_transport_failures && !open_ref.get() {
+                    open_ref.set(true);
+                    summary.stopped = Some(e.to_string());
                 }
             }
-        })
-        .buffer_unordered(options.concurrency.max(1))
-        .collect::<()>()
-        .await;
+        }
+    })
+    .await;
     let mut summary = summary.into_inner();
     summary.not_reached = summary.stopped.is_some() && !exhausted.get();
     summary
@@ -362,36 +360,28 @@ where
     F: Fn(I) -> Fut,
     Fut: Future<Output = Result<T>>,
 {
-    let total = items.len();
     let in_a_row = Cell::new(0usize);
     let stopped: RefCell<Option<String>> = RefCell::new(None);
     let (in_a_row_ref, stopped_ref, work_ref) = (&in_a_row, &stopped, &work);
-    let done: Vec<(usize, Option<Result<T>>)> = stream::iter(items.into_iter().enumerate())
-        .map(|(index, item)| async move {
-            if stopped_ref.borrow().is_some() {
-                return (index, None);
-            }
-            let outcome = work_ref(item).await;
-            progress.advance();
-            match &outcome {
-                Err(e) if is_transport(e) => {
-                    in_a_row_ref.set(in_a_row_ref.get() + 1);
-                    let mut stopped = stopped_ref.borrow_mut();
-                    if in_a_row_ref.get() >= options.stop_after_transport_failures && stopped.is_none() {
-                        *stopped = Some(e.to_string());
-                    }
+    let results = map_concurrently(items, options.concurrency, |item| async move {
+        if stopped_ref.borrow().is_some() {
+            return None;
+        }
+        let outcome = work_ref(item).await;
+        progress.advance();
+        match &outcome {
+            Err(e) if is_transport(e) => {
+                in_a_row_ref.set(in_a_row_ref.get() + 1);
+                let mut stopped = stopped_ref.borrow_mut();
+                if in_a_row_ref.get() >= options.stop_after_transport_failures && stopped.is_none() {
+                    *stopped = Some(e.to_string());
                 }
-                _ => in_a_row_ref.set(0),
             }
-            (index, Some(outcome))
-        })
-        .buffer_unordered(options.concurrency.max(1))
-        .collect()
-        .await;
-    let mut results: Vec<Option<Result<T>>> = (0..total).map(|_| None).collect();
-    for (index, outcome) in done {
-        results[index] = outcome;
-    }
+            _ => in_a_row_ref.set(0),
+        }
+        Some(outcome)
+    })
+    .await;
     Mapped { results, stopped: stopped.into_inner() }
 }
 

@@ -9,25 +9,37 @@ use std::future::Future;
 use futures::channel::mpsc;
 use futures::stream::{self, Stream, StreamExt};
 
-/// Runs `work` on every item, at most `limit` at a time, and waits for all of them.
-pub async fn for_each_concurrently<I, F, Fut>(items: I, limit: usize, work: F)
+/// Runs `work` on every item, at most `limit` at a time, and waits for all of them. The
+/// items may arrive while the work runs (a listing still going on): each starts as soon as
+/// it arrives and a slot is free.
+pub async fn for_each_concurrently<S, F, Fut>(items: S, limit: usize, work: F)
 where
-    I: IntoIterator,
-    F: FnMut(I::Item) -> Fut,
+    S: Stream,
+    F: FnMut(S::Item) -> Fut,
     Fut: Future<Output = ()>,
 {
-    stream::iter(items).for_each_concurrent(limit.max(1), work).await;
+    items.for_each_concurrent(limit.max(1), work).await;
 }
 
 /// Runs `work` on every item, at most `limit` at a time, and returns the results in the
-/// items' order.
-pub async fn map_concurrently<I, F, Fut, R>(items: I, limit: usize, work: F) -> Vec<R>
+/// items' order. A slow item does not hold the others back: the next item starts as soon as
+/// any finishes, and the results are put in order at the end.
+pub async fn map_concurrently<I, F, Fut, R>(items: I, limit: usize, mut work: F) -> Vec<R>
 where
     I: IntoIterator,
     F: FnMut(I::Item) -> Fut,
     Fut: Future<Output = R>,
 {
-    stream::iter(items).map(work).buffered(limit.max(1)).collect().await
+    let mut done: Vec<(usize, R)> = stream::iter(items.into_iter().enumerate())
+        .map(|(index, item)| {
+            let result = work(item);
+            async move { (index, result.await) }
+        })
+        .buffer_unordered(limit.max(1))
+        .collect()
+        .await;
+    done.sort_unstable_by_key(|(index, _)| *index);
+    done.into_iter().map(|(_, result)| result).collect()
 }
 
 /// A sender a producer of [`ordered`] sends its items through; `send` waits while the
@@ -132,9 +144,35 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn map_is_not_held_back_by_a_slow_item() {
+        // The first item is slow: the others all run in the second slot meanwhile, and the
+        // results still come out in the items' order.
+        let slow_done = Cell::new(false);
+        let ran_before_slow = Cell::new(0);
+        let out = map_concurrently(0..6u64, 2, |i| {
+            let (slow_done, ran_before_slow) = (&slow_done, &ran_before_slow);
+            async move {
+                if i == 0 {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    slow_done.set(true);
+                } else {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    if !slow_done.get() {
+                        ran_before_slow.set(ran_before_slow.get() + 1);
+                    }
+                }
+                i
+            }
+        })
+        .await;
+        assert_eq!(out, (0..6).collect::<Vec<_>>());
+        assert_eq!(ran_before_slow.get(), 5);
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn for_each_runs_everything_within_the_bound() {
         let (flight, done) = (InFlight::default(), Cell::new(0));
-        for_each_concurrently(0..10, 4, |_| {
+        for_each_concurrently(stream::iter(0..10), 4, |_| {
             flight.during(async {
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 done.set(done.get() + 1);
