@@ -1,5 +1,6 @@
 //! Many guarded writes at once (`repair --from-scan`, `migrate` of several
-//! objects, `safe-patch -l ...`): bounded concurrency, a per-object result line, and a
+//! objects, `safe-patch -l ...`): bounded concurrency (the glue's one fan-out,
+//! [`crate::api::listing::for_each_concurrently`]), a per-object result line, and a
 //! circuit breaker: after several transport failures in a row the server is taken to
 //! be gone, no further write is started, and one summary says what was done,
 //! what failed and what was not tried. Each write is guarded and idempotent, so

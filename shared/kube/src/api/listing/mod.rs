@@ -11,7 +11,7 @@
 //!   ([`Lister::check_types`] with a [`PageCheck`]); a large type across all namespaces is
 //!   listed namespace by namespace, in parallel.
 //! - [`for_each_concurrently`], [`map_concurrently`], [`ordered`] (and [`ordered_parts`]): the bounded fan-out the
-//!   glue and the plugins use instead of their own semaphores and tasks.
+//!   glue (bulk writes included) and the plugins use instead of their own semaphores and tasks.
 //!
 //! ```no_run
 //! # async fn example(conn: &fieldwise_kube::conn::client::Connection,
