@@ -9,7 +9,10 @@
 //!   (server-set metadata, controller-managed labels and annotations);
 //! - [`merge`](mod@merge): the object a server-side apply produces;
 //! - [`conflicts`]: which fields an apply would take from whom, and whether
-//!   the apiserver would refuse it.
+//!   the apiserver would refuse it;
+//! - [`prune`](mod@prune): which fields an applier's dropped fields take with them, and which survive;
+//! - [`simulate`]: one server-side apply end to end: conflicts, the stored object and
+//!   every manager's fields afterwards.
 //!
 //! ```
 //! use fieldwise_core::fieldpath::Path;
@@ -33,7 +36,9 @@ pub mod conflicts;
 pub mod managers;
 pub mod merge;
 pub mod path_owners;
+pub mod prune;
 pub mod server_owned;
+pub mod simulate;
 pub mod values;
 
 pub use client_side::{client_side_managers, is_client_side_write};
@@ -49,4 +54,5 @@ pub use server_owned::{
     controller_owned_metadata, remove_server_set_metadata, without_write_noise, CHANGED_BY_EVERY_WRITE,
     SERVER_SET_METADATA,
 };
+pub use simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ManagerFields, ReleasedField};
 pub use values::owners_by_value;
