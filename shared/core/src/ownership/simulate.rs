@@ -27,8 +27,9 @@ use super::conflicts::{allowed_by_last_applied, ApplyOptions, Conflict, SharedFi
 use super::managers::{ManagedFieldsEntry, Manager, Operation};
 use super::merge::merge;
 use super::prune::prune;
+use super::zero_objects::empty_object;
 use crate::fieldpath::{compare, field_set_lossy, value_at, Path, PathElement, Set};
-use crate::schema::{Schema, TypeId};
+use crate::schema::{Gvk, Schema, TypeId};
 use crate::well_known::BEFORE_FIRST_APPLY_MANAGER;
 
 /// A server-side apply to simulate.
@@ -146,10 +147,10 @@ pub fn simulate_apply(input: &ApplyInput<'_>) -> ApplyOutcome {
     let reset = &options.reset_fields;
     let strip = stripped_fields();
 
-    let mut managers = decoded(managed);
+    let mut managers = live_managers(managed);
     let before_first_apply = !creates && managers.is_empty();
     if before_first_apply {
-        let fields = everything_in(live, schema, ty).recursive_difference(reset).difference(&strip);
+        let fields = everything_in(live, config, schema, ty).recursive_difference(reset).difference(&strip);
         if !fields.is_empty() {
             let placeholder = Manager {
                 name: BEFORE_FIRST_APPLY_MANAGER.into(),
@@ -244,7 +245,7 @@ pub fn simulate_apply(input: &ApplyInput<'_>) -> ApplyOutcome {
 
 /// The managers as the apiserver decodes `managedFields`: one per identity (a later entry
 /// replaces an earlier one), sorted by the apiserver's identifier.
-fn decoded(managed: &[ManagedFieldsEntry]) -> Vec<ManagerFields> {
+pub fn live_managers(managed: &[ManagedFieldsEntry]) -> Vec<ManagerFields> {
     let mut out: Vec<ManagerFields> = Vec::new();
     for entry in managed {
         let identity = entry.identity();
@@ -266,9 +267,11 @@ fn sort_by_identifier(managers: &mut [ManagerFields]) {
     managers.sort_by_cached_key(|m| m.manager.identifier());
 }
 
-/// Every field `object` holds, as an update from an empty object records them.
-fn everything_in(object: &Value, schema: &Schema, ty: TypeId) -> Set {
-    let changes = compare(&Value::Object(Map::new()), object, schema, Some(ty));
+/// Every field `object` holds, as an update from the empty object of the kind (read from
+/// `config`) records them.
+fn everything_in(object: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Set {
+    let empty = Gvk::of_object(config).map(|gvk| empty_object(&gvk)).unwrap_or_else(|| Value::Object(Map::new()));
+    let changes = compare(&empty, object, schema, Some(ty));
     changes.added.union(&changes.modified).difference(&changes.removed)
 }
 
@@ -324,4 +327,122 @@ fn released_fields(
 
 fn same_kind(a: &Fate, b: &Fate) -> bool {
     matches!((a, b), (Fate::Removed, Fate::Removed) | (Fate::Survives(_), Fate::Survives(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fieldpath::tests_support::pod_schema;
+    use crate::ownership::parse_managed_fields;
+    use serde_json::json;
+
+    fn entry(manager: &str, operation: &str, fields: Value) -> Value {
+        json!({"manager": manager, "operation": operation, "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": fields})
+    }
+
+    fn paths(set: &Set) -> Vec<String> {
+        set.paths().iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn an_object_without_managed_fields_is_owned_by_before_first_apply() {
+        let (schema, root) = pod_schema();
+        let live = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}},
+            "spec": {"replicas": 1}});
+        let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"replicas": 2}});
+        let options = ApplyOptions::default();
+        let input = ApplyInput {
+            live: Some(&live),
+            managed: &[],
+            config: &config,
+            manager: "ci",
+            schema: &schema,
+            ty: root,
+            options: &options,
+        };
+        let outcome = simulate_apply(&input);
+        assert!(outcome.before_first_apply);
+        let causes: Vec<String> = outcome.conflicts.iter().map(|c| format!("{}: {}", c.field(), c.message())).collect();
+        assert_eq!(causes, [".spec.replicas: conflict with \"before-first-apply\" using v1"]);
+        let placeholder = outcome.managers.iter().find(|m| m.manager.name == "before-first-apply").unwrap();
+        assert_eq!(paths(&placeholder.fields), [".metadata.labels", ".metadata.labels.a"]);
+        let ci = outcome.managers.iter().find(|m| m.manager.name == "ci").unwrap();
+        assert_eq!(paths(&ci.fields), [".spec.replicas"]);
+    }
+
+    #[test]
+    fn dropped_fields_are_removed_unless_a_co_owner_keeps_them() {
+        let (schema, root) = pod_schema();
+        let live = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"a": "1", "b": "2"}}, "spec": {"replicas": 3}});
+        let managed = parse_managed_fields(&json!([
+            entry(
+                "ci",
+                "Apply",
+                json!({"f:metadata": {"f:labels": {"f:a": {}, "f:b": {}}}, "f:spec": {"f:replicas": {}}})
+            ),
+            entry("kubectl-edit", "Update", json!({"f:metadata": {"f:labels": {"f:b": {}}}})),
+        ]))
+        .unwrap();
+        let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}}});
+        let options = ApplyOptions::default();
+        let input = ApplyInput {
+            live: Some(&live),
+            managed: &managed,
+            config: &config,
+            manager: "ci",
+            schema: &schema,
+            ty: root,
+            options: &options,
+        };
+        let outcome = simulate_apply(&input);
+        assert!(outcome.conflicts.is_empty(), "{:?}", outcome.conflicts);
+        assert_eq!(outcome.object["metadata"]["labels"], json!({"a": "1", "b": "2"}));
+        assert!(outcome.object.get("spec").is_none(), "{}", outcome.object);
+        let released: Vec<(String, bool)> = outcome
+            .released
+            .iter()
+            .map(|r| (r.path.to_string(), matches!(r.fate, Fate::Survives(ref who) if who[0].name == "kubectl-edit")))
+            .collect();
+        assert_eq!(released, [(".metadata.labels.b".to_string(), true), (".spec.replicas".to_string(), false)]);
+        // Afterwards: ci owns only what it applied; kubectl-edit keeps b.
+        let after: Vec<(String, Vec<String>)> =
+            outcome.managers.iter().map(|m| (m.manager.name.clone(), paths(&m.fields))).collect();
+        assert_eq!(
+            after,
+            [
+                ("ci".to_string(), vec![".metadata.labels.a".to_string()]),
+                ("kubectl-edit".to_string(), vec![".metadata.labels.b".to_string()])
+            ]
+        );
+    }
+
+    #[test]
+    fn status_is_ignored_where_the_resource_resets_it() {
+        let (schema, root) = pod_schema();
+        let live =
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "status": {"phase": "Running"}});
+        let managed = parse_managed_fields(&json!([{"manager": "ctrl", "operation": "Update", "apiVersion": "v1",
+            "fieldsType": "FieldsV1", "subresource": "status", "fieldsV1": {"f:status": {"f:phase": {}}}}]))
+        .unwrap();
+        let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "status": {"phase": "Done"}});
+        let with_status = ApplyOptions::for_main_resource_of(&["status".to_string(), "scale".to_string()]);
+        let input = ApplyInput {
+            live: Some(&live),
+            managed: &managed,
+            config: &config,
+            manager: "ci",
+            schema: &schema,
+            ty: root,
+            options: &with_status,
+        };
+        let outcome = simulate_apply(&input);
+        assert!(outcome.conflicts.is_empty());
+        assert_eq!(outcome.object["status"]["phase"], "Running");
+        assert!(!outcome.managers.iter().any(|m| m.manager.name == "ci"), "nothing owned: no entry");
+        let without = ApplyOptions::for_main_resource_of(&[]);
+        let outcome = simulate_apply(&ApplyInput { options: &without, ..input });
+        assert_eq!(outcome.conflicts.len(), 1);
+    }
 }
