@@ -122,9 +122,9 @@ mod tests {
                 subresource: "scale".into(),
             },
             api_version: "apps/v1".into(),
-            fields: Set::from_paths(&[replicas.clone()]),
+            fields: Set::from_paths(std::slice::from_ref(&replicas)),
         };
-        let found = scaled_fields(&Set::from_paths(&[replicas.clone()]), std::slice::from_ref(&scaler));
+        let found = scaled_fields(&Set::from_paths(std::slice::from_ref(&replicas)), std::slice::from_ref(&scaler));
         assert_eq!(found.len(), 1);
         assert!(found[0].message.contains("kube-controller-manager"), "{}", found[0].message);
         assert!(scaled_fields(&Set::from_paths(&[Path::fields(["spec", "paused"])]), &[scaler]).is_empty());
