@@ -5,6 +5,7 @@
 //! - [`diff`]: the one human diff (server noise stripped, Secrets hidden, unified, colored).
 //! - [`color`]: color only on a terminal and never with `NO_COLOR`.
 //! - [`stdout`]: writes that end quietly on a closed pipe (`| head`).
+//! - [`progress`]: a progress bar on a terminal, for commands that work through many objects.
 //!
 //! Secret values pass [`crate::redact`] before anything here prints them.
 
@@ -12,6 +13,7 @@ pub mod color;
 pub mod diff;
 pub mod output_format;
 pub mod printer;
+pub mod progress;
 pub mod stdout;
 
 pub use output_format::OutputFormat;
