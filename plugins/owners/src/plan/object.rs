@@ -1,0 +1,254 @@
+//! Planning one object: find its type and live state, predict the apply
+//! (`fieldwise_core::ownership::ApplyPlan`), ask the server for the same apply as a dry
+//! run, and check the one against the other.
+
+use fieldwise_core::fieldpath::{Path, PathElement};
+use fieldwise_core::ownership::{
+    managed_fields_of, verify_forced, verify_unforced, ApplyInput, ApplyOptions, ApplyPlan, ClassifiedConflict,
+    Conflict, Fate, ReleasedField, ServerAnswer,
+};
+use fieldwise_core::schema::{deduced, Gvk};
+use fieldwise_core::well_known::LAST_APPLIED_ANNOTATION;
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::manifests::Manifest;
+use fieldwise_kube::api::objects;
+use fieldwise_kube::api::openapi::Schemas;
+use fieldwise_kube::api::reference::{display_name, NamespaceScope, ObjectRef};
+use fieldwise_kube::conn::client::Connection;
+use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
+use fieldwise_kube::{redact, Error, ReferenceError, Result};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use super::report::{Check, ConflictRow, ObjectReport, Owner, Planned, Refusal, ReleasedRow, SharedRow, Shown};
+
+/// What every object's plan shares: the connection, the types, the schemas and the flags.
+pub struct Planner<'a> {
+    /// The cluster.
+    pub conn: &'a Connection,
+    /// Discovery, read once.
+    pub catalog: &'a ResourceCatalog,
+    /// kubectl's namespace rules for objects without one.
+    pub scope: NamespaceScope,
+    /// Schemas by group-version, fetched once each.
+    pub schemas: Mutex<Schemas>,
+    /// `--field-manager`.
+    pub field_manager: String,
+    /// `--force-conflicts`.
+    pub force: bool,
+    /// `--show-secrets`.
+    pub show_secrets: bool,
+}
+
+impl Planner<'_> {
+    /// Plans one object. Only a failure to reach the server is an `Err` (so a run against a
+    /// dead server stops); every other problem is reported in the object's result.
+    pub async fn plan(&self, manifest: Manifest) -> Result<ObjectReport> {
+        let Manifest { source, value: mut config } = manifest;
+        let mut report = ObjectReport {
+            api_version: text_at(&config, "/apiVersion"),
+            kind: text_at(&config, "/kind"),
+            namespace: None,
+            name: text_at(&config, "/metadata/name"),
+            display: display_name(&config),
+            source: source.clone(),
+            result: Err(String::new()),
+        };
+        let target = match ObjectRef::from_manifest(&config, &source, self.catalog, &self.scope) {
+            Ok(target) => target,
+            Err(Error::Reference(ReferenceError::NoMatchForKind { kind, api_version, .. })) => {
+                report.result = Ok(Planned {
+                    refused: Some(Refusal {
+                        code: 404,
+                        reason: "NoMatchForKind".into(),
+                        message: format!(
+                            "the server serves no {kind} in {api_version}: create its CustomResourceDefinition (or enable its API) first"
+                        ),
+                    }),
+                    ..Planned::default()
+                });
+                return Ok(report);
+            }
+            Err(e) => {
+                report.result = Err(e.to_string().trim_start_matches("error: ").to_string());
+                return Ok(report);
+            }
+        };
+        report.display = target.display();
+        report.namespace = target.namespace.clone();
+        // As kubectl apply does: an object without a namespace gets the one it is applied in.
+        if let (Some(namespace), Value::Object(object)) = (&target.namespace, &mut config) {
+            if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+                meta.entry("namespace").or_insert_with(|| namespace.clone().into());
+            }
+        }
+        match self.plan_target(&target, &config).await {
+            Ok(planned) => report.result = Ok(planned),
+            Err(e) if is_transport(&e) => return Err(e),
+            Err(e) => report.result = Err(e.to_string().trim_start_matches("error: ").to_string()),
+        }
+        Ok(report)
+    }
+
+    async fn plan_target(&self, target: &ObjectRef, config: &Value) -> Result<Planned> {
+        let gvk = Gvk::of_object(config).ok_or_else(|| Error::usage("the object has no apiVersion or kind"))?;
+        let typed = self.schemas.lock().await.for_gvk(&gvk).await?;
+        let live = match objects::get(self.conn, target, None).await {
+            Ok(live) => Some(live),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e),
+        };
+        let managed = match &live {
+            Some(live) => managed_fields_of(live).map_err(|e| Error::semantics(target.display(), e))?,
+            None => Vec::new(),
+        };
+        let (schema, ty) = match typed.root {
+            Some(root) => (typed.schema.as_ref(), root),
+            None => deduced(),
+        };
+        let options = ApplyOptions::for_main_resource_of(&target.resource.subresources);
+        let input = ApplyInput {
+            live: live.as_ref(),
+            managed: &managed,
+            config,
+            manager: &self.field_manager,
+            schema,
+            ty,
+            options: &options,
+        };
+        let plan = ApplyPlan::new(&input, self.force);
+        let (unforced, unforced_reason) = self.dry_run(target, config, false).await?;
+        let mut verification = verify_unforced(&plan.outcome, &unforced);
+        let forced = match &unforced {
+            ServerAnswer::Conflict(_) => Some(self.dry_run(target, config, true).await?),
+            _ => None,
+        };
+        if let Some((forced, _)) = &forced {
+            let more = verify_forced(&plan.outcome, forced);
+            verification.checked &= more.checked;
+            verification.disagreements.extend(more.disagreements);
+        }
+        // The answer to the apply the user would run: forced or not.
+        let (effective, reason) = match &forced {
+            Some((answer, reason)) if self.force => (answer, reason),
+            _ => (&unforced, &unforced_reason),
+        };
+        let refused = match effective {
+            ServerAnswer::Refused { code, message } => {
+                Some(Refusal { code: *code, reason: reason.clone(), message: message.clone() })
+            }
+            _ => None,
+        };
+        Ok(self.rows(&plan, live.as_ref(), config, refused, verification))
+    }
+
+    /// A server-side apply of `config` with `dryRun=All`, forced or not, as an answer to
+    /// check, with the Status reason of a refusal.
+    async fn dry_run(&self, target: &ObjectRef, config: &Value, force: bool) -> Result<(ServerAnswer, String)> {
+        let request = PatchRequest {
+            patch_type: PatchType::Apply,
+            body: config,
+            field_manager: &self.field_manager,
+            dry_run: true,
+            force,
+            subresource: None,
+            validation: FieldValidation::Strict,
+        };
+        match write::patch(self.conn, target, &request).await {
+            Ok(object) => Ok((ServerAnswer::Accepted(object), String::new())),
+            Err(e) if e.is_conflict() && !e.causes().is_empty() => {
+                let causes = e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
+                Ok((ServerAnswer::Conflict(causes), String::new()))
+            }
+            Err(e) if is_transport(&e) => Err(e),
+            Err(Error::Api { code, reason, message, .. }) => Ok((ServerAnswer::Refused { code, message }, reason)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The plan as rows to print, values hidden where they must be.
+    fn rows(
+        &self,
+        plan: &ApplyPlan,
+        live: Option<&Value>,
+        config: &Value,
+        refused: Option<Refusal>,
+        verification: fieldwise_core::ownership::Verification,
+    ) -> Planned {
+        let secret = redact::is_secret(config) && !self.show_secrets;
+        let show = |path: &Path, value: &Option<Value>| shown(path, value.as_ref(), secret);
+        let conflict_row = |c: &ClassifiedConflict| ConflictRow {
+            field: c.conflict.field(),
+            owner: Owner::of(&c.conflict.manager),
+            class: c.class,
+            fix: c.fix,
+            advice: c.advice(),
+            live: show(&c.conflict.path, &c.conflict.theirs),
+            yours: show(&c.conflict.path, &c.conflict.yours),
+        };
+        let upgraded_row = |c: &Conflict| {
+            let classified = ClassifiedConflict {
+                conflict: c.clone(),
+                class: fieldwise_core::ownership::ConflictClass::of(&c.manager),
+                fix: fieldwise_core::ownership::Fix::Force,
+            };
+            conflict_row(&classified)
+        };
+        let released_row = |r: &ReleasedField| ReleasedRow {
+            field: r.path.to_string(),
+            live: show(&r.path, &r.live),
+            owners: match &r.fate {
+                Fate::Survives(owners) => owners.iter().map(Owner::of).collect(),
+                Fate::Removed => Vec::new(),
+            },
+        };
+        Planned {
+            new: live.is_none(),
+            before_first_apply: plan.outcome.before_first_apply,
+            conflicts: plan.refusing_conflicts().iter().map(conflict_row).collect(),
+            takeovers: plan.takeovers().iter().map(conflict_row).collect(),
+            upgraded: plan.outcome.upgraded.iter().map(upgraded_row).collect(),
+            shared: plan
+                .outcome
+                .shared
+                .iter()
+                .map(|s| SharedRow { field: s.path.to_string(), with: Owner::of(&s.with) })
+                .collect(),
+            removed: plan.removed().map(released_row).collect(),
+            survives: plan.survivors().map(released_row).collect(),
+            lints: plan.lints.clone(),
+            refused,
+            check: Check { checked: verification.checked, disagreements: verification.disagreements },
+        }
+    }
+}
+
+/// A value as it may be printed: a Secret's data (and its last-applied copy) hidden.
+fn shown(path: &Path, value: Option<&Value>, secret: bool) -> Shown {
+    let Some(value) = value else { return Shown::Unset };
+    let field = |i: usize| match path.elements().get(i) {
+        Some(PathElement::Field(name)) => Some(name.as_str()),
+        _ => None,
+    };
+    let hidden = secret
+        && match (field(0), field(1), field(2)) {
+            (Some("data" | "stringData"), _, _) => true,
+            (Some("metadata"), None, _) | (Some("metadata"), Some("annotations"), None) => true,
+            (Some("metadata"), Some("annotations"), Some(key)) => key == LAST_APPLIED_ANNOTATION,
+            _ => false,
+        };
+    if hidden {
+        Shown::Hidden(value.as_str().map(str::len))
+    } else {
+        Shown::Value(value.clone())
+    }
+}
+
+/// A failure to reach the server (not a refusal of this object).
+fn is_transport(e: &Error) -> bool {
+    e.is_transport() || matches!(e, Error::Api { code: 502..=504, .. })
+}
+
+fn text_at(value: &Value, pointer: &str) -> String {
+    value.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
+}
