@@ -161,7 +161,9 @@ impl Planner<'_> {
                 Ok((ServerAnswer::Conflict(causes), String::new()))
             }
             Err(e) if is_transport(&e) => Err(e),
-            Err(Error::Api { code, reason, message, .. }) => Ok((ServerAnswer::Refused { code, message }, reason)),
+            Err(Error::Api { code, reason, message, .. }) => {
+                Ok((ServerAnswer::Refused { code, message }, reason_or_status(reason, code)))
+            }
             Err(e) => Err(e),
         }
     }
@@ -238,10 +240,34 @@ fn shown(path: &Path, value: Option<&Value>, secret: bool) -> Shown {
             _ => false,
         };
     if hidden {
-        Shown::Hidden(value.as_str().map(str::len))
+        // The size a reader of the Secret gets: `data` values decoded from base64.
+        let size = value.as_str().map(|s| if field(0) == Some("data") { decoded_len(s) } else { s.len() });
+        Shown::Hidden(size)
     } else {
         Shown::Value(value.clone())
     }
+}
+
+/// The Status reason, or the name of the HTTP status when the server gave none.
+fn reason_or_status(reason: String, code: u16) -> String {
+    if !reason.is_empty() && !reason.bytes().all(|b| b.is_ascii_digit()) {
+        return reason;
+    }
+    match code {
+        400 => "BadRequest",
+        403 => "Forbidden",
+        404 => "NotFound",
+        422 => "Invalid",
+        500 => "InternalError",
+        _ => "Refused",
+    }
+    .to_string()
+}
+
+/// The length of a base64 text once decoded.
+fn decoded_len(text: &str) -> usize {
+    let padding = text.bytes().rev().take_while(|b| *b == b'=').count();
+    (text.len() / 4 * 3).saturating_sub(padding)
 }
 
 /// A failure to reach the server (not a refusal of this object).
