@@ -106,7 +106,10 @@ pub async fn check(
             let managed = managed_fields_of(live).map_err(|e| Error::semantics(display.clone(), e))?;
             // Status is reset on the main resource of any type with a status subresource
             // (custom resources included), as discovery lists them.
-            let options = ApplyOptions::for_main_resource_of(&resource.subresources);
+            let mut options = ApplyOptions::for_main_resource_of(&resource.subresources);
+            if typed.strategic == Some(false) {
+                options = options.for_custom_resource(&resource.api_version());
+            }
             predict_apply(live, &managed, config, field_manager, &typed.schema, ty, false, &options)
         }
         None => ApplyPrediction::default(),

@@ -74,7 +74,7 @@ fn install_gadget_crd(cluster: &Cluster) {
         eventually("the Gadget schema at /openapi/v3", Duration::from_secs(60), || {
             let out =
                 run(cluster.kubectl().args(["get", "--raw", &format!("/openapi/v3/apis/fieldwise.test/{version}")]));
-            (out.status.success() && text(&out.stdout).contains(&format!("fieldwise.test.{version}.Gadget")))
+            (out.status.success() && text(&out.stdout).contains(&format!("test.fieldwise.{version}.Gadget")))
                 .then_some(())
         });
     }

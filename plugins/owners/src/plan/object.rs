@@ -22,6 +22,9 @@ use tokio::sync::Mutex;
 
 use super::report::{Check, ConflictRow, ObjectReport, Owner, Planned, Refusal, ReleasedRow, SharedRow, Shown};
 
+/// How many times a plan is made again when the object changes under it.
+const MAX_ATTEMPTS: u32 = 5;
+
 /// What every object's plan shares: the connection, the types, the schemas and the flags.
 pub struct Planner<'a> {
     /// The cluster.
@@ -93,40 +96,86 @@ impl Planner<'_> {
     async fn plan_target(&self, target: &ObjectRef, config: &Value) -> Result<Planned> {
         let gvk = Gvk::of_object(config).ok_or_else(|| Error::usage("the object has no apiVersion or kind"))?;
         let typed = self.schemas.lock().await.for_gvk(&gvk).await?;
-        let live = match objects::get(self.conn, target, None).await {
-            Ok(live) => Some(live),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e),
-        };
-        let managed = match &live {
-            Some(live) => managed_fields_of(live).map_err(|e| Error::semantics(target.display(), e))?,
-            None => Vec::new(),
-        };
         let (schema, ty) = match typed.root {
             Some(root) => (typed.schema.as_ref(), root),
             None => deduced(),
         };
-        let options = ApplyOptions::for_main_resource_of(&target.resource.subresources);
-        let input = ApplyInput {
-            live: live.as_ref(),
-            managed: &managed,
-            config,
-            manager: &self.field_manager,
-            schema,
-            ty,
-            options: &options,
+        let mut options = ApplyOptions::for_main_resource_of(&target.resource.subresources);
+        if typed.strategic == Some(false) {
+            // A custom resource: its strategy resets status for the version applied through only.
+            options = options.for_custom_resource(&target.resource.api_version());
+        }
+        // A controller may change the object between the read and the dry runs: the dry runs
+        // are guarded by the resourceVersion read, and a plan the object moved under is made again.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let live = match objects::get(self.conn, target, None).await {
+                Ok(live) => Some(live),
+                Err(e) if e.is_not_found() => None,
+                Err(e) => return Err(e),
+            };
+            let managed = match &live {
+                Some(live) => managed_fields_of(live).map_err(|e| Error::semantics(target.display(), e))?,
+                None => Vec::new(),
+            };
+            let input = ApplyInput {
+                live: live.as_ref(),
+                managed: &managed,
+                config,
+                manager: &self.field_manager,
+                schema,
+                ty,
+                options: &options,
+            };
+            let plan = ApplyPlan::new(&input, self.force);
+            let version = live.as_ref().and_then(|l| l.pointer("/metadata/resourceVersion")).and_then(Value::as_str);
+            match self.check(target, config, version, &plan, live.as_ref()).await? {
+                Some(planned) => return Ok(planned),
+                None if attempt < MAX_ATTEMPTS => continue,
+                None => {
+                    return Err(Error::usage(format!(
+                        "{} kept changing while it was planned ({MAX_ATTEMPTS} attempts): plan it again",
+                        target.display()
+                    )))
+                }
+            }
+        }
+    }
+
+    /// The server's dry runs of the apply planned against `live` (at `version`), compared
+    /// with the plan; `None` when the object changed in between.
+    async fn check(
+        &self,
+        target: &ObjectRef,
+        config: &Value,
+        version: Option<&str>,
+        plan: &ApplyPlan,
+        live: Option<&Value>,
+    ) -> Result<Option<Planned>> {
+        let Some((unforced, unforced_reason)) = self.dry_run(target, config, version, false).await? else {
+            return Ok(None);
         };
-        let plan = ApplyPlan::new(&input, self.force);
-        let (unforced, unforced_reason) = self.dry_run(target, config, false).await?;
         let mut verification = verify_unforced(&plan.outcome, &unforced);
         let forced = match &unforced {
-            ServerAnswer::Conflict(_) => Some(self.dry_run(target, config, true).await?),
+            ServerAnswer::Conflict(_) => match self.dry_run(target, config, version, true).await? {
+                Some(answer) => Some(answer),
+                None => return Ok(None),
+            },
             _ => None,
         };
         if let Some((forced, _)) = &forced {
-            let more = verify_forced(&plan.outcome, forced);
-            verification.checked &= more.checked;
-            verification.disagreements.extend(more.disagreements);
+            // The conflicts were checked; the forced run checks the managers afterwards too,
+            // unless the server refuses the forced object (then there is nothing more to compare).
+            verification.disagreements.extend(verify_forced(&plan.outcome, forced).disagreements);
+        }
+        // A 409's causes come before the resourceVersion is compared: a disagreement may
+        // be a race. The object read again says.
+        if !verification.disagreements.is_empty() && version.is_some() {
+            let now = objects::get(self.conn, target, None).await?;
+            if now.pointer("/metadata/resourceVersion").and_then(Value::as_str) != version {
+                return Ok(None);
+            }
         }
         // The answer to the apply the user would run: forced or not.
         let (effective, reason) = match &forced {
@@ -139,15 +188,36 @@ impl Planner<'_> {
             }
             _ => None,
         };
-        Ok(self.rows(&plan, live.as_ref(), config, refused, verification))
+        let mut planned = self.rows(plan, live, config, refused, verification);
+        if let ServerAnswer::Conflict(causes) = &unforced {
+            planned.server_conflicts = causes.len();
+        }
+        Ok(Some(planned))
     }
 
-    /// A server-side apply of `config` with `dryRun=All`, forced or not, as an answer to
-    /// check, with the Status reason of a refusal.
-    async fn dry_run(&self, target: &ObjectRef, config: &Value, force: bool) -> Result<(ServerAnswer, String)> {
+    /// A server-side apply of `config` with `dryRun=All`, forced or not, guarded by the
+    /// resourceVersion the plan read: the answer to check, with the Status reason of a
+    /// refusal; `None` when the object changed since it was read.
+    async fn dry_run(
+        &self,
+        target: &ObjectRef,
+        config: &Value,
+        version: Option<&str>,
+        force: bool,
+    ) -> Result<Option<(ServerAnswer, String)>> {
+        let guarded;
+        let body = match version {
+            Some(version) => {
+                let mut copy = config.clone();
+                copy["metadata"]["resourceVersion"] = version.into();
+                guarded = copy;
+                &guarded
+            }
+            None => config,
+        };
         let request = PatchRequest {
             patch_type: PatchType::Apply,
-            body: config,
+            body,
             field_manager: &self.field_manager,
             dry_run: true,
             force,
@@ -155,14 +225,16 @@ impl Planner<'_> {
             validation: FieldValidation::Strict,
         };
         match write::patch(self.conn, target, &request).await {
-            Ok(object) => Ok((ServerAnswer::Accepted(object), String::new())),
+            Ok(object) => Ok(Some((ServerAnswer::Accepted(object), String::new()))),
             Err(e) if e.is_conflict() && !e.causes().is_empty() => {
                 let causes = e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
-                Ok((ServerAnswer::Conflict(causes), String::new()))
+                Ok(Some((ServerAnswer::Conflict(causes), String::new())))
             }
+            // The resourceVersion guard: the object moved.
+            Err(e) if e.is_conflict() => Ok(None),
             Err(e) if is_transport(&e) => Err(e),
             Err(Error::Api { code, reason, message, .. }) => {
-                Ok((ServerAnswer::Refused { code, message }, reason_or_status(reason, code)))
+                Ok(Some((ServerAnswer::Refused { code, message }, reason_or_status(reason, code))))
             }
             Err(e) => Err(e),
         }
@@ -220,6 +292,8 @@ impl Planner<'_> {
             survives: plan.survivors().map(released_row).collect(),
             lints: plan.lints.clone(),
             refused,
+            server_conflicts: 0,
+            forced: self.force,
             check: Check { checked: verification.checked, disagreements: verification.disagreements },
         }
     }

@@ -132,8 +132,21 @@ pub struct Planned {
     pub lints: Vec<Finding>,
     /// The server's refusal, if it refused.
     pub refused: Option<Refusal>,
+    /// How many conflicts the server's dry run without force answered 409 with (the
+    /// truth when it disagrees with [`Planned::conflicts`]); 0 when it did not.
+    pub server_conflicts: usize,
+    /// Whether the apply is planned with `--force-conflicts`.
+    pub forced: bool,
     /// The server's dry run compared with the prediction.
     pub check: Check,
+}
+
+impl Planned {
+    /// Whether the apply (without `--force-conflicts`) is refused with 409: as predicted,
+    /// or as the server answered when it disagrees.
+    pub fn is_conflicting(&self) -> bool {
+        !self.forced && (!self.conflicts.is_empty() || self.server_conflicts > 0)
+    }
 }
 
 /// One object of the plan.
@@ -193,7 +206,9 @@ impl ObjectReport {
         let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         for rule in fail_on {
             match rule {
-                FailOn::Conflicts if !p.conflicts.is_empty() => out.push(count(p.conflicts.len(), "conflict")),
+                FailOn::Conflicts if p.is_conflicting() => {
+                    out.push(count(p.conflicts.len().max(p.server_conflicts), "conflict"))
+                }
                 FailOn::Takeovers if !p.takeovers.is_empty() => out.push(count(p.takeovers.len(), "takeover")),
                 FailOn::Removals if !p.removed.is_empty() || !p.survives.is_empty() => {
                     out.push(count(p.removed.len() + p.survives.len(), "removal"))
@@ -241,7 +256,7 @@ impl Summary {
             self.errors += 1;
             return;
         };
-        self.conflicting += usize::from(!p.conflicts.is_empty());
+        self.conflicting += usize::from(p.is_conflicting());
         self.refused += usize::from(p.refused.is_some());
         self.new += usize::from(p.new && p.refused.is_none());
         self.takeovers += usize::from(!p.takeovers.is_empty());

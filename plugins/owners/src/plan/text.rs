@@ -2,6 +2,7 @@
 //! summary line.
 
 use colored::Colorize;
+use fieldwise_core::ownership::Fix;
 use fieldwise_kube::redact;
 
 use super::report::{ConflictRow, ObjectReport, Planned, ReleasedRow, Shown};
@@ -71,8 +72,8 @@ fn status(planned: &Planned, force: bool) -> String {
     if let Some(refusal) = &planned.refused {
         return format!("{} ({} {})", "refused by the server".red().bold(), refusal.code, refusal.reason);
     }
-    if !planned.conflicts.is_empty() {
-        let n = planned.conflicts.len();
+    if planned.is_conflicting() {
+        let n = planned.conflicts.len().max(planned.server_conflicts);
         return format!(
             "{} on {n} field{}: the apply is refused (409) unless --force-conflicts",
             "conflicts".red().bold(),
@@ -117,15 +118,16 @@ fn released_row(finding: &str, r: &ReleasedRow) -> [String; 5] {
     [finding.to_string(), r.field.clone(), owners, value(&r.live), after]
 }
 
-/// One line per owner and fix: the fields, and what to do.
+/// One line per owner and fix: its fields, and what to do.
 fn advice_lines(planned: &Planned) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
+    let mut groups: Vec<(&str, Fix, Vec<&str>)> = Vec::new();
     for c in planned.conflicts.iter().chain(&planned.takeovers) {
-        if !lines.contains(&c.advice) {
-            lines.push(c.advice.clone());
+        match groups.iter_mut().find(|(owner, fix, _)| *owner == c.owner.name && *fix == c.fix) {
+            Some((_, _, fields)) => fields.push(&c.field),
+            None => groups.push((&c.owner.name, c.fix, vec![&c.field])),
         }
     }
-    lines
+    groups.into_iter().map(|(owner, fix, fields)| fix.advice(&fields.join(", "), owner)).collect()
 }
 
 fn check_line(planned: &Planned) -> String {

@@ -13,10 +13,10 @@ use crate::schema::{Schema, TypeDef, TypeId};
 /// `value` (of type `ty`) without the fields, map entries and list items `set` holds.
 ///
 /// A path in the set removes what it names with everything under it; a path only
-/// *under* an entry descends into it. A map or list that loses entries this way stays,
-/// empty (as structured-merge-diff v6, the engine of Kubernetes 1.34 and later, keeps
-/// it). Atomic values are never descended into: a set naming something inside one
-/// empties it.
+/// *under* an entry descends into it. A map or list left with no entry this way becomes
+/// `null` (as structured-merge-diff v4.6 and v6.4, the engines of Kubernetes 1.33 to 1.37,
+/// do: a custom resource's schema may then refuse the object). Atomic values are never
+/// descended into: a set naming something inside one makes it `null` too.
 ///
 /// ```
 /// use fieldwise_core::fieldpath::{remove_items, Path, Set};
@@ -41,7 +41,6 @@ fn remove_node(value: &Value, set: &Set, schema: &Schema, ty: Option<TypeId>) ->
                 return None;
             }
             let mut out = Map::new();
-            let mut matched = false;
             for (key, child) in map {
                 let pe = PathElement::Field(key.clone());
                 if set.members().contains(&pe) {
@@ -49,16 +48,15 @@ fn remove_node(value: &Value, set: &Set, schema: &Schema, ty: Option<TypeId>) ->
                 }
                 match set.child(&pe) {
                     Some(subset) if !subset.is_empty() => {
-                        matched = true;
                         let kept = remove_node(child, subset, schema, fields.child(key).0);
-                        out.insert(key.clone(), kept.unwrap_or_else(|| emptied(child)));
+                        out.insert(key.clone(), kept.unwrap_or(Value::Null));
                     }
                     _ => {
                         out.insert(key.clone(), child.clone());
                     }
                 }
             }
-            (!out.is_empty() || matched).then_some(Value::Object(out))
+            (!out.is_empty()).then_some(Value::Object(out))
         }
         Shape::List { items, keys } => {
             let Value::Array(list) = value else { return None };
@@ -66,7 +64,6 @@ fn remove_node(value: &Value, set: &Set, schema: &Schema, ty: Option<TypeId>) ->
                 return None;
             }
             let mut out = Vec::new();
-            let mut matched = false;
             for item in list {
                 let Ok(pe) = item_element(schema, items, keys, item) else {
                     out.push(item.clone());
@@ -77,28 +74,18 @@ fn remove_node(value: &Value, set: &Set, schema: &Schema, ty: Option<TypeId>) ->
                 }
                 match set.child(&pe) {
                     Some(subset) if !subset.is_empty() => {
-                        matched = true;
-                        out.push(remove_node(item, subset, schema, items).unwrap_or_else(|| emptied(item)));
+                        out.push(remove_node(item, subset, schema, items).unwrap_or(Value::Null));
                     }
                     _ => out.push(item.clone()),
                 }
             }
-            (!out.is_empty() || matched).then_some(Value::Array(out))
+            (!out.is_empty()).then_some(Value::Array(out))
         }
         // Scalars stay; an atomic map or list is not descended into: nothing of it remains.
         Shape::Leaf => match value {
             Value::Object(_) | Value::Array(_) => None,
             scalar => Some(scalar.clone()),
         },
-    }
-}
-
-/// What a container whose walk yielded nothing is kept as: empty, of the same kind.
-fn emptied(original: &Value) -> Value {
-    match original {
-        Value::Object(_) => Value::Object(Map::new()),
-        Value::Array(_) => Value::Array(Vec::new()),
-        _ => Value::Null,
     }
 }
 
@@ -146,7 +133,7 @@ mod tests {
     }
 
     #[test]
-    fn removes_fields_items_and_keeps_emptied_containers() {
+    fn removes_fields_and_items_and_an_emptied_container_becomes_null() {
         let (schema, root) = pod_schema();
         let object = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"replicas": 2,
             "containers": [{"name": "c", "image": "i", "args": ["x"]}, {"name": "d", "image": "j"}]}});
@@ -158,7 +145,7 @@ mod tests {
         ]);
         assert_eq!(
             remove_items(&object, &set, &schema, Some(root)),
-            json!({"metadata": {"labels": {}}, "spec": {"replicas": 2, "containers": [{"name": "c", "image": "i"}]}})
+            json!({"metadata": {"labels": null}, "spec": {"replicas": 2, "containers": [{"name": "c", "image": "i"}]}})
         );
     }
 
@@ -167,7 +154,10 @@ mod tests {
         let (schema, root) = pod_schema();
         let object = json!({"spec": {"selector": {"matchLabels": {"a": "1"}}, "replicas": 1}});
         let set = Set::from_paths(&[Path::fields(["spec", "selector", "matchLabels"])]);
-        assert_eq!(remove_items(&object, &set, &schema, Some(root)), json!({"spec": {"selector": {}, "replicas": 1}}));
+        assert_eq!(
+            remove_items(&object, &set, &schema, Some(root)),
+            json!({"spec": {"selector": null, "replicas": 1}})
+        );
     }
 
     #[test]

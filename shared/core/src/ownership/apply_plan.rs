@@ -34,7 +34,7 @@ impl ClassifiedConflict {
 
     /// The fix as one sentence.
     pub fn advice(&self) -> String {
-        self.fix.advice(&self.conflict.field(), &self.conflict.manager)
+        self.fix.advice(&self.conflict.field(), &self.conflict.manager.name)
     }
 }
 

@@ -88,17 +88,16 @@ impl Fix {
         }
     }
 
-    /// One sentence saying what to do, for the field `field` owned by `owner`.
-    pub fn advice(self, field: &str, owner: &Manager) -> String {
+    /// One sentence saying what to do about `fields` (one, or several comma-separated)
+    /// owned by the manager named `owner`.
+    pub fn advice(self, fields: &str, owner: &str) -> String {
         match self {
-            Fix::DropField => format!("drop {field} from the file: {:?} keeps changing it", owner.name),
+            Fix::DropField => format!("drop {fields} from the file: {owner:?} keeps changing it"),
             Fix::Force => format!(
-                "apply with --force-conflicts to take {field} back from {:?} (its value is overwritten), or drop it from the file to keep it",
-                owner.name
+                "apply with --force-conflicts to take {fields} from {owner:?} (its values are overwritten), or drop it from the file to keep them"
             ),
             Fix::Transfer => format!(
-                "hand {field} over with `kubectl owners transfer` from {:?}, or drop it from one of the two files",
-                owner.name
+                "hand {fields} over from {owner:?} with `kubectl owners transfer`, or drop it from one of the two files"
             ),
         }
     }
@@ -143,7 +142,7 @@ mod tests {
         assert_eq!(Controller.fix(), Fix::DropField);
         assert_eq!(HumanEdit.fix(), Fix::Force);
         assert_eq!(Applier.fix(), Fix::Transfer);
-        let advice = Fix::Transfer.advice(".spec.replicas", &manager("team-a", Apply, ""));
+        let advice = Fix::Transfer.advice(".spec.replicas", "team-a");
         assert!(advice.contains("kubectl owners transfer") && advice.contains("\"team-a\""), "{advice}");
     }
 }

@@ -106,6 +106,12 @@ pub struct ApplyOptions {
     pub subresource: String,
     /// Fields the resource's strategy resets, which never conflict (upstream's `IgnoredFields`).
     pub reset_fields: Set,
+    /// The only API version whose managers the reset fields are ignored for, or `None` for
+    /// every version. A custom resource's strategy declares them for the version applied
+    /// through only, so a status writer recorded under another served version still
+    /// conflicts with status fields in a main-resource apply (built-in types declare every
+    /// version).
+    pub reset_only_at: Option<String>,
 }
 
 impl ApplyOptions {
@@ -117,7 +123,7 @@ impl ApplyOptions {
         if resets_status(gvk) {
             reset_fields.insert(Path::fields(["status"]).elements());
         }
-        ApplyOptions { subresource: String::new(), reset_fields }
+        ApplyOptions { subresource: String::new(), reset_fields, reset_only_at: None }
     }
 }
 
@@ -130,7 +136,18 @@ impl ApplyOptions {
         if subresources.iter().any(|s| s == "status") {
             reset_fields.insert(Path::fields(["status"]).elements());
         }
-        ApplyOptions { subresource: String::new(), reset_fields }
+        ApplyOptions { subresource: String::new(), reset_fields, reset_only_at: None }
+    }
+
+    /// These options for a custom resource applied through `api_version`: its reset fields
+    /// count for the managers recorded under that version only (see [`ApplyOptions::reset_only_at`]).
+    pub fn for_custom_resource(self, api_version: &str) -> Self {
+        ApplyOptions { reset_only_at: Some(api_version.to_string()), ..self }
+    }
+
+    /// Whether the reset fields are ignored for a manager recorded under `api_version`.
+    pub fn resets_at(&self, api_version: &str) -> bool {
+        self.reset_only_at.as_deref().is_none_or(|only| only == api_version)
     }
 }
 

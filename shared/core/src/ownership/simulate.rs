@@ -171,19 +171,24 @@ pub fn simulate_apply(input: &ApplyInput<'_>) -> ApplyOutcome {
     let owned_after: Vec<&Set> =
         managers.iter().filter(|m| m.manager != applier).map(|m| &m.fields).chain([&applied]).collect();
     let mut object = prune(&merged, &last, &owned_after, schema, ty);
+    // Managers see the changes in their own version; the reset fields are left out where the
+    // resource declares them (every version of a built-in type, the applied one of a custom resource).
+    let all_changes = compare(live, &object, schema, Some(ty));
+    let reset_changes = all_changes.excluding(reset);
+    let changes_for = |m: &ManagerFields| if options.resets_at(&m.api_version) { &reset_changes } else { &all_changes };
+    // What the configuration sets there, for conflicts on reset fields (the server then keeps the live values).
+    let applied_object = (!reset.is_empty()).then(|| object.clone());
     keep_reset_fields(&mut object, live, reset);
-
-    let changes = compare(live, &object, schema, Some(ty)).excluding(reset);
-    let changed = changes.modified.union(&changes.added);
 
     let mut conflicts = Vec::new();
     let mut shared = Vec::new();
     let mut taken: Vec<(Manager, Set)> = Vec::new();
     for other in managers.iter().filter(|m| m.manager != applier) {
-        let clashing = other.fields.intersection(&changed);
+        let changes = changes_for(other);
+        let clashing = other.fields.intersection(&changes.modified.union(&changes.added));
         for path in clashing.paths() {
             let theirs = value_at(live, path.elements()).cloned();
-            let yours = value_at(&object, path.elements()).cloned();
+            let yours = value_at(applied_object.as_ref().unwrap_or(&object), path.elements()).cloned();
             conflicts.push(Conflict { path, manager: other.manager.clone(), theirs, yours });
         }
         for path in other.fields.intersection(&applied).difference(&clashing).paths() {
@@ -216,7 +221,7 @@ pub fn simulate_apply(input: &ApplyInput<'_>) -> ApplyOutcome {
         if let Some((_, clashing)) = taken.iter().find(|(who, _)| *who == m.manager) {
             fields = fields.difference(clashing);
         }
-        fields = fields.difference(&changes.removed);
+        fields = fields.difference(&changes_for(m).removed);
         if !fields.is_empty() {
             after.push(ManagerFields { fields, ..m.clone() });
         }
@@ -270,9 +275,26 @@ fn sort_by_identifier(managers: &mut [ManagerFields]) {
 /// Every field `object` holds, as an update from the empty object of the kind (read from
 /// `config`) records them.
 fn everything_in(object: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Set {
-    let empty = Gvk::of_object(config).map(|gvk| empty_object(&gvk)).unwrap_or_else(|| Value::Object(Map::new()));
+    let mut empty = Gvk::of_object(config).map(|gvk| empty_object(&gvk)).unwrap_or_else(|| Value::Object(Map::new()));
+    with_live_nulls(&mut empty, object);
     let changes = compare(&empty, object, schema, Some(ty));
     changes.added.union(&changes.modified).difference(&changes.removed)
+}
+
+/// Adds to the empty object the `null`s the live object holds inside structs the empty object
+/// has: a `null` the server writes is a Go zero value, which the empty object of the server's
+/// own version holds too (`creationTimestamp: null` in a pod template until Kubernetes 1.34).
+fn with_live_nulls(empty: &mut Value, live: &Value) {
+    let (Value::Object(empty), Value::Object(live)) = (empty, live) else { return };
+    for (key, value) in live {
+        match (empty.get_mut(key), value) {
+            (None, Value::Null) => {
+                empty.insert(key.clone(), Value::Null);
+            }
+            (Some(inner), Value::Object(_)) => with_live_nulls(inner, value),
+            _ => {}
+        }
+    }
 }
 
 /// Puts back the top-level fields the resource resets (`status`): the server keeps the live ones.

@@ -3,7 +3,7 @@
 //!
 //! - A 409 must carry exactly the predicted causes (field and manager).
 //! - An accepted apply must record exactly the predicted managers, each owning exactly
-//!   the predicted fields, and keep the values of the fields predicted to survive.
+//!   the predicted fields, and keep the fields predicted to survive.
 //! - A refusal for another reason (schema, admission, a missing namespace) comes before
 //!   ownership is decided: the prediction is then not checked, unless it predicted the
 //!   refusal itself (a configuration that does not fit the schema).
@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::managers::managed_fields_of;
 use super::simulate::{live_managers, ApplyOutcome, Fate, ManagerFields};
-use crate::fieldpath::{value_at, values_equal, Set};
+use crate::fieldpath::{value_at, Set};
 
 /// What the apiserver answered to a dry-run apply.
 #[derive(Debug, Clone, PartialEq)]
@@ -145,17 +145,11 @@ fn compare_object(outcome: &ApplyOutcome, object: &Value) -> Vec<String> {
             listed(&actual.fields)
         ));
     }
+    // A removed field is checked by ownership above (the server may set it again by default).
     for released in &outcome.released {
-        if let Fate::Survives(_) = released.fate {
-            let kept = value_at(object, released.path.elements());
-            let same = match (kept, &released.live) {
-                (Some(a), Some(b)) => values_equal(a, b),
-                (None, None) => true,
-                _ => false,
-            };
-            if !same {
-                out.push(format!("{} was predicted to survive unchanged; the server changes it", released.path));
-            }
+        let kept = value_at(object, released.path.elements()).is_some_and(|v| !v.is_null());
+        if matches!(released.fate, Fate::Survives(_)) && !kept {
+            out.push(format!("{} was predicted to survive; the server removes it", released.path));
         }
     }
     out
