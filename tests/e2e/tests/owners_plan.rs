@@ -177,17 +177,32 @@ fn schema_refusals_are_reported_per_object_never_as_clean() {
     write(&dir, "a-undeclared.yaml", &deployment("undeclared", "replicass: 2"));
     write(&dir, "b-wrong-type.yaml", &deployment("wrong-type", "replicas: two"));
     write(&dir, "c-fine.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\ndata: {k: v}\n");
+    write(
+        &dir,
+        "d-duplicate.yaml",
+        &deployment("duplicate", "replicas: 1").replace(
+            "{name: c, image: busybox}",
+            "{name: c, image: busybox, env: [{name: X, value: \"1\"}, {name: X, value: \"2\"}]}",
+        ),
+    );
     let out = run(plan(&cluster, &ns).args(["-f", dir.to_str().unwrap()]));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("deployment.apps/undeclared") && stdout.contains("refused by the server"), "{stdout}");
     assert!(stdout.contains("replicass"), "the server's reason names the field: {stdout}");
-    assert!(stdout.contains("Plan: 3 objects, 0 conflicting, 2 refused, 1 new."), "{stdout}");
+    assert!(stdout.contains("Plan: 4 objects, 0 conflicting, 3 refused, 1 new."), "{stdout}");
+    // The lint says why the duplicate is refused, before the server's words.
+    assert!(
+        stdout.contains("lint: .spec.template.spec.containers[name=\"c\"].env has two entries for [name=\"X\"]"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("clean"), "{stdout}");
     let doc = plan_json(&run(plan(&cluster, &ns).args(["-f", dir.to_str().unwrap(), "-o", "json"])), 3);
     // The apiserver refuses a server-side apply that does not fit the schema while it builds
     // the typed patch (500, "failed to create typed patch object"), before any conflict.
-    for (name, field) in [("undeclared", ".spec.replicass"), ("wrong-type", ".spec.replicas")] {
+    for (name, field) in
+        [("undeclared", ".spec.replicass"), ("wrong-type", ".spec.replicas"), ("duplicate", "duplicate entries")]
+    {
         let item = object(&doc, name);
         let refused = &item["refused"];
         assert!(refused["code"].as_u64().unwrap_or_default() >= 400, "{name}: {refused:#}");

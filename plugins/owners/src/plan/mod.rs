@@ -143,7 +143,7 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         progress.found();
         Ok(match item {
             Ok(manifest) => Input::Object(i, manifest),
-            Err(e) => Input::Unreadable(i, e.to_string().trim_start_matches("error: ").to_string()),
+            Err(e) => Input::Unreadable(i, e.to_string()),
         })
     });
     let name = |input: &Input| match input {

@@ -73,7 +73,7 @@ impl Planner<'_> {
                 return Ok(report);
             }
             Err(e) => {
-                report.result = Err(e.to_string().trim_start_matches("error: ").to_string());
+                report.result = Err(e.to_string());
                 return Ok(report);
             }
         };
@@ -88,7 +88,7 @@ impl Planner<'_> {
         match self.plan_target(&target, &config).await {
             Ok(planned) => report.result = Ok(planned),
             Err(e) if is_transport(&e) => return Err(e),
-            Err(e) => report.result = Err(e.to_string().trim_start_matches("error: ").to_string()),
+            Err(e) => report.result = Err(e.to_string()),
         }
         Ok(report)
     }

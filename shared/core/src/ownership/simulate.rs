@@ -23,6 +23,7 @@
 
 use serde_json::{Map, Value};
 
+use super::apply_lints::duplicate_keys;
 use super::conflicts::{allowed_by_last_applied, ApplyOptions, Conflict, SharedField};
 use super::managers::{ManagedFieldsEntry, Manager, Operation};
 use super::merge::merge;
@@ -111,7 +112,8 @@ pub struct ApplyOutcome {
     pub before_first_apply: bool,
     /// The apply creates the object.
     pub creates: bool,
-    /// Places where the configuration does not fit the schema: the apiserver refuses it.
+    /// Places where the configuration does not fit the schema (or repeats a list-map key): the
+    /// apiserver refuses it.
     pub errors: Vec<String>,
 }
 
@@ -244,7 +246,16 @@ pub fn simulate_apply(input: &ApplyInput<'_>) -> ApplyOutcome {
         managers: after,
         before_first_apply,
         creates,
-        errors: errors.into_iter().map(|e| e.to_string()).collect(),
+        errors: errors
+            .into_iter()
+            .map(|e| e.to_string())
+            // The apiserver builds the configuration's typed value without allowing duplicates.
+            .chain(
+                duplicate_keys(config, schema, ty)
+                    .into_iter()
+                    .map(|f| format!("{}: duplicate entries for key", f.path)),
+            )
+            .collect(),
     }
 }
 

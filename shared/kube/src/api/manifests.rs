@@ -436,7 +436,7 @@ mod tests {
             .collect();
         assert_eq!(shown.len(), 4, "{shown:?}");
         assert_eq!(shown[0], "a");
-        assert!(shown[1].starts_with("error: cannot parse ") && shown[1].contains("b.yaml"), "{shown:?}");
+        assert!(shown[1].starts_with("cannot parse ") && shown[1].contains("b.yaml"), "{shown:?}");
         assert_eq!(shown[2], "c");
         assert!(shown[3].contains("kustomization.yaml\" is a kustomization") && shown[3].contains("-k"), "{shown:?}");
         // Nothing at all is still an error, once.
