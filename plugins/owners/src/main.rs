@@ -52,6 +52,9 @@ Examples:
   # Would a server-side apply conflict? Exit 3 if so; --verify asks the server
   kubectl owners --conflicts -f deploy.yaml --field-manager ci --verify
 
+  # The whole apply plan of a directory or kustomization, for CI (see kubectl owners plan --help)
+  kubectl owners plan -f manifests/ -R --field-manager ci
+
   # The ownerReferences tree: Deployment -> ReplicaSet -> Pods, with READY, REASON and AGE
   kubectl owners pod/busybox-demo-5d8f9-abcde --tree
   kubectl owners deploy/busybox-demo --tree --kinds pods,replicasets
