@@ -10,6 +10,10 @@
 //! - [`merge`](mod@merge): the object a server-side apply produces;
 //! - [`conflicts`]: which fields an apply would take from whom, and whether
 //!   the apiserver would refuse it.
+//! - [`selection`]: managers chosen by name or class (`human`, `helm-update`);
+//! - [`transfer`]: handing the selected managers' fields to another manager;
+//! - [`next_apply`]: what an applier's next apply keeps, removes and releases of its fields;
+//! - [`written_managers`]: writes that set `managedFields` themselves, whose managers are the change.
 //!
 //! ```
 //! use fieldwise_core::fieldpath::Path;
@@ -32,9 +36,13 @@ pub mod client_side;
 pub mod conflicts;
 pub mod managers;
 pub mod merge;
+pub mod next_apply;
 pub mod path_owners;
+pub mod selection;
 pub mod server_owned;
+pub mod transfer;
 pub mod values;
+pub mod written_managers;
 
 pub use client_side::{client_side_managers, is_client_side_write};
 
@@ -50,3 +58,11 @@ pub use server_owned::{
     SERVER_SET_METADATA,
 };
 pub use values::owners_by_value;
+
+pub use next_apply::{predict_next_apply, NextApply};
+pub use selection::{ManagerClass, ManagerSelection, SelectionError, HELM_MANAGER, HUMAN_MANAGERS};
+pub use transfer::{
+    plan_object_transfer, plan_transfer, KeptEntry, MovedEntry, StillShared, Transfer, TransferError, TransferPlan,
+    TransferTarget,
+};
+pub use written_managers::{diff_view, patch_sets_managed_fields, sets_managed_fields};
