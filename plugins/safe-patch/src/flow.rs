@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
+use fieldwise_core::ownership;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
@@ -145,15 +146,23 @@ async fn patch_one(
     if let Some(server) = &preview.server_result {
         findings.extend(fieldwise_core::lint::nulls::null_resets(&preview.planned.patch, server));
         if without_server_noise(server) != without_server_noise(&preview.planned.result) {
-            if let Some(d) = show_diff("local prediction", "server dry-run", &preview.planned.result, server, args) {
+            if let Some(d) =
+                show_diff(("local prediction", &preview.planned.result), ("server dry-run", server), args, false)
+            {
                 eprintln!(
                     "note: the server's result differs from the local prediction (defaulting or admission):\n{d}"
                 );
             }
         }
     }
-    let diff =
-        show_diff(&format!("{display} (live)"), &format!("{display} (patched)"), &preview.live, preview.result(), args);
+    // A patch of metadata.managedFields changes the managers, so they are the diff (and the change).
+    let managers = ownership::sets_managed_fields(&preview.live, &preview.planned.result);
+    let diff = show_diff(
+        (&format!("{display} (live)"), &preview.live),
+        (&format!("{display} (patched)"), preview.result()),
+        args,
+        managers,
+    );
     print_findings(&findings);
     let Some(diff) = diff else {
         print_outcome(args, &display, &preview.live, "patched (no change)")?;
@@ -219,8 +228,15 @@ fn explain_rejection(err: Error, display: &str) -> Error {
     }
 }
 
-fn show_diff(old_label: &str, new_label: &str, old: &Value, new: &Value, args: &PatchArgs) -> Option<String> {
-    diff::human(old_label, new_label, old, new, args.show_secrets)
+/// The diff of two labelled objects, as every command shows one (with the managers when
+/// `managers`: the patch sets them).
+fn show_diff(old: (&str, &Value), new: (&str, &Value), args: &PatchArgs, managers: bool) -> Option<String> {
+    let ((old_label, old), (new_label, new)) = (old, new);
+    if managers {
+        diff::human_with_managers(old_label, new_label, old, new, args.show_secrets)
+    } else {
+        diff::human(old_label, new_label, old, new, args.show_secrets)
+    }
 }
 
 fn print_findings(findings: &[Finding]) {

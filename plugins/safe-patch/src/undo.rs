@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use fieldwise_core::merge_patch;
+use fieldwise_core::ownership::patch_sets_managed_fields;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
@@ -158,7 +159,10 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         .subresource(subresource)
         .show_secrets(args.show_secrets);
     let writer = GuardedWrite::new(&conn, &target, options);
-    let mut planner = |live: &Value| restore_plan(live, before, subresource);
+    // A write that set the managers themselves (owners transfer, migrate, a patch of
+    // managedFields) is undone by setting them back.
+    let managers = patch_sets_managed_fields(&chosen.record.patch);
+    let mut planner = |live: &Value| restore_plan(live, before, subresource, managers);
     let preview = writer.plan(live, &mut planner)?;
     if preview.is_no_change() {
         println!("{display} restored (no change)");
@@ -166,8 +170,17 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     }
     // Show exactly what is restored: no status, no server metadata, no controller-owned keys.
     let keys = controller_owned_metadata(&preview.live);
-    let (old, new) = (restorable(&preview.live, &keys, subresource), restorable(before, &keys, subresource));
-    if let Some(d) = diff::human("live", &format!("backup {}", chosen.record.time), &old, &new, args.show_secrets) {
+    let (old, new) = (
+        restored_view(&preview.live, &keys, subresource, managers),
+        restored_view(before, &keys, subresource, managers),
+    );
+    let label = format!("backup {}", chosen.record.time);
+    let shown = if managers {
+        diff::human_with_managers("live", &label, &old, &new, args.show_secrets)
+    } else {
+        diff::human("live", &label, &old, &new, args.show_secrets)
+    };
+    if let Some(d) = shown {
         eprint!("{d}");
     }
     if !prompt::approved(args.yes, &format!("Restore {display}?")) {
@@ -195,12 +208,28 @@ fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, context: &
     })
 }
 
-/// The restore of `before` planned against `live`: a merge patch of the restorable fields.
-fn restore_plan(live: &Value, before: &Value, subresource: Option<&str>) -> Result<Planned> {
+/// What a restore compares and writes of `object`: its restorable fields, and its
+/// `metadata.managedFields` too when `managers` (the write undone set them).
+fn restored_view(object: &Value, keys: &[(String, String)], subresource: Option<&str>, managers: bool) -> Value {
+    let mut view = restorable(object, keys, subresource);
+    let list = object.pointer("/metadata/managedFields").filter(|_| managers);
+    if let (Some(list), Value::Object(map)) = (list, &mut view) {
+        if let Value::Object(meta) = map.entry("metadata").or_insert_with(|| Value::Object(Map::new())) {
+            meta.insert("managedFields".into(), list.clone());
+        }
+    }
+    view
+}
+
+/// The restore of `before` planned against `live`: a merge patch of the restorable fields
+/// (and of the whole managedFields list when `managers`).
+fn restore_plan(live: &Value, before: &Value, subresource: Option<&str>, managers: bool) -> Result<Planned> {
     let keys = controller_owned_metadata(live);
-    let patch =
-        merge_patch::create_two_way(&restorable(live, &keys, subresource), &restorable(before, &keys, subresource))
-            .map_err(|e| Error::semantics("the restore patch", e))?;
+    let patch = merge_patch::create_two_way(
+        &restored_view(live, &keys, subresource, managers),
+        &restored_view(before, &keys, subresource, managers),
+    )
+    .map_err(|e| Error::semantics("the restore patch", e))?;
     let patch = if patch.is_null() { Value::Object(Map::new()) } else { patch };
     let result = merge_patch::try_apply(live, &patch).map_err(|e| Error::semantics("the restored object", e))?;
     Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: Vec::new() })
