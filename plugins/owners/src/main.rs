@@ -11,6 +11,7 @@ mod manager;
 mod report;
 mod subject;
 mod summary;
+mod transfer;
 mod tree;
 mod tree_view;
 mod view;
@@ -175,6 +176,8 @@ pub struct Cli {
 enum OwnersCommand {
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(fieldwise_kube::cli::completion::CompletionArgs),
+    /// Hand the fields of some managers (by name, or class: human, helm-update) to another.
+    Transfer(transfer::TransferArgs),
 }
 
 fn main() -> ExitCode {
@@ -182,8 +185,12 @@ fn main() -> ExitCode {
         return code;
     }
     let cli: Cli = cli::parse_with_subcommands();
-    if let Some(OwnersCommand::Completion(args)) = &cli.command {
-        return fieldwise_kube::cli::completion::run(Cli::command(), args.action);
+    match cli.command {
+        Some(OwnersCommand::Completion(args)) => {
+            return fieldwise_kube::cli::completion::run(Cli::command(), args.action)
+        }
+        Some(OwnersCommand::Transfer(args)) => return cli::run(transfer::run(cli.kube, args)),
+        None => {}
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);
     cli::run(report::run(cli))
