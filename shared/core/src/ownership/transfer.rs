@@ -122,7 +122,8 @@ pub enum TransferError {
 }
 
 /// The transfer of the fields of the entries `from` selects to `to`, planned against the
-/// raw `metadata.managedFields` list of an object read as `object_api_version`. `now`
+/// raw `metadata.managedFields` list of an object read as `object_api_version` (the new
+/// entry's version when the target has none). `now`
 /// (RFC 3339) becomes the target entry's time when fields move; `None` keeps its time.
 pub fn plan_transfer(
     raw: &[Value],
@@ -140,9 +141,12 @@ pub fn plan_transfer(
         .map(|(i, v)| ManagedFieldsEntry::from_value(v).map_err(|e| ManagedFieldsError { index: Some(i), ..e }))
         .collect::<Result<Vec<_>, _>>()?;
     let target_index = find_target(&entries, to, object_api_version);
+    // The target's version; for a new entry the object's, else (an object read without it) the
+    // first selected entry's.
     let api_version = match target_index {
         Some(i) => entries[i].api_version.clone(),
-        None => object_api_version.to_string(),
+        None if !object_api_version.is_empty() => object_api_version.to_string(),
+        None => entries.iter().find(|e| from.selects(e)).map(|e| e.api_version.clone()).unwrap_or_default(),
     };
     let target = Manager {
         name: to.manager.clone(),
@@ -410,6 +414,8 @@ mod tests {
         assert_eq!(list.len(), 1);
         assert_eq!(list[0]["fieldsV1"], json!({"f:data": {"f:a": {}, "f:b": {}, "f:c": {}}}));
         assert!(matches!(plan_transfer(&raw, "v1", &from, &apply(""), None), Err(TransferError::NoTarget)));
+        let created = plan_transfer(&raw, "", &from, &apply("new"), None).unwrap();
+        assert_eq!((created.api_version.as_str(), created.moved.len()), ("v1", 3), "without the object's version");
     }
 
     #[test]
