@@ -80,10 +80,11 @@ pub fn render(plans: &[ObjectPlan], to: &TransferTarget) -> String {
     if plans.len() > 1 {
         let fields: usize = moving.iter().map(|p| p.transfer.plan.moved_fields().leaves().len()).sum();
         out.push_str(&format!(
-            "{} of {}: {} move to {} ({})\n",
+            "{} of {}: {} {} to {} ({})\n",
             plural(moving.len(), "object", "objects"),
             plans.len(),
             plural(fields, "field", "fields"),
+            if fields == 1 { "moves" } else { "move" },
             to.manager,
             to.operation.as_str()
         ));
@@ -101,10 +102,11 @@ fn render_one(plan: &ObjectPlan, to: &TransferTarget) -> String {
         let fields = p.moved_fields().leaves().len();
         let entry = if p.created { "a new entry" } else { "its entry" };
         format!(
-            "{}: {} from {} move to {target}, into {entry}\n",
+            "{}: {} from {} {} to {target}, into {entry}\n",
             display.bold(),
             plural(fields, "field", "fields"),
             plural(p.moved.len(), "entry", "entries"),
+            if fields == 1 { "moves" } else { "move" },
         )
     };
     for moved in &p.moved {
@@ -210,4 +212,42 @@ pub fn json(plan: &ObjectPlan) -> Value {
         });
     }
     item
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldwise_core::ownership::{managed_fields_of, predict_next_apply};
+    use fieldwise_core::schema::{builtin, Gvk};
+
+    #[test]
+    fn the_next_apply_names_what_it_removes_and_who_keeps_the_rest() {
+        colored::control::set_override(false);
+        let entry = |manager: &str, operation: &str, fields: Value| json!({"manager": manager, "operation": operation, "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": fields});
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "managedFields": [
+            entry("argocd", "Apply", json!({"f:data": {"f:a": {}, "f:b": {}, "f:c": {}}})),
+            entry("helm", "Update", json!({"f:data": {"f:c": {}}}))]}, "data": {"a": "1", "b": "2", "c": "3"}});
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1"}});
+        let schema = builtin();
+        let ty = schema.root(&Gvk::new("", "v1", "ConfigMap")).unwrap();
+        let next = predict_next_apply(&live, &managed_fields_of(&live).unwrap(), &config, "argocd", schema, ty);
+        assert_eq!(
+            render_next(&next, "x.yaml", "argocd"),
+            "  argocd's next apply of x.yaml:
+    keeps 1 field
+    removes 1 field it would own that its configuration does not set: .data.b
+    leaves 1 field to the other managers that own them too: .data.c (helm)
+    no conflicts
+"
+        );
+        let scale = Manager {
+            name: "kubectl-scale".into(),
+            operation: Operation::Update,
+            api_version: Some("apps/v1".into()),
+            subresource: "scale".into(),
+        };
+        assert_eq!(manager_label(&scale), "kubectl-scale (Update, /scale)");
+        let many: Set = (0..10).map(|i| Path::fields(["data", &format!("k{i}")])).collect();
+        assert!(fields_text(&many).ends_with(".data.k7 and 2 more"), "{}", fields_text(&many));
+    }
 }
