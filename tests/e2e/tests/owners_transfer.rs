@@ -147,6 +147,10 @@ fn the_trap_then_transfer_then_the_same_apply_deletes_the_field() {
     assert!(removes.contains(&".metadata.labels.tier".to_string()), "{removes:?}");
     assert!(removes.iter().any(|p| p.contains("env[name=\"B\"]")), "{removes:?}");
     assert!(!removes.iter().any(|p| p.contains("env[name=\"A\"]") || p == ".metadata.labels.app"), "{removes:?}");
+    // What kubectl create's defaults set, argocd's apply drops and the server sets again: not removed.
+    let defaulted = strings(&item["nextApply"]["defaultedAgain"]);
+    assert!(defaulted.contains(&".spec.progressDeadlineSeconds".to_string()), "{defaulted:?}");
+    assert_eq!(removes.len(), 3, "the label, and the variable's name and value: {removes:?}");
     assert!(item["nextApply"]["conflicts"].as_array().unwrap().is_empty(), "{item}");
     assert_eq!(
         cluster.get_json(&ns, "deploy/web")["metadata"]["managedFields"],
@@ -169,6 +173,7 @@ fn the_trap_then_transfer_then_the_same_apply_deletes_the_field() {
         stderr.contains("a server dry run of argocd's next apply removes") && stderr.contains(".metadata.labels.tier"),
         "{stderr}"
     );
+    assert!(stderr.contains(", as predicted"), "{stderr}");
     let after = cluster.get_json(&ns, "deploy/web");
     let left = names(&after);
     assert!(!left.iter().any(|m| ["kubectl-create", "kubectl-patch", "kubectl-set"].contains(&m.as_str())), "{left:?}");

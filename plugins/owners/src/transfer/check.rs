@@ -1,10 +1,12 @@
 //! The `--to` manager's next apply of its configuration (`-f`): predicted on the object as
-//! the transfer leaves it ([`predict`], the core's [`predict_next_apply`]), and once the
-//! transfer is written, checked by a server dry run of that very apply ([`verify`]): which
-//! fields the server really removes, or which conflicts it answers with.
+//! the transfer leaves it ([`predict`], the core's [`predict_next_apply`]), its removals
+//! sorted by a server dry run of the object it would leave (which fields the server defaults
+//! again), and once the transfer is written, checked by a server dry run of that very apply
+//! ([`verify`]): which fields the server really removes, or which conflicts it answers with.
 
 use fieldwise_core::fieldpath::Set;
-use fieldwise_core::ownership::{managed_fields_of, predict_next_apply, NextApply};
+use fieldwise_core::merge_patch;
+use fieldwise_core::ownership::{managed_fields_of, predict_next_apply, without_write_noise, NextApply};
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
@@ -14,15 +16,31 @@ use serde_json::{json, Value};
 
 use super::preview::{fields_json, fields_text};
 
+/// The `--to` manager's next apply, predicted, with the schema it was predicted under and,
+/// when the server could not say which removed fields it defaults again, why not.
+#[derive(Debug, Clone)]
+pub struct Predicted {
+    /// The prediction, its removals sorted by the server's defaults ([`NextApply::settle`]).
+    pub next: NextApply,
+    /// The type's schema, as the server publishes it.
+    pub typed: TypeSchema,
+    /// Why the server's defaults are unknown (the removals are then as predicted).
+    pub unsettled: Option<String>,
+}
+
 /// The prediction of the next apply of `config` by `manager` to `after` (the object as
-/// the transfer leaves it), under the type's schema as the server publishes it.
+/// the transfer leaves it), under the type's schema as the server publishes it; the fields
+/// it removes are then sorted by a server dry run of the object it would leave (a merge
+/// patch from `after`), which applies the server's defaults.
 pub async fn predict(
+    conn: &Connection,
     schemas: &mut Schemas,
-    display: &str,
+    target: &ObjectRef,
     after: &Value,
     config: &Value,
     manager: &str,
-) -> Result<(NextApply, TypeSchema)> {
+) -> Result<Predicted> {
+    let display = target.display();
     let typed = schemas.for_object(after).await?;
     let ty = typed.root.ok_or_else(|| Error::Unsupported {
         what: format!(
@@ -30,9 +48,34 @@ pub async fn predict(
             typed.origin.describe()
         ),
     })?;
-    let entries = managed_fields_of(after).map_err(|e| Error::semantics(display.to_string(), e))?;
-    let next = predict_next_apply(after, &entries, config, manager, &typed.schema, ty);
-    Ok((next, typed))
+    let entries = managed_fields_of(after).map_err(|e| Error::semantics(display.clone(), e))?;
+    let mut next = predict_next_apply(after, &entries, config, manager, &typed.schema, ty);
+    let mut unsettled = None;
+    if !next.removes.is_empty() {
+        let left = next.object_after(after, config, &typed.schema, ty);
+        match server_defaults(conn, target, after, &left).await {
+            Ok(server) => next.settle(after, &server),
+            Err(why) => unsettled = Some(why),
+        }
+    }
+    Ok(Predicted { next, typed, unsettled })
+}
+
+/// The server's dry run of turning `live` into `left` (a JSON merge patch, lists whole): `left` with the
+/// server's defaults and admission applied, or why it could not be had.
+async fn server_defaults(conn: &Connection, target: &ObjectRef, live: &Value, left: &Value) -> Result<Value, String> {
+    let patch = merge_patch::create_two_way(&without_write_noise(live), &without_write_noise(left))
+        .map_err(|e| e.to_string())?;
+    let request = PatchRequest {
+        patch_type: PatchType::Merge,
+        body: &patch,
+        field_manager: super::WRITER,
+        dry_run: true,
+        force: false,
+        subresource: None,
+        validation: FieldValidation::Strict,
+    };
+    write::patch(conn, target, &request).await.map_err(|e| e.to_string().trim_start_matches("error: ").to_string())
 }
 
 /// What the server's dry run of the next apply answered.
@@ -66,9 +109,9 @@ pub async fn verify(
     written: &Value,
     config: &Value,
     manager: &str,
-    next: &(NextApply, TypeSchema),
+    predicted: &Predicted,
 ) -> Checked {
-    let (prediction, typed) = next;
+    let (prediction, typed) = (&predicted.next, &predicted.typed);
     let request = PatchRequest {
         patch_type: PatchType::Apply,
         body: config,

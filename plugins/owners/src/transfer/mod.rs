@@ -46,7 +46,7 @@ const EXIT_NOT_WRITTEN: u8 = 2;
 
 /// The field manager the transfer's own write is sent as. It changes no field, so the
 /// apiserver records no entry for it.
-const WRITER: &str = "kubectl-owners";
+pub(crate) const WRITER: &str = "kubectl-owners";
 
 /// The operation of the target's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -207,9 +207,9 @@ impl Run<'_> {
         let transfer = plan_object_transfer(&subject.live, self.from, self.to, Some(self.now))
             .map_err(|e| Error::semantics(display.clone(), e))?;
         let next = match (&subject.config, self.to.operation) {
-            (Some(config), Operation::Apply) => {
-                Some(check::predict(schemas, &display, &transfer.result, config, &self.to.manager).await?)
-            }
+            (Some(config), Operation::Apply) => Some(
+                check::predict(self.conn, schemas, &subject.target, &transfer.result, config, &self.to.manager).await?,
+            ),
             _ => None,
         };
         Ok(ObjectPlan { subject, transfer, next })

@@ -6,9 +6,9 @@
 use colored::Colorize;
 use fieldwise_core::fieldpath::{Path, Set};
 use fieldwise_core::ownership::{Manager, NextApply, Operation, StillShared, Transfer, TransferTarget};
-use fieldwise_kube::api::openapi::TypeSchema;
 use serde_json::{json, Value};
 
+use super::check::Predicted;
 use super::objects::Subject;
 
 /// How many fields a list shows before "and N more" (the JSON output has them all).
@@ -21,8 +21,8 @@ pub struct ObjectPlan {
     pub subject: Subject,
     /// The core's plan, patch and result.
     pub transfer: Transfer,
-    /// With `-f`: the target's next apply, predicted, and the schema it was predicted under.
-    pub next: Option<(NextApply, TypeSchema)>,
+    /// With `-f`: the target's next apply, predicted.
+    pub next: Option<Predicted>,
 }
 
 /// A manager as the preview names it: `kubectl-patch (Update)`, `kubectl-scale (Update, /scale)`.
@@ -131,15 +131,16 @@ fn render_one(plan: &ObjectPlan, to: &TransferTarget) -> String {
             p.api_version
         ));
     }
-    if let Some((next, _)) = &plan.next {
-        out.push_str(&render_next(next, plan.subject.source.as_deref().unwrap_or("-f"), &to.manager));
+    if let Some(predicted) = &plan.next {
+        let source = plan.subject.source.as_deref().unwrap_or("-f");
+        out.push_str(&render_next(&predicted.next, source, &to.manager, predicted.unsettled.as_deref()));
     } else if plan.subject.config.is_some() && to.operation == Operation::Update {
         out.push_str("  (no next apply predicted: an Update manager does not apply)\n");
     }
     out
 }
 
-fn render_next(next: &NextApply, source: &str, manager: &str) -> String {
+fn render_next(next: &NextApply, source: &str, manager: &str, unsettled: Option<&str>) -> String {
     let mut out = format!("  {manager}'s next apply of {source}:\n");
     out.push_str(&format!("    keeps {}\n", plural(next.keeps.len(), "field", "fields")));
     if next.removes.is_empty() {
@@ -151,6 +152,23 @@ fn render_next(next: &NextApply, source: &str, manager: &str) -> String {
             fields_text(&next.removes)
         );
         out.push_str(&format!("{}\n", line.yellow()));
+    }
+    if !next.reset.is_empty() {
+        let line = format!(
+            "    resets {} it does not set to the server's default: {}",
+            plural(next.reset.len(), "field", "fields"),
+            fields_text(&next.reset)
+        );
+        out.push_str(&format!("{}\n", line.yellow()));
+    }
+    if !next.defaulted.is_empty() {
+        out.push_str(&format!(
+            "    leaves {} at the server's default they already have (it drops them, the server sets them again)\n",
+            plural(next.defaulted.len(), "field", "fields"),
+        ));
+    }
+    if let Some(why) = unsettled {
+        out.push_str(&format!("    (the server's defaults are unknown, so some removals may come back: {why})\n"));
     }
     if !next.releases.is_empty() {
         out.push_str(&format!(
@@ -203,10 +221,14 @@ pub fn json(plan: &ObjectPlan) -> Value {
     if let Some(source) = &plan.subject.source {
         item["source"] = source.clone().into();
     }
-    if let Some((next, _)) = &plan.next {
+    if let Some(predicted) = &plan.next {
+        let next = &predicted.next;
         item["nextApply"] = json!({
             "keeps": fields_json(&next.keeps),
             "removes": fields_json(&next.removes),
+            "resetToDefault": fields_json(&next.reset),
+            "defaultedAgain": fields_json(&next.defaulted),
+            "defaultsUnknown": predicted.unsettled,
             "releases": shared_json(&next.releases),
             "conflicts": next.conflicts.iter().map(|c| json!({"field": c.field(), "message": c.message()})).collect::<Vec<_>>(),
         });
@@ -232,7 +254,7 @@ mod tests {
         let ty = schema.root(&Gvk::new("", "v1", "ConfigMap")).unwrap();
         let next = predict_next_apply(&live, &managed_fields_of(&live).unwrap(), &config, "argocd", schema, ty);
         assert_eq!(
-            render_next(&next, "x.yaml", "argocd"),
+            render_next(&next, "x.yaml", "argocd", None),
             "  argocd's next apply of x.yaml:
     keeps 1 field
     removes 1 field it would own that its configuration does not set: .data.b
