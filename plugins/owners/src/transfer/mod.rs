@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use fieldwise_core::ownership::{plan_object_transfer, ManagerSelection, Operation, TransferTarget};
-use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::cli::prompt::{self, Approval};
@@ -30,9 +29,7 @@ use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
-use fieldwise_kube::write::{
-    Committed, DryRun, FieldValidation, GuardedWrite, Intent, PatchType, Planned, WriteOptions,
-};
+use fieldwise_kube::write::{Committed, DryRun, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
@@ -267,24 +264,9 @@ impl Run<'_> {
     async fn write_one(&self, plan: &ObjectPlan) -> Result<Outcome> {
         let target = &plan.subject.target;
         let display = target.display();
-        let schema = builtin();
-        let ty = Gvk::of_object(&plan.subject.live).and_then(|g| schema.root(&g));
-        let writer = GuardedWrite::new(
-            self.conn,
-            target,
-            WriteOptions {
-                intent: Intent::Rule,
-                operation: "owners transfer".into(),
-                field_manager: WRITER,
-                force: false,
-                subresource: None,
-                validation: FieldValidation::Strict,
-                schema,
-                ty,
-                retry_budget: self.retry_budget,
-                show_secrets: false,
-            },
-        );
+        let options =
+            WriteOptions::new("owners transfer", WRITER, &plan.subject.live, self.retry_budget).intent(Intent::Rule);
+        let writer = GuardedWrite::new(self.conn, target, options);
         let mut planner = |live: &Value| -> Result<Planned> {
             let t = plan_object_transfer(live, self.from, self.to, Some(self.now))
                 .map_err(|e| Error::semantics(display.clone(), e))?;
