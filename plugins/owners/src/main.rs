@@ -12,6 +12,7 @@ mod plan;
 mod report;
 mod subject;
 mod summary;
+mod transfer;
 mod tree;
 mod tree_view;
 mod view;
@@ -183,6 +184,8 @@ enum OwnersCommand {
     Plan(plan::PlanArgs),
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(fieldwise_kube::cli::completion::CompletionArgs),
+    /// Hand the fields of some managers (by name, or class: human, helm-update) to another.
+    Transfer(transfer::TransferArgs),
 }
 
 fn main() -> ExitCode {
@@ -195,6 +198,7 @@ fn main() -> ExitCode {
             return fieldwise_kube::cli::completion::run(Cli::command(), args.action)
         }
         Some(OwnersCommand::Plan(args)) => return cli::run(plan::run(&cli.kube, args)),
+        Some(OwnersCommand::Transfer(args)) => return cli::run(transfer::run(&cli.kube, args)),
         None => {}
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);

@@ -17,7 +17,11 @@
 //! - [`apply_lints`]: traps in a configuration (duplicate list-map keys, scaled fields);
 //! - [`apply_plan`]: one object's apply as findings: conflicts or takeovers, shared,
 //!   removed and surviving fields, lints;
-//! - [`verify`]: a simulated apply checked against the apiserver's dry run, field for field.
+//! - [`verify`]: a simulated apply checked against the apiserver's dry run, field for field;
+//! - [`selection`]: managers chosen by name or class (`human`, `helm-update`);
+//! - [`transfer`]: handing the selected managers' fields to another manager;
+//! - [`next_apply`]: what an applier's next apply keeps, removes and releases of its fields;
+//! - [`written_managers`]: writes that set `managedFields` themselves, whose managers are the change.
 //!
 //! ```
 //! use fieldwise_core::fieldpath::Path;
@@ -43,12 +47,16 @@ pub mod client_side;
 pub mod conflicts;
 pub mod managers;
 pub mod merge;
+pub mod next_apply;
 pub mod path_owners;
 pub mod prune;
+pub mod selection;
 pub mod server_owned;
 pub mod simulate;
+pub mod transfer;
 pub mod values;
 pub mod verify;
+pub mod written_managers;
 pub mod zero_objects;
 
 pub use client_side::{client_side_managers, is_client_side_write};
@@ -69,3 +77,11 @@ pub use server_owned::{
 pub use simulate::{live_managers, simulate_apply, ApplyInput, ApplyOutcome, Fate, ManagerFields, ReleasedField};
 pub use values::owners_by_value;
 pub use verify::{verify_forced, verify_unforced, ServerAnswer, Verification};
+
+pub use next_apply::{predict_next_apply, NextApply};
+pub use selection::{ManagerClass, ManagerSelection, SelectionError, HELM_MANAGER, HUMAN_MANAGERS};
+pub use transfer::{
+    plan_object_transfer, plan_transfer, KeptEntry, MovedEntry, StillShared, Transfer, TransferError, TransferPlan,
+    TransferTarget,
+};
+pub use written_managers::{diff_view, patch_sets_managed_fields, sets_managed_fields};
