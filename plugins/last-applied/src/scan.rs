@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use clap::Args;
-use fieldwise_core::last_applied::{annotation_of, check, encode, rebuild, Finding};
+use fieldwise_core::last_applied::{annotation_of, check, encode, migratable, rebuild, Finding};
 use fieldwise_core::schema::{Gvk, Schema};
 use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::api::metadata_list::PARTIAL_METADATA_LIST;
@@ -259,6 +259,8 @@ struct Checked {
     missing: bool,
     /// The full object is needed (missing, or possibly stale).
     needs_values: bool,
+    /// A migration would move fields of it (client-side apply or `before-first-apply` still own some).
+    migratable: bool,
 }
 
 type Events = mpsc::Sender<Result<ScanEvent>>;
@@ -427,7 +429,9 @@ fn check_full_page(
 }
 
 /// Completes an object's findings with its values (when fetched); `None` when it is clean.
-/// The full object stays in the finding only with `keep_live`.
+/// The full object stays in the finding only with `keep_live`, which also keeps an object a
+/// migration would move without findings: the commands that write see it (`migrate
+/// --from-scan` moves it, `repair` finds nothing to repair in it), the report never does.
 fn finish(mut c: Checked, live: Option<Value>, schema: &Schema, keep_live: bool) -> Option<Flagged> {
     if let Some(live) = &live {
         if c.missing {
@@ -437,7 +441,7 @@ fn finish(mut c: Checked, live: Option<Value>, schema: &Schema, keep_live: bool)
             c.findings.extend(check::stale(live, schema));
         }
     }
-    if c.findings.is_empty() {
+    if c.findings.is_empty() && !(keep_live && c.migratable) {
         return None;
     }
     c.findings.sort_by_key(|x| x.kind);
@@ -456,5 +460,5 @@ fn check_metadata(resource: &ResourceType, item: &Value, schema: &Schema) -> Che
     }
     let needs_values = missing || check::stale_candidate(item, schema);
     let target = ObjectRef::of_object(resource, item);
-    Checked { target, findings, missing, needs_values }
+    Checked { target, findings, missing, needs_values, migratable: migratable(item) }
 }

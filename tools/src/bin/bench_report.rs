@@ -596,6 +596,82 @@ fn scan_scale_section(raw: &Value, run: &Value, out: &mut String) -> Value {
     json!({"run": run, "raw": raw, "summary": summary})
 }
 
+/// Issue 23's plan benchmark (`plan.json`): `kubectl owners plan` beside `kubectl apply
+/// --server-side --dry-run=server` over one directory, medians of every run, and the targets.
+fn plan_section(raw: &Value, run: &Value, out: &mut String) -> Value {
+    let rows: Vec<&Value> = raw["rows"].as_array().into_iter().flatten().collect();
+    let mut names: Vec<&str> = Vec::new();
+    for r in &rows {
+        if let Some(n) = r["name"].as_str() {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    let median = |name: &str, key: &str| -> (f64, f64, f64) {
+        let mut v: Vec<f64> = rows.iter().filter(|r| r["name"] == name).filter_map(|r| r[key].as_f64()).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        match v.len() {
+            0 => (f64::NAN, f64::NAN, f64::NAN),
+            n => (v[n / 2], v[0], v[n - 1]),
+        }
+    };
+    let kubectl = names.iter().copied().find(|n| n.starts_with("kubectl apply")).unwrap_or("");
+    let (k_wall, _, _) = median(kubectl, "wall_seconds");
+    let (k_rss, _, _) = median(kubectl, "max_rss_kb");
+    let _ = writeln!(out, "## 6. `kubectl owners plan` vs `kubectl apply --server-side --dry-run=server` (issue 23)\n");
+    let _ = writeln!(
+        out,
+        "{}. `scripts/bench plan` on a private local cluster: {} objects in one directory, one file each (ConfigMaps, \
+         Deployments and Services over 10 namespaces); the first half exists (applied server-side by kubectl, one \
+         Deployment in 10 then scaled, so its file conflicts), one object in 4 changes a value. Both commands plan \
+         the same apply as the same manager: kubectl sends one dry-run apply per object, one after the other; the \
+         plan reads each object, predicts, and sends the same dry run (and a forced one where it conflicts), 16 \
+         objects at a time. {} runs of each command under GNU `time -v` (medians; min-max in brackets); requests \
+         from the apiserver's audit log. The plan's own summary: {}.\n",
+        run_line(run),
+        raw["objects"],
+        raw["runs"],
+        raw["plan_summary"]
+    );
+    let _ = writeln!(
+        out,
+        "| command | wall (median) | peak RSS (median) | requests | vs kubectl |\n|---|---:|---:|---:|---:|"
+    );
+    let mut summary = Vec::new();
+    for name in &names {
+        let (wall, lo, hi) = median(name, "wall_seconds");
+        let (rss, _, _) = median(name, "max_rss_kb");
+        let (requests, _, _) = median(name, "requests");
+        let versus = if *name == kubectl {
+            "baseline".to_string()
+        } else {
+            format!("{:.1}x faster, {:.0}% of the memory", k_wall / wall, 100.0 * rss / k_rss)
+        };
+        let _ = writeln!(
+            out,
+            "| `{name}` | {wall:.2} s [{lo:.2}-{hi:.2}] | {:.1} MB | {requests:.0} | {versus} |",
+            rss / 1024.0
+        );
+        summary.push(json!({"name": name, "wall_s": wall, "rss_mb": rss / 1024.0, "requests": requests,
+            "speedup": k_wall / wall, "memory_ratio": rss / k_rss}));
+    }
+    let direct = summary.iter().find(|s| s["name"].as_str().is_some_and(|n| n.contains("direct")));
+    if let Some(d) = direct {
+        let speedup = d["speedup"].as_f64().unwrap_or(f64::NAN);
+        let memory = d["memory_ratio"].as_f64().unwrap_or(f64::NAN);
+        let _ = writeln!(
+            out,
+            "\nTargets (issue 23): at least 3x faster than kubectl: **{}** ({speedup:.1}x); peak memory below kubectl's: \
+             **{}** ({:.0}%).\n",
+            if speedup >= 3.0 { "met" } else { "not met" },
+            if memory < 1.0 { "met" } else { "not met" },
+            memory * 100.0
+        );
+    }
+    json!({"run": run, "raw": raw, "summary": summary})
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [results, json_path, markdown] = args.as_slice() else {
@@ -670,6 +746,14 @@ fn main() {
         record.insert("scan_scale".into(), scan_scale_section(&raw, &run, &mut body));
     }
 
+    let plan = match ran("plan").then(|| read_json(&results.join("plan.json"))).flatten() {
+        Some(raw) => Some((raw, meta.clone())),
+        None => previous.get("plan").map(|p| (p["raw"].clone(), p["run"].clone())),
+    };
+    if let Some((raw, run)) = plan {
+        record.insert("plan".into(), plan_section(&raw, &run, &mut body));
+    }
+
     let timed_sections = [
         (
             "contention",
@@ -722,7 +806,7 @@ fn main() {
     let mut doc = String::new();
     let _ = writeln!(
         doc,
-        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|contention|bulk|scan|all`); the raw \
+        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|plan|contention|bulk|scan|all`); the raw \
          numbers behind every table are in [`bench-results.json`](bench-results.json). Each section says when \
          and at which commit it was measured. Machine of the latest run: {} cores, {}, {} RAM; {}, {}, \
          kubectl {}. These are shared, noisy machines with 2 cores; the cluster (apiserver, \
