@@ -52,7 +52,10 @@ Examples:
   kubectl last-applied repair --from-scan -n prod
 
   # Move an object to server-side apply and drop its (oversized) annotation
-  kubectl last-applied migrate cm/big --drop-annotation";
+  kubectl last-applied migrate cm/big --drop-annotation
+
+  # Hand it to Argo CD, with what kubectl edit, patch, set and label set (else they stay co-owned)
+  kubectl last-applied migrate deploy/web --field-manager argocd --also human";
 
 /// Scan, view, repair and migrate the kubectl.kubernetes.io/last-applied-configuration annotation.
 #[derive(Debug, Parser)]

@@ -1,22 +1,23 @@
 //! `migrate`: hand an object from client-side to server-side apply, as
-//! `kubectl apply --server-side` does on its first run (client-go's csaupgrade):
-//! the fields of the client-side managers move into the applier's `Apply`
-//! entry, in one JSON Patch of `metadata.managedFields` (with, as csaupgrade
-//! does, a `replace` of `metadata.resourceVersion`), written through the one
-//! write path, which guards it with a `test` of the resourceVersion. With
-//! `--drop-annotation` the same patch removes the annotation, the cure for one
-//! that is too large to keep.
+//! `kubectl apply --server-side` does on its first run (client-go's csaupgrade), and
+//! finish the job csaupgrade leaves: the fields of the managers a migration moves go
+//! into the applier's `Apply` entry, in one JSON Patch of `metadata.managedFields`
+//! (with, as csaupgrade does, a `replace` of `metadata.resourceVersion`), written through
+//! the one write path, which guards it with a `test` of the resourceVersion. With
+//! `--drop-annotation` the same patch removes the annotation, the cure for one that is
+//! too large to keep.
 //!
 //! The patch is the core's ([`fieldwise_core::last_applied::plan_migration`]), and so is
-//! which managers are client-side ([`fieldwise_core::ownership::client_side_managers`]):
-//! the `Update` managers owning the annotation (what kubectl picks) plus
-//! `kubectl-client-side-apply` and `kubectl-create`. This module asks, confirms and writes.
+//! which managers move ([`fieldwise_core::last_applied::moved_managers`]): the client-side
+//! managers (the `Update` managers owning the annotation, `kubectl-client-side-apply` and
+//! `kubectl-create`), `before-first-apply`, and with `--also` the classes or managers named
+//! (`human`: kubectl edit, patch, set, label, annotate). This module asks, confirms and writes.
 
 use std::process::ExitCode;
 
 use clap::Args;
 use fieldwise_core::last_applied::{self, annotation_of, Migration};
-use fieldwise_core::ownership::{self, managed_fields_of};
+use fieldwise_core::ownership::ManagerSelection;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::ObjectRef;
@@ -52,6 +53,13 @@ pub struct MigrateArgs {
     #[arg(long)]
     pub drop_annotation: bool,
 
+    /// Move these managers' fields too, comma-separated: classes (human: kubectl edit, patch, set,
+    /// label, annotate, create, client-side apply, before-first-apply; helm-update: Helm 3) or
+    /// names of managers that update. Without it, fields they set stay co-owned, and the
+    /// applier's later apply that drops them cannot delete them.
+    #[arg(long, value_name = "MANAGERS")]
+    pub also: Vec<String>,
+
     #[command(flatten)]
     pub scope: ScopeArgs,
 
@@ -64,6 +72,7 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     if args.targets.is_empty() && !args.from_scan {
         return Err(Error::usage("an object is required: TYPE/NAME or --from-scan (see --help)"));
     }
+    also(&args)?; // checked before anything is read
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
@@ -136,19 +145,19 @@ async fn migrate_from_scan(
     }
 }
 
-/// The client-side managers to upgrade, in a fixed order (the core decides which).
-fn client_side_managers(live: &Value) -> Result<Vec<String>> {
-    let entries = managed_fields_of(live).map_err(|e| Error::semantics("the live object", e))?;
-    Ok(ownership::client_side_managers(&entries))
+/// The managers `--also` selects.
+fn also(args: &MigrateArgs) -> Result<ManagerSelection> {
+    ManagerSelection::parse(&args.also).map_err(|e| Error::usage(format!("--also: {e}")))
 }
 
 /// The migration of one object planned against `live` by the core
-/// ([`fieldwise_core::last_applied::plan_migration`]): the JSON Patch (without its guard).
-fn plan_migration(target: &ObjectRef, live: &Value, args: &MigrateArgs) -> Result<(Planned, bool)> {
-    let migration = last_applied::plan_migration(live, &args.field_manager, args.drop_annotation)
+/// ([`fieldwise_core::last_applied::plan_migration`]): the JSON Patch (without its guard),
+/// and the managers whose fields move (none when only the annotation goes).
+fn plan_migration(target: &ObjectRef, live: &Value, args: &MigrateArgs) -> Result<(Planned, Vec<String>)> {
+    let migration = last_applied::plan_migration(live, &args.field_manager, args.drop_annotation, &also(args)?)
         .map_err(|e| Error::semantics(target.display(), e))?;
-    let Migration { patch, result, upgrades } = migration;
-    Ok((Planned { patch_type: PatchType::Json, patch, result, findings: vec![] }, upgrades))
+    let Migration { patch, result, moved, .. } = migration;
+    Ok((Planned { patch_type: PatchType::Json, patch, result, findings: vec![] }, moved))
 }
 
 async fn migrate_one(
@@ -163,22 +172,13 @@ async fn migrate_one(
         .show_secrets(args.write.show_secrets);
     let writer = GuardedWrite::new(conn, target, options);
     let mut planner = |live: &Value| plan_migration(target, live, args).map(|(planned, _)| planned);
-    let (_, upgrades) = plan_migration(target, &live, args)?;
     let mut preview = writer.plan(live, &mut planner)?;
     if preview.is_no_change() {
         return Ok((preview.live, "unchanged".into()));
     }
+    let (_, moved) = plan_migration(target, &preview.live, args)?;
+    let upgrades = !moved.is_empty();
     if upgrades {
-        let moved: Vec<String> = client_side_managers(&preview.live)?
-            .into_iter()
-            .filter(|n| {
-                preview
-                    .live
-                    .pointer("/metadata/managedFields")
-                    .and_then(Value::as_array)
-                    .is_some_and(|l| l.iter().any(|e| e["manager"] == n.as_str()))
-            })
-            .collect();
         eprintln!("{}: fields of {} move to {} (Apply)", target.display(), moved.join(", "), args.field_manager);
     }
     let mut verb = if upgrades {

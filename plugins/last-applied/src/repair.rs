@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use clap::Args;
 use fieldwise_core::last_applied::secret_values::{refusal_reason, repair_decision, RepairDecision};
 use fieldwise_core::last_applied::{
-    annotation_of, plan_repair, rebuild, FindingKind, RepairError, CLIENT_SIDE_APPLY_MANAGER,
+    annotation_of, check, plan_removal, plan_repair, rebuild, FindingKind, RepairError, CLIENT_SIDE_APPLY_MANAGER,
 };
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
@@ -198,11 +198,17 @@ fn holds_secret_values(flagged: &scan::Flagged) -> bool {
     secret_values_of(flagged) > 0
 }
 
+/// Whether the live object's annotation is left over after a move to server-side apply
+/// (`fieldwise_core::last_applied::check::left_over`): rebuilt from the live object, it is removed.
+fn removes_left_over(source: &Source, live: &Value) -> bool {
+    matches!(source, Source::Live) && check::left_over(live).is_some()
+}
+
 /// The repair of one object, planned against whatever version of it the write path holds
-/// (the core's [`plan_repair`]; a re-plan that now meets Secret values is refused too).
+/// (the core's [`plan_repair`], or [`plan_removal`] of a left-over annotation; a re-plan that
+/// now meets Secret values is refused too).
 fn plan_repair_of(target: &ObjectRef, source: &Source, live: &Value, store_secret_values: bool) -> Result<Planned> {
-    let config = wanted_config(target, source, live)?;
-    plan_repair(live, &config, target.namespace.as_deref(), store_secret_values).map_err(|e| match e {
+    let refused = |e: RepairError| match e {
         RepairError::SecretValues { values } => {
             Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } }
         }
@@ -210,7 +216,12 @@ fn plan_repair_of(target: &ObjectRef, source: &Source, live: &Value, store_secre
             Error::Refused { object: target.display(), rule: Refusal::AnnotationTooLarge { size, limit } }
         }
         RepairError::Patch(e) => Error::semantics(target.display(), e),
-    })
+    };
+    if removes_left_over(source, live) {
+        return plan_removal(live).map_err(refused);
+    }
+    let config = wanted_config(target, source, live)?;
+    plan_repair(live, &config, target.namespace.as_deref(), store_secret_values).map_err(refused)
 }
 
 /// One object's repair.
@@ -234,10 +245,11 @@ impl Repair<'_> {
             .intent(Intent::Rule)
             .show_secrets(self.args.write.show_secrets);
         let writer = GuardedWrite::new(self.conn, self.target, options);
-        if let RepairDecision::Refuse { values } =
-            repair_decision(&wanted_config(self.target, self.source, &live)?, self.args.store_secret_values)
-        {
-            return Ok(Outcome::Refused(values));
+        if !removes_left_over(self.source, &live) {
+            let config = wanted_config(self.target, self.source, &live)?;
+            if let RepairDecision::Refuse { values } = repair_decision(&config, self.args.store_secret_values) {
+                return Ok(Outcome::Refused(values));
+            }
         }
         let store = self.args.store_secret_values;
         let mut planner = |live: &Value| plan_repair_of(self.target, self.source, live, store);

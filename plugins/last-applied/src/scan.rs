@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::last_applied::{annotation_of, check, encode, rebuild, Finding};
+use fieldwise_core::last_applied::{annotation_of, check, encode, migratable, rebuild, Finding};
 use fieldwise_core::schema::{Gvk, Schema};
 use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::api::listing::{
@@ -262,6 +262,8 @@ struct Checked {
     missing: bool,
     /// The full object is needed (missing, or possibly stale).
     needs_values: bool,
+    /// A migration would move fields of it (client-side apply or `before-first-apply` still own some).
+    migratable: bool,
 }
 
 /// Whether deciding an object's findings needs its values: its annotation is missing (to
@@ -271,7 +273,9 @@ fn needs_values(item: &Value, schema: &Schema) -> bool {
 }
 
 /// Completes an object's findings with its values (when fetched); `None` when it is clean.
-/// The full object stays in the finding only with `keep_live`.
+/// The full object stays in the finding only with `keep_live`, which also keeps an object a
+/// migration would move without findings: the commands that write see it (`migrate
+/// --from-scan` moves it, `repair` finds nothing to repair in it), the report never does.
 fn finish(mut c: Checked, live: Option<Value>, schema: &Schema, keep_live: bool) -> Option<Flagged> {
     if let Some(live) = &live {
         if c.missing {
@@ -281,7 +285,7 @@ fn finish(mut c: Checked, live: Option<Value>, schema: &Schema, keep_live: bool)
             c.findings.extend(check::stale(live, schema));
         }
     }
-    if c.findings.is_empty() {
+    if c.findings.is_empty() && !(keep_live && c.migratable) {
         return None;
     }
     c.findings.sort_by_key(|x| x.kind);
@@ -300,5 +304,5 @@ fn check_metadata(resource: &ResourceType, item: &Value, schema: &Schema) -> Che
     }
     let needs_values = missing || check::stale_candidate(item, schema);
     let target = ObjectRef::of_object(resource, item);
-    Checked { target, findings, missing, needs_values }
+    Checked { target, findings, missing, needs_values, migratable: migratable(item) }
 }

@@ -2,7 +2,7 @@
 //! predicted from the live object's managedFields; `--verify` asks the
 //! apiserver with a dry run and checks that the prediction matches.
 
-use fieldwise_core::ownership::{managed_fields_of, predict_apply_conflicts, ApplyPrediction, Conflict};
+use fieldwise_core::ownership::{managed_fields_of, predict_apply, ApplyOptions, ApplyPrediction, Conflict};
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
@@ -104,7 +104,13 @@ pub async fn check(
     let prediction = match &live {
         Some(live) => {
             let managed = managed_fields_of(live).map_err(|e| Error::semantics(display.clone(), e))?;
-            predict_apply_conflicts(live, &managed, config, field_manager, &typed.schema, ty, false)
+            // Status is reset on the main resource of any type with a status subresource
+            // (custom resources included), as discovery lists them.
+            let mut options = ApplyOptions::for_main_resource_of(&resource.subresources);
+            if typed.strategic == Some(false) {
+                options = options.for_custom_resource(&resource.api_version());
+            }
+            predict_apply(live, &managed, config, field_manager, &typed.schema, ty, false, &options)
         }
         None => ApplyPrediction::default(),
     };

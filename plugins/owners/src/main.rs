@@ -8,9 +8,11 @@ mod conflicts;
 mod fields;
 mod load;
 mod manager;
+mod plan;
 mod report;
 mod subject;
 mod summary;
+mod transfer;
 mod tree;
 mod tree_view;
 mod view;
@@ -50,6 +52,9 @@ Examples:
 
   # Would a server-side apply conflict? Exit 3 if so; --verify asks the server
   kubectl owners --conflicts -f deploy.yaml --field-manager ci --verify
+
+  # The whole apply plan of a directory or kustomization, for CI (see kubectl owners plan --help)
+  kubectl owners plan -f manifests/ -R --field-manager ci
 
   # The ownerReferences tree: Deployment -> ReplicaSet -> Pods, with READY, REASON and AGE
   kubectl owners pod/busybox-demo-5d8f9-abcde --tree
@@ -173,8 +178,14 @@ pub struct Cli {
 /// Commands beside the report itself.
 #[derive(Debug, clap::Subcommand)]
 enum OwnersCommand {
+    /// The server-side apply plan of files, a directory, a kustomization (-k) or a Helm render
+    /// (-f -): conflicts with their owners and fixes, takeovers, shared and removed fields,
+    /// new objects and refusals, each checked against the apiserver's dry run.
+    Plan(plan::PlanArgs),
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(fieldwise_kube::cli::completion::CompletionArgs),
+    /// Hand the fields of some managers (by name, or class: human, helm-update) to another.
+    Transfer(transfer::TransferArgs),
 }
 
 fn main() -> ExitCode {
@@ -182,8 +193,13 @@ fn main() -> ExitCode {
         return code;
     }
     let cli: Cli = cli::parse_with_subcommands();
-    if let Some(OwnersCommand::Completion(args)) = &cli.command {
-        return fieldwise_kube::cli::completion::run(Cli::command(), args.action);
+    match &cli.command {
+        Some(OwnersCommand::Completion(args)) => {
+            return fieldwise_kube::cli::completion::run(Cli::command(), args.action)
+        }
+        Some(OwnersCommand::Plan(args)) => return cli::run(plan::run(&cli.kube, args)),
+        Some(OwnersCommand::Transfer(args)) => return cli::run(transfer::run(&cli.kube, args)),
+        None => {}
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);
     cli::run(report::run(cli))

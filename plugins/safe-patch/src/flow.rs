@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
+use fieldwise_core::ownership;
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
@@ -174,21 +175,29 @@ async fn patch_one(
     if let Some(server) = &preview.server_result {
         findings.extend(fieldwise_core::lint::nulls::null_resets(&preview.planned.patch, server));
         if without_server_noise(server) != without_server_noise(&preview.planned.result) {
-            if let Some(d) =
-                show_diff("local prediction", "server dry-run", &preview.planned.result, server, args.show_secrets)
-            {
+            if let Some(d) = show_diff(
+                "local prediction",
+                "server dry-run",
+                &preview.planned.result,
+                server,
+                args.show_secrets,
+                false,
+            ) {
                 eprintln!(
                     "note: the server's result differs from the local prediction (defaulting or admission):\n{d}"
                 );
             }
         }
     }
+    // A patch of metadata.managedFields changes the managers, so they are the diff (and the change).
+    let managers = ownership::sets_managed_fields(&preview.live, &preview.planned.result);
     let diff = show_diff(
         &format!("{display} (live)"),
         &format!("{display} (patched)"),
         &preview.live,
         preview.result(),
         args.show_secrets,
+        managers,
     );
     print_findings(&findings);
     let Some(diff) = diff else {
@@ -257,9 +266,22 @@ pub fn explain_rejection(err: Error, display: &str) -> Error {
     }
 }
 
-/// The diff a user is shown: server noise stripped, Secret values hidden unless --show-secrets.
-pub fn show_diff(old_label: &str, new_label: &str, old: &Value, new: &Value, show_secrets: bool) -> Option<String> {
-    diff::human(old_label, new_label, old, new, show_secrets)
+/// The diff a user is shown: server noise stripped, Secret values hidden unless
+/// --show-secrets; with the managers when `managers` (the patch sets
+/// `metadata.managedFields`, so they are the change).
+pub fn show_diff(
+    old_label: &str,
+    new_label: &str,
+    old: &Value,
+    new: &Value,
+    show_secrets: bool,
+    managers: bool,
+) -> Option<String> {
+    if managers {
+        diff::human_with_managers(old_label, new_label, old, new, show_secrets)
+    } else {
+        diff::human(old_label, new_label, old, new, show_secrets)
+    }
 }
 
 fn print_findings(findings: &[Finding]) {

@@ -88,6 +88,7 @@ pub fn print(prepared: &[&Prepared], show_secrets: bool, (verb, done): Verb) {
             &first.preview.live,
             first.preview.result(),
             show_secrets,
+            fieldwise_core::ownership::sets_managed_fields(&first.preview.live, &first.preview.planned.result),
         );
         eprint!("{}", diff.unwrap_or_default());
     }

@@ -13,6 +13,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
+use fieldwise_core::ownership::patch_sets_managed_fields;
 use fieldwise_core::restore::{
     next_to_undo, plan_restore, replay, restore_sides, since_the_write, SinceTheWrite, UndoStep,
 };
@@ -106,7 +107,9 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         println!("{display} restored (no change)");
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(d) = restore_diff(&preview.live, preview.result(), subresource, &chosen.record.time, args.show_secrets)
+    let managers = sets_managers(chosen);
+    if let Some(d) =
+        restore_diff(&preview.live, preview.result(), subresource, &chosen.record.time, args.show_secrets, managers)
     {
         eprint!("{d}");
     }
@@ -220,19 +223,31 @@ pub fn restore_plan(live: &Value, backup: &Backup, whole: bool) -> Result<Planne
     let patch_type = record.patch_type.as_deref().and_then(|name| name.parse::<PatchType>().ok());
     let replayed = patch_type.and_then(|t| replay(&record.before, &record.patch, t, schema, ty));
     let written = if whole { None } else { replayed.as_ref().or(record.after.as_ref()) };
-    plan_restore(live, &record.before, written, record.subresource.as_deref())
+    plan_restore(live, &record.before, written, record.subresource.as_deref(), sets_managers(backup))
         .map_err(|e| Error::semantics("the restore patch", e))
 }
 
+/// Whether the write `backup` holds set `metadata.managedFields` itself (`kubectl owners
+/// transfer`, `last-applied migrate`, a patch of them): its undo puts the managers back.
+pub fn sets_managers(backup: &Backup) -> bool {
+    patch_sets_managed_fields(&backup.record.patch)
+}
+
 /// Exactly what is restored (`live` and the `restored` object): no status, no server
-/// metadata, no controller-owned keys.
+/// metadata, no controller-owned keys; the managers when they are restored (`managers`).
 pub fn restore_diff(
     live: &Value,
     restored: &Value,
     subresource: Option<&str>,
     time: &str,
     show_secrets: bool,
+    managers: bool,
 ) -> Option<String> {
-    let (old, new) = restore_sides(live, restored, subresource);
-    diff::human("live", &format!("backup {time}"), &old, &new, show_secrets)
+    let (old, new) = restore_sides(live, restored, subresource, managers);
+    let label = format!("backup {time}");
+    if managers {
+        diff::human_with_managers("live", &label, &old, &new, show_secrets)
+    } else {
+        diff::human("live", &label, &old, &new, show_secrets)
+    }
 }

@@ -30,11 +30,11 @@
 //! // Another writer added x just before the write landed; the server answered `live`.
 //! let live = json!({"metadata": {"name": "c", "resourceVersion": "3"}, "data": {"k": "new", "x": "1"}});
 //! let made = replay(&before, &patch, PatchType::Merge, &Schema::new(), None).unwrap();
-//! let planned = plan_restore(&live, &before, Some(&made), None).unwrap();
+//! let planned = plan_restore(&live, &before, Some(&made), None, false).unwrap();
 //! assert_eq!(planned.patch, json!({"data": {"k": "old"}}));
 //! assert_eq!(planned.result["data"], json!({"k": "old", "x": "1"}));
 //! // Without what the write made, the pre-image is put back whole.
-//! let whole = plan_restore(&live, &before, None, None).unwrap();
+//! let whole = plan_restore(&live, &before, None, None, false).unwrap();
 //! assert_eq!(whole.result["data"], json!({"k": "old"}));
 //! ```
 
@@ -87,9 +87,21 @@ pub fn changed_by_others(after: &Value, live: &Value, subresource: Option<&str>)
 /// The two sides a restore preview compares: the live object and what the restore makes
 /// of it, both as [`restorable`] sees them (no status, no server metadata, no
 /// controller-owned keys).
-pub fn restore_sides(live: &Value, restored: &Value, subresource: Option<&str>) -> (Value, Value) {
+/// With `managers` (the write undone set `metadata.managedFields` itself, see
+/// [`plan_restore`]), both sides show the managers too: they are what changes.
+pub fn restore_sides(live: &Value, restored: &Value, subresource: Option<&str>, managers: bool) -> (Value, Value) {
     let keys = controller_owned_metadata(live);
-    (restorable(live, &keys, subresource), restorable(restored, &keys, subresource))
+    let side = |object: &Value| {
+        let mut view = restorable(object, &keys, subresource);
+        if managers {
+            if let (Some(list), Some(Value::Object(meta))) = (object.pointer(MANAGED_FIELDS), view.get_mut("metadata"))
+            {
+                meta.insert("managedFields".into(), list.clone());
+            }
+        }
+        view
+    };
+    (side(live), side(restored))
 }
 
 /// What a write's `patch` (of `patch_type`) makes of `before`, replayed locally: the write's
@@ -115,18 +127,92 @@ pub fn replay(
 /// made (`written`: [`replay`], else what the server answered; the live object when
 /// unknown) back to `before`, over the restorable fields (lists restored whole), and the
 /// object it produces. A restore that changes nothing is the empty patch `{}`.
+///
+/// With `managers`, the write undone set `metadata.managedFields` itself (`kubectl owners
+/// transfer`, `last-applied migrate`, a patch of them:
+/// [`crate::ownership::patch_sets_managed_fields`] of its patch): the managers it changed
+/// are put back too ([`restored_managers`]), each entry the write left alone keeps what it
+/// holds now. Through a subresource the managers are left alone.
 pub fn plan_restore(
     live: &Value,
     before: &Value,
     written: Option<&Value>,
     subresource: Option<&str>,
+    managers: bool,
 ) -> Result<Planned, MergePatchError> {
     let keys = controller_owned_metadata(live);
-    let written = restorable(written.unwrap_or(live), &keys, subresource);
-    let patch = merge_patch::create_two_way(&written, &restorable(before, &keys, subresource))?;
-    let patch = if patch.is_null() { Value::Object(Map::new()) } else { patch };
+    let written_object = written.unwrap_or(live);
+    let written_view = restorable(written_object, &keys, subresource);
+    let patch = merge_patch::create_two_way(&written_view, &restorable(before, &keys, subresource))?;
+    let mut patch = if patch.is_null() { Value::Object(Map::new()) } else { patch };
+    if managers && subresource.is_none() {
+        let list = restored_managers(live, before, written_object);
+        if live.pointer(MANAGED_FIELDS) != Some(&list) {
+            if let Value::Object(map) = &mut patch {
+                let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert("managedFields".into(), list);
+                }
+            }
+        }
+    }
     let result = merge_patch::try_apply(live, &patch)?;
     Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: Vec::new() })
+}
+
+const MANAGED_FIELDS: &str = "/metadata/managedFields";
+
+/// The managedFields list a restore writes: `live`'s, with every entry the write changed
+/// (it differs between `before` and `written`, what the write made) put back as `before`
+/// had it (removed when `before` had none, added back when the write removed it). An
+/// entry is known by manager, operation, subresource and apiVersion, as the apiserver
+/// keeps them apart; entries the write left alone keep what they hold now, so a
+/// controller's later write is not lost.
+pub fn restored_managers(live: &Value, before: &Value, written: &Value) -> Value {
+    let entries = |object: &Value| -> Vec<Value> {
+        object.pointer(MANAGED_FIELDS).and_then(Value::as_array).cloned().unwrap_or_default()
+    };
+    let (before, written, mut list) = (entries(before), entries(written), entries(live));
+    let find = |entries: &[Value], key: &EntryKey| entries.iter().find(|e| &entry_key(e) == key).cloned();
+    let mut changed: Vec<EntryKey> = before.iter().chain(&written).map(entry_key).collect();
+    changed.sort();
+    changed.dedup();
+    changed.retain(|key| find(&before, key) != find(&written, key));
+    // Entries the write changed or removed take `before`'s form; those it added go.
+    list.retain(|e| {
+        let key = entry_key(e);
+        !changed.contains(&key) || find(&before, &key).is_some()
+    });
+    for entry in list.iter_mut() {
+        let key = entry_key(entry);
+        if changed.contains(&key) {
+            if let Some(old) = find(&before, &key) {
+                *entry = old;
+            }
+        }
+    }
+    // Entries the write removed come back where `before` had them (after the entry before them).
+    let mut cursor = 0;
+    for entry in &before {
+        let key = entry_key(entry);
+        match list.iter().position(|e| entry_key(e) == key) {
+            Some(at) => cursor = at + 1,
+            None if changed.contains(&key) => {
+                list.insert(cursor, entry.clone());
+                cursor += 1;
+            }
+            None => {}
+        }
+    }
+    Value::Array(list)
+}
+
+/// What tells managedFields entries apart: manager, operation, subresource, apiVersion.
+type EntryKey = [Option<String>; 4];
+
+fn entry_key(entry: &Value) -> EntryKey {
+    ["manager", "operation", "subresource", "apiVersion"]
+        .map(|k| entry.get(k).and_then(Value::as_str).map(String::from))
 }
 
 /// What happened to an object since the write a backup was taken for.
@@ -222,7 +308,7 @@ mod tests {
         let live = json!({"metadata": {"name": "d", "resourceVersion": "7", "managedFields": managed,
                 "annotations": {"deployment.kubernetes.io/revision": "2", "team": "b"}},
             "spec": {"replicas": 3}, "status": {"replicas": 3}});
-        let planned = plan_restore(&live, &before, None, None).unwrap();
+        let planned = plan_restore(&live, &before, None, None, false).unwrap();
         assert_eq!(planned.patch_type, PatchType::Merge);
         assert_eq!(
             planned.patch,
@@ -232,14 +318,14 @@ mod tests {
         assert_eq!(planned.result["metadata"]["resourceVersion"], "7", "server metadata is not restored");
         assert_eq!(planned.result["status"], json!({"replicas": 3}), "status is not restored");
         // Restoring onto the pre-image itself changes nothing.
-        assert_eq!(plan_restore(&before, &before, None, None).unwrap().patch, json!({}));
+        assert_eq!(plan_restore(&before, &before, None, None, false).unwrap().patch, json!({}));
     }
 
     #[test]
     fn through_the_status_subresource_only_status_is_restored() {
         let before = json!({"metadata": {"name": "w"}, "spec": {"replicas": 1}, "status": {"phase": "A"}});
         let live = json!({"metadata": {"name": "w"}, "spec": {"replicas": 5}, "status": {"phase": "B", "x": 1}});
-        let planned = plan_restore(&live, &before, None, Some("status")).unwrap();
+        let planned = plan_restore(&live, &before, None, Some("status"), false).unwrap();
         assert_eq!(planned.patch, json!({"status": {"phase": "A", "x": null}}));
         assert_eq!(planned.result["spec"]["replicas"], 5);
     }
@@ -253,7 +339,7 @@ mod tests {
                            "data": {"k": "ours", "writer": "was-here"}});
         let patch = json!({"data": {"k": "ours"}});
         let made = replay(&before, &patch, PatchType::Merge, &Schema::new(), None).unwrap();
-        let planned = plan_restore(&after, &before, Some(&made), None).unwrap();
+        let planned = plan_restore(&after, &before, Some(&made), None, false).unwrap();
         assert_eq!(planned.patch, json!({"data": {"k": "v"}}));
         assert_eq!(planned.result["data"], json!({"k": "v", "writer": "was-here"}));
         assert_eq!(planned.result["metadata"]["labels"], json!({"a": "1", "theirs": "x"}));
@@ -261,11 +347,46 @@ mod tests {
         let mut later = after.clone();
         later["data"]["k"] = json!("someone");
         later["data"]["new"] = json!("n");
-        let forced = plan_restore(&later, &before, Some(&made), None).unwrap();
+        let forced = plan_restore(&later, &before, Some(&made), None, false).unwrap();
         assert_eq!(forced.result["data"], json!({"k": "v", "writer": "was-here", "new": "n"}));
         // What the server answered holds the other writer's change too: restoring from it loses that.
-        let from_answer = plan_restore(&after, &before, Some(&after), None).unwrap();
+        let from_answer = plan_restore(&after, &before, Some(&after), None, false).unwrap();
         assert_eq!(from_answer.result["data"], json!({"k": "v"}));
+    }
+
+    #[test]
+    fn a_write_that_set_the_managers_is_undone_entry_by_entry() {
+        let entry = |manager: &str, operation: &str, field: &str| {
+            json!({"manager": manager, "operation": operation, "apiVersion": "v1",
+                   "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {format!("f:{field}"): {}}}})
+        };
+        let object = |list: Vec<Value>| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "managedFields": list},
+                   "data": {"a": "1", "s": "1"}})
+        };
+        let before = object(vec![entry("kubectl-edit", "Update", "a"), entry("operator", "Update", "s")]);
+        // The transfer handed kubectl-edit's field to argocd.
+        let written = object(vec![entry("argocd", "Apply", "a"), entry("operator", "Update", "s")]);
+        // Since, the operator wrote again (its entry changed): that is kept.
+        let live = object(vec![entry("argocd", "Apply", "a"), entry("operator", "Update", "t")]);
+        let planned = plan_restore(&live, &before, Some(&written), None, true).unwrap();
+        assert_eq!(
+            planned.result["metadata"]["managedFields"],
+            json!([entry("kubectl-edit", "Update", "a"), entry("operator", "Update", "t")])
+        );
+        assert_eq!(planned.patch, json!({"metadata": {"managedFields": planned.result["metadata"]["managedFields"]}}));
+        // Without `managers` (an ordinary write), the managers are the server's business.
+        assert_eq!(plan_restore(&live, &before, Some(&written), None, false).unwrap().patch, json!({}));
+        // Already restored: nothing to send.
+        let restored = planned.result.clone();
+        assert_eq!(plan_restore(&restored, &before, Some(&written), None, true).unwrap().patch, json!({}));
+        // The preview shows the managers only when they are the change.
+        let (old, new) = restore_sides(&live, &planned.result, None, true);
+        assert_ne!(old, new);
+        assert_eq!(
+            restore_sides(&live, &planned.result, None, false).0,
+            restore_sides(&live, &planned.result, None, false).1
+        );
     }
 
     #[test]

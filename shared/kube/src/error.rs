@@ -199,6 +199,8 @@ core_errors! {
     FieldPath(fieldwise_core::fieldpath::TypedError),
     /// A migration to server-side apply that cannot be planned.
     Migration(fieldwise_core::last_applied::MigrationError),
+    /// A transfer of ownership that cannot be planned.
+    Transfer(fieldwise_core::ownership::TransferError),
 }
 
 /// The rules fieldwise refuses a write by, before sending it.

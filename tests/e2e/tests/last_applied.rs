@@ -557,13 +557,16 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
     let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm"]);
     assert!(ok(&out).is_empty() && text(&out.stderr).contains("Nothing to repair."), "{}", text(&out.stderr));
 
-    // migrate --from-scan streams the same way: the one object the scan still flags (d, made by
-    // `kubectl create` after the repair) moves to server-side apply, and a re-run finds nothing.
+    // migrate --from-scan streams the same way: the object the scan still flags (d, made by
+    // `kubectl create` after the repair) and the ones client-side apply still manages without a
+    // finding (a, b, c repaired, clean applied) move to server-side apply; a re-run finds nothing.
     cluster.kubectl_ok(&["create", "-n", &ns, "configmap", "d", "--from-literal=k=d"]);
     let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "cm", "--yes"]);
     let stdout = ok(&out);
-    assert!(stdout.contains("configmap/d migrated to server-side apply (kubectl)"), "{stdout}");
-    assert!(text(&out.stderr).contains("1 migrated, 0 failed"), "{}", text(&out.stderr));
+    for name in ["a", "b", "c", "clean", "d"] {
+        assert!(stdout.contains(&format!("configmap/{name} migrated to server-side apply (kubectl)")), "{stdout}");
+    }
+    assert!(text(&out.stderr).contains("5 migrated, 0 failed"), "{}", text(&out.stderr));
     let live = cluster.get_json(&ns, "cm/d");
     let managers: Vec<&str> =
         live["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect();

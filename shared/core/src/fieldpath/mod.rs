@@ -9,7 +9,9 @@
 //!   apiserver stores, read and written byte for byte as upstream;
 //! - [`field_set`]: the fields a value sets, given its schema; [`value_at`] and
 //!   [`locate`] to find the values paths name;
-//! - [`compare`]: which fields were added, modified and removed between two values.
+//! - [`compare`]: which fields were added, modified and removed between two values;
+//! - [`remove_items`] and [`with_named_fields`]: the pruning steps of a server-side apply;
+//!   [`remove`]: a value without the fields of a set (what an apply's pruning leaves).
 //!
 //! ```
 //! use fieldwise_core::fieldpath::{Path, PathElement, Set};
@@ -40,6 +42,7 @@ mod locate;
 mod order;
 mod parse;
 mod path;
+mod remove;
 mod set;
 pub(crate) mod shape;
 
@@ -52,6 +55,7 @@ pub use locate::{for_each_located, locate, value_at};
 pub use order::{compare_values, values_equal};
 pub use parse::{parse_field_path, FieldPathError};
 pub use path::Path;
+pub use remove::{remove, remove_items, with_named_fields};
 pub use set::Set;
 
 pub(crate) use display::go_quote;

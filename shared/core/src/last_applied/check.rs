@@ -9,6 +9,8 @@
 //!   next apply of the same file reverts someone's change, or it names a field
 //!   that a controller or another applier owns now. [`stale_candidate`] decides
 //!   from `managedFields` alone whether the values need to be compared at all.
+//!   An annotation [`left_over`] after a move to server-side apply is stale too, and
+//!   `repair` removes it (there is no client-side intent left to rebuild it from).
 //!
 //! Details never quote values: an annotation may hold a Secret.
 
@@ -141,6 +143,9 @@ pub fn stale_candidate(object: &Value, schema: &Schema) -> bool {
     let Some(applied) = annotation_of(object).and_then(|t| serde_json::from_str::<Value>(t).ok()) else {
         return false;
     };
+    if left_over(object).is_some() {
+        return true;
+    }
     let Ok(entries) = managed_fields_of(object) else { return true };
     annotation_leaves(&applied, schema).iter().any(|path| {
         let at = |e: &&ManagedFieldsEntry| e.fields.has(path.elements());
@@ -150,8 +155,42 @@ pub fn stale_candidate(object: &Value, schema: &Schema) -> bool {
     })
 }
 
+/// The server-side appliers of an annotation left over after a move to server-side apply
+/// (`last-applied migrate` without `--drop-annotation`, `owners transfer`), or `None`. Left
+/// over means: no client-side write of the object is recorded any more, and the annotation
+/// itself is owned only by `Apply` managers other than `kubectl` (the apiserver keeps the
+/// annotation up to date on `kubectl apply --server-side` alone). Nobody keeps it up to date,
+/// and nothing is left to rebuild it from: the repair is to remove it. An annotation that
+/// a client-side tool (an `Update` manager, such as Argo CD's client-side sync) owns is never
+/// left over.
+pub fn left_over(object: &Value) -> Option<Vec<String>> {
+    annotation_of(object)?;
+    let entries = managed_fields_of(object).ok()?;
+    if entries.iter().any(is_client_side_write) {
+        return None;
+    }
+    let path = Path::fields(["metadata", "annotations", super::LAST_APPLIED_ANNOTATION]);
+    let owners: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| e.fields.has(path.elements())).collect();
+    let server_side = |e: &&ManagedFieldsEntry| e.operation == Operation::Apply && e.manager != "kubectl";
+    if owners.is_empty() || !owners.iter().all(server_side) {
+        return None;
+    }
+    let mut names: Vec<String> = owners.iter().map(|e| e.manager.clone()).collect();
+    names.dedup();
+    Some(names)
+}
+
 /// Compares the annotation with the live object (see the module docs).
 pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
+    if let Some(appliers) = left_over(live) {
+        return Some(Finding {
+            kind: FindingKind::Stale,
+            detail: format!(
+                "left over from client-side apply: {} applies the object server-side and nobody keeps the annotation up to date (repair removes it)",
+                appliers.join(", ")
+            ),
+        });
+    }
     let text = annotation_of(live)?;
     let Ok(applied) = serde_json::from_str::<Value>(text) else {
         return Some(Finding { kind: FindingKind::Stale, detail: "the annotation is not valid JSON".into() });
@@ -305,5 +344,31 @@ mod tests {
         assert_eq!(stale(&secret("YWJj"), builtin()), None);
         let finding = stale(&secret("eHl6"), builtin()).expect("a changed value is stale");
         assert!(finding.detail.contains(".stringData.token") && !finding.detail.contains("abc"), "{}", finding.detail);
+    }
+
+    #[test]
+    fn an_annotation_left_over_after_a_move_to_server_side_apply_is_stale() {
+        let annotation = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"web","namespace":"ns"},"spec":{"replicas":3}}"#;
+        let owned = json!({"f:metadata": {"f:annotations": {".": {}, format!("f:{LAST_APPLIED_ANNOTATION}"): {}}},
+                           "f:spec": {"f:replicas": {}}});
+        let migrated = deployment(annotation, 3, vec![entry("argocd", "Apply", owned.clone())]);
+        assert_eq!(left_over(&migrated), Some(vec!["argocd".to_string()]));
+        assert!(stale_candidate(&migrated, builtin()));
+        let finding = stale(&migrated, builtin()).unwrap();
+        assert!(finding.detail.starts_with("left over from client-side apply: argocd"), "{}", finding.detail);
+        // kubectl's own server-side apply keeps the annotation up to date: not left over.
+        let kubectl = deployment(annotation, 3, vec![entry("kubectl", "Apply", owned.clone())]);
+        assert_eq!(left_over(&kubectl), None);
+        assert_eq!(stale(&kubectl, builtin()), None);
+        // A client-side tool (an Update manager) owns it: not left over.
+        let tool = deployment(annotation, 3, vec![entry("argocd-controller", "Update", owned.clone())]);
+        assert_eq!(left_over(&tool), None);
+        // Client-side apply still writes the object: not left over.
+        let both = deployment(
+            annotation,
+            3,
+            vec![entry("argocd", "Apply", owned), entry("kubectl-client-side-apply", "Update", json!({"f:spec": {}}))],
+        );
+        assert_eq!(left_over(&both), None);
     }
 }

@@ -44,9 +44,9 @@ pub mod upgrade;
 pub use check::{Finding, FindingKind};
 pub use drift::{drift, Drift};
 pub use encode::{encode, go_json};
-pub use migration::{plan_migration, Migration, MigrationError};
+pub use migration::{migratable, moved_managers, plan_migration, Migration, MigrationError};
 pub use rebuild::{rebuild, IntentError};
-pub use repair::{plan_repair, RepairError};
+pub use repair::{plan_removal, plan_repair, RepairError};
 pub use upgrade::upgrade_managed_fields;
 
 use serde_json::Value;

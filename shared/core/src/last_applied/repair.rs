@@ -6,6 +6,10 @@
 //! already holds exactly that needs no write; one that would hold Secret values (without
 //! the user's explicit consent) or push the annotations past the apiserver's limit is
 //! refused. The write is a JSON merge patch of the annotation alone.
+//!
+//! An annotation left over after a move to server-side apply ([`super::check::left_over`])
+//! has no client-side intent left to rebuild it from: its repair from the live object is its
+//! removal ([`plan_removal`]).
 
 use serde_json::{json, Value};
 
@@ -62,9 +66,31 @@ pub fn plan_repair(
     Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: vec![] })
 }
 
+/// Plans the removal of `live`'s annotation (a merge patch setting it to `null`); an empty
+/// patch when there is none.
+pub fn plan_removal(live: &Value) -> Result<Planned, RepairError> {
+    if annotation_of(live).is_none() {
+        return Ok(Planned { patch_type: PatchType::Merge, patch: json!({}), result: live.clone(), findings: vec![] });
+    }
+    let patch = json!({"metadata": {"annotations": {LAST_APPLIED_ANNOTATION: null}}});
+    let result = merge_patch::try_apply(live, &patch)?;
+    Ok(Planned { patch_type: PatchType::Merge, patch, result, findings: vec![] })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_removal_drops_the_annotation_and_keeps_the_others() {
+        let mut live = config_map(Some("{}"));
+        live["metadata"]["annotations"]["note"] = json!("keep");
+        let planned = plan_removal(&live).unwrap();
+        assert_eq!(planned.patch, json!({"metadata": {"annotations": {LAST_APPLIED_ANNOTATION: null}}}));
+        assert_eq!(planned.result["metadata"]["annotations"], json!({"note": "keep"}));
+        let again = plan_removal(&planned.result).unwrap();
+        assert_eq!((again.patch, again.result), (json!({}), planned.result));
+    }
 
     fn config_map(annotation: Option<&str>) -> Value {
         let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"}, "data": {"a": "1"}});

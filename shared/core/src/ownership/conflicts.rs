@@ -1,11 +1,12 @@
 //! What a server-side apply would do to ownership, and whether the apiserver would refuse it.
 //!
-//! This follows upstream's `Updater.Apply` (structured-merge-diff v4) and the
-//! apiserver's field manager around it: the configuration's field set is
-//! computed; it is merged into the live object; the live and merged objects
-//! are compared; every other manager (appliers and updaters alike, but not the
-//! applying manager's own `Apply` entry) whose fields intersect the added or
-//! modified ones is in conflict. Fields set to the value they already have
+//! This follows upstream's `Updater.Apply` and the apiserver's field manager
+//! around it (simulated in full by [`super::simulate`]): the configuration's
+//! field set is computed; it is merged into the live object and pruned; the
+//! live and new objects are compared; every other manager (appliers and
+//! updaters alike, but not the applying manager's own `Apply` entry) whose
+//! fields intersect the added or modified ones is in conflict. An object
+//! without managedFields is owned by `before-first-apply` first. Fields set to the value they already have
 //! are not changed, so they are not conflicts: they become shared. Fields the
 //! resource resets (`status` on the main resource of built-in types) never
 //! conflict. When `kubectl` applies over a client-side-applied object, the
@@ -14,8 +15,8 @@
 use serde_json::Value;
 
 use super::managers::{ManagedFieldsEntry, Manager};
-use super::merge::merge;
-use crate::fieldpath::{compare, field_set_lossy, value_at, Path, Set};
+use super::simulate::{simulate_apply, ApplyInput};
+use crate::fieldpath::{compare, field_set_lossy, Path, Set};
 use crate::schema::{Gvk, Schema, TypeId};
 use crate::well_known::LAST_APPLIED_ANNOTATION;
 
@@ -105,6 +106,12 @@ pub struct ApplyOptions {
     pub subresource: String,
     /// Fields the resource's strategy resets, which never conflict (upstream's `IgnoredFields`).
     pub reset_fields: Set,
+    /// The only API version whose managers the reset fields are ignored for, or `None` for
+    /// every version. A custom resource's strategy declares them for the version applied
+    /// through only, so a status writer recorded under another served version still
+    /// conflicts with status fields in a main-resource apply (built-in types declare every
+    /// version).
+    pub reset_only_at: Option<String>,
 }
 
 impl ApplyOptions {
@@ -116,7 +123,31 @@ impl ApplyOptions {
         if resets_status(gvk) {
             reset_fields.insert(Path::fields(["status"]).elements());
         }
-        ApplyOptions { subresource: String::new(), reset_fields }
+        ApplyOptions { subresource: String::new(), reset_fields, reset_only_at: None }
+    }
+}
+
+impl ApplyOptions {
+    /// The options of an apply to the main resource of a type whose subresources discovery
+    /// lists: a type with a `status` subresource (built-in or custom) resets `status` on its
+    /// main resource, so status fields in a configuration are ignored, never conflicts.
+    pub fn for_main_resource_of(subresources: &[String]) -> Self {
+        let mut reset_fields = Set::new();
+        if subresources.iter().any(|s| s == "status") {
+            reset_fields.insert(Path::fields(["status"]).elements());
+        }
+        ApplyOptions { subresource: String::new(), reset_fields, reset_only_at: None }
+    }
+
+    /// These options for a custom resource applied through `api_version`: its reset fields
+    /// count for the managers recorded under that version only (see [`ApplyOptions::reset_only_at`]).
+    pub fn for_custom_resource(self, api_version: &str) -> Self {
+        ApplyOptions { reset_only_at: Some(api_version.to_string()), ..self }
+    }
+
+    /// Whether the reset fields are ignored for a manager recorded under `api_version`.
+    pub fn resets_at(&self, api_version: &str) -> bool {
+        self.reset_only_at.as_deref().is_none_or(|only| only == api_version)
     }
 }
 
@@ -167,7 +198,8 @@ pub fn predict_apply_conflicts(
     predict_apply(live, managed, config, manager, schema, ty, force, &options)
 }
 
-/// Like [`predict_apply_conflicts`], with explicit [`ApplyOptions`].
+/// Like [`predict_apply_conflicts`], with explicit [`ApplyOptions`]: the conflict part of
+/// [`simulate_apply`](super::simulate::simulate_apply).
 #[allow(clippy::too_many_arguments)]
 pub fn predict_apply(
     live: &Value,
@@ -179,66 +211,23 @@ pub fn predict_apply(
     force: bool,
     options: &ApplyOptions,
 ) -> ApplyPrediction {
-    let applier = Manager { subresource: options.subresource.clone(), ..Manager::applier(manager) };
-    let (config_set, errors) = field_set_lossy(config, schema, Some(ty));
-    let applied = config_set.recursive_difference(&options.reset_fields);
-    let merged = merge(live, config, schema, ty);
-    let changes = compare(live, &merged, schema, Some(ty)).excluding(&options.reset_fields);
-    let changed = changes.modified.union(&changes.added);
-
-    let mut conflicts = Vec::new();
-    let mut shared = Vec::new();
-    for (identity, fields) in latest_entries(managed) {
-        if identity == applier {
-            continue;
-        }
-        let clashing = fields.intersection(&changed);
-        for path in clashing.paths() {
-            let theirs = value_at(live, path.elements()).cloned();
-            let yours = value_at(&merged, path.elements()).cloned();
-            conflicts.push(Conflict { path, manager: identity.clone(), theirs, yours });
-        }
-        for path in fields.intersection(&applied).difference(&clashing).paths() {
-            shared.push(SharedField { path, with: identity.clone() });
-        }
+    let input = ApplyInput { live: Some(live), managed, config, manager, schema, ty, options };
+    let outcome = simulate_apply(&input);
+    let rejected = !force && !outcome.conflicts.is_empty();
+    ApplyPrediction {
+        conflicts: outcome.conflicts,
+        upgraded: outcome.upgraded,
+        shared: outcome.shared,
+        applied: outcome.applied,
+        merged: outcome.merged,
+        rejected,
+        errors: outcome.errors,
     }
-
-    let mut upgraded = Vec::new();
-    if manager == "kubectl" && !conflicts.is_empty() {
-        if let Some(allowed) = allowed_by_last_applied(live, config, schema, ty) {
-            let conflict_set: Set = conflicts.iter().map(|c| c.path.clone()).collect();
-            if conflict_set.difference(&allowed).is_empty() {
-                upgraded = std::mem::take(&mut conflicts);
-            } else {
-                conflicts.retain(|c| !allowed.has(c.path.elements()));
-            }
-        }
-    }
-
-    let rejected = !force && !conflicts.is_empty();
-    let errors = errors.into_iter().map(|e| e.to_string()).collect();
-    ApplyPrediction { conflicts, upgraded, shared, applied, merged, rejected, errors }
-}
-
-/// Each manager's field set, one per identity (a later entry replaces an earlier one, as the
-/// apiserver's decoding does), sorted by the apiserver's identifier.
-fn latest_entries(managed: &[ManagedFieldsEntry]) -> Vec<(Manager, &Set)> {
-    let mut out: Vec<(String, Manager, &Set)> = Vec::new();
-    for entry in managed {
-        let identity = entry.identity();
-        let key = identity.identifier();
-        match out.iter_mut().find(|(k, _, _)| *k == key) {
-            Some(slot) => slot.2 = &entry.fields,
-            None => out.push((key, identity, &entry.fields)),
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out.into_iter().map(|(_, m, s)| (m, s)).collect()
 }
 
 /// The fields client-side apply set that still hold their last-applied value (upstream's
 /// `lastAppliedManager.allowedConflictsFromLastApplied`), or `None` when there is no usable annotation.
-fn allowed_by_last_applied(live: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Option<Set> {
+pub(crate) fn allowed_by_last_applied(live: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Option<Set> {
     let text = live.get("metadata")?.get("annotations")?.get(LAST_APPLIED_ANNOTATION)?.as_str()?;
     if text.is_empty() {
         return None;

@@ -9,7 +9,19 @@
 //!   (server-set metadata, controller-managed labels and annotations);
 //! - [`merge`](mod@merge): the object a server-side apply produces;
 //! - [`conflicts`]: which fields an apply would take from whom, and whether
-//!   the apiserver would refuse it.
+//!   the apiserver would refuse it;
+//! - [`prune`](mod@prune): which fields an applier's dropped fields take with them, and which survive;
+//! - [`simulate`]: one server-side apply end to end: conflicts, the stored object and
+//!   every manager's fields afterwards;
+//! - [`classify`]: who a conflicting manager is (controller, human edit, applier) and the fix;
+//! - [`apply_lints`]: traps in a configuration (duplicate list-map keys, scaled fields);
+//! - [`apply_plan`]: one object's apply as findings: conflicts or takeovers, shared,
+//!   removed and surviving fields, lints;
+//! - [`verify`]: a simulated apply checked against the apiserver's dry run, field for field;
+//! - [`selection`]: managers chosen by name or class (`human`, `helm-update`);
+//! - [`transfer`]: handing the selected managers' fields to another manager;
+//! - [`next_apply`]: what an applier's next apply keeps, removes and releases of its fields;
+//! - [`written_managers`]: writes that set `managedFields` themselves, whose managers are the change.
 //!
 //! ```
 //! use fieldwise_core::fieldpath::Path;
@@ -28,16 +40,29 @@
 //! assert_eq!(owners[0].kind(), ManagerKind::Kubectl);
 //! ```
 
+pub mod apply_lints;
+pub mod apply_plan;
+pub mod classify;
 pub mod client_side;
 pub mod conflicts;
 pub mod managers;
 pub mod merge;
+pub mod next_apply;
 pub mod path_owners;
+pub mod prune;
+pub mod selection;
 pub mod server_owned;
+pub mod simulate;
+pub mod transfer;
 pub mod values;
+pub mod verify;
+pub mod written_managers;
+pub mod zero_objects;
 
 pub use client_side::{client_side_managers, is_client_side_write};
 
+pub use apply_plan::{ApplyPlan, ClassifiedConflict};
+pub use classify::{ConflictClass, Fix};
 pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyOptions, ApplyPrediction, Conflict, SharedField};
 pub use managers::{
     managed_fields_of, owners_of, parse_managed_fields, ManagedFieldsEntry, ManagedFieldsError, Manager, ManagerKind,
@@ -49,4 +74,14 @@ pub use server_owned::{
     controller_owned_metadata, remove_server_set_metadata, without_write_noise, CHANGED_BY_EVERY_WRITE,
     SERVER_SET_METADATA,
 };
+pub use simulate::{live_managers, simulate_apply, ApplyInput, ApplyOutcome, Fate, ManagerFields, ReleasedField};
 pub use values::owners_by_value;
+pub use verify::{verify_forced, verify_unforced, ServerAnswer, Verification};
+
+pub use next_apply::{predict_next_apply, NextApply};
+pub use selection::{ManagerClass, ManagerSelection, SelectionError, HELM_MANAGER, HUMAN_MANAGERS};
+pub use transfer::{
+    plan_object_transfer, plan_transfer, KeptEntry, MovedEntry, StillShared, Transfer, TransferError, TransferPlan,
+    TransferTarget,
+};
+pub use written_managers::{diff_view, patch_sets_managed_fields, sets_managed_fields};

@@ -155,6 +155,180 @@ fn unwrap_lists(value: Value, source: &str, out: &mut Vec<Manifest>) -> Result<(
     Ok(())
 }
 
+/// The names kustomize looks for in a directory: such a file is a kustomization, never an object.
+pub const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// The `-f` inputs read one file at a time, for commands that report a bad file and go on
+/// with the others, as `kubectl apply -f DIR` does: each item is an object, or an error
+/// naming the file that could not be read or parsed (a kustomization file among the
+/// manifests is one: it is not an object). Files are read when reached, so memory holds
+/// one file's objects at a time. Directories are read as [`read`] reads them. When the
+/// inputs hold no object and no bad file, the last item is [`read`]'s "no objects" error.
+pub struct ManifestStream {
+    /// Paths (files or directories) not reached yet, each with the index of the input it
+    /// came from and whether it is that input itself.
+    pending: std::collections::VecDeque<(std::path::PathBuf, usize, bool)>,
+    ready: std::collections::VecDeque<Result<Manifest>>,
+    recursive: bool,
+    inputs: Vec<String>,
+    /// Manifest files read, per input (for the "no objects" message).
+    files: Vec<usize>,
+    found_any: bool,
+    done: bool,
+}
+
+/// Streams the objects of `inputs` (see [`ManifestStream`]).
+pub fn stream(inputs: &[String], recursive: bool) -> ManifestStream {
+    ManifestStream {
+        pending: inputs.iter().enumerate().map(|(n, i)| (std::path::PathBuf::from(i), n, true)).collect(),
+        ready: Default::default(),
+        recursive,
+        inputs: inputs.to_vec(),
+        files: vec![0; inputs.len()],
+        found_any: false,
+        done: false,
+    }
+}
+
+impl ManifestStream {
+    /// Reads the next pending path into `ready` (files) or `pending` (a directory's entries).
+    fn advance(&mut self) {
+        let Some((path, input, top)) = self.pending.pop_front() else { return };
+        let shown = path.display().to_string();
+        if top && shown == "-" {
+            let mut text = String::new();
+            match std::io::stdin().read_to_string(&mut text) {
+                Ok(_) => self.parsed(parse_documents(&text, "stdin")),
+                Err(e) => self.ready.push_back(Err(Error::usage(format!("cannot read standard input: {e}")))),
+            }
+            return;
+        }
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) => {
+                let message = format!("the path \"{shown}\" cannot be read: {e}");
+                self.ready.push_back(Err(Error::usage(message)));
+                return;
+            }
+        };
+        if meta.is_dir() {
+            if !top && !self.recursive {
+                return;
+            }
+            let entries = match std::fs::read_dir(&path) {
+                Ok(entries) => entries,
+                Err(e) => {
+                    let message = format!("the directory \"{shown}\" cannot be read: {e}");
+                    self.ready.push_back(Err(Error::usage(message)));
+                    return;
+                }
+            };
+            let mut entries: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            let taken = entries.into_iter().filter(|entry| {
+                entry.is_dir()
+                    || matches!(entry.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+                    || entry.file_name().is_some_and(|n| n == "Kustomization")
+            });
+            for (i, entry) in taken.enumerate() {
+                self.pending.insert(i, (entry, input, false));
+            }
+            return;
+        }
+        if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| KUSTOMIZATION_FILES.contains(&n)) {
+            self.ready.push_back(Err(Error::usage(format!(
+                "\"{shown}\" is a kustomization, not a Kubernetes object: give its directory with -k to read what it builds"
+            ))));
+            return;
+        }
+        self.files[input] += 1;
+        match std::fs::read_to_string(&path) {
+            Ok(text) => self.parsed(parse_documents(&text, &shown)),
+            Err(e) => self.ready.push_back(Err(Error::usage(format!("the file \"{shown}\" cannot be read: {e}")))),
+        }
+    }
+
+    fn parsed(&mut self, documents: Result<Vec<Manifest>>) {
+        match documents {
+            Ok(documents) => {
+                for manifest in documents {
+                    crate::redact::remember(&manifest.value);
+                    self.found_any = true;
+                    self.ready.push_back(Ok(manifest));
+                }
+            }
+            Err(e) => self.ready.push_back(Err(e)),
+        }
+    }
+}
+
+impl Iterator for ManifestStream {
+    type Item = Result<Manifest>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.ready.pop_front() {
+                if item.is_err() {
+                    // A bad file counts as input: "no objects" would be a second, wrong error.
+                    self.found_any = true;
+                }
+                return Some(item);
+            }
+            if self.pending.is_empty() {
+                if self.done || self.found_any {
+                    return None;
+                }
+                self.done = true;
+                // Nothing at all: the same error as `read`, naming each input.
+                let why: Vec<String> = self
+                    .inputs
+                    .iter()
+                    .zip(&self.files)
+                    .map(|(input, files)| nothing_in(input, *files, self.recursive))
+                    .collect();
+                return Some(Err(Error::usage(format!(
+                    "no objects passed in -f: {}; give a file with at least one Kubernetes object",
+                    why.join("; ")
+                ))));
+            }
+            self.advance();
+        }
+    }
+}
+
+/// The objects `kubectl kustomize DIR` builds, run with the kubectl that runs the plugin
+/// (`$KUBECTL_PLUGINS_CALLER`, which kubectl sets for its plugins; else `kubectl` on PATH),
+/// so `-k` reads a kustomization exactly as `kubectl apply -k` would. Each object's source
+/// is `DIR (kustomize) (document N)`.
+pub fn kustomize(dir: &str) -> Result<Vec<Manifest>> {
+    let kubectl = std::env::var_os("KUBECTL_PLUGINS_CALLER").unwrap_or_else(|| "kubectl".into());
+    let output = std::process::Command::new(&kubectl)
+        .arg("kustomize")
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| Error::LocalIo {
+            action: format!("run {} kustomize (for -k)", std::path::Path::new(&kubectl).display()),
+            path: None,
+            source,
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let reason = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("it failed without a message");
+        let reason = reason.trim_start_matches("error: ").trim_start_matches("Error: ");
+        return Err(Error::usage(format!("kubectl kustomize \"{dir}\" failed: {reason}")));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let manifests = parse_documents(&text, &format!("{dir} (kustomize)"))?;
+    if manifests.is_empty() {
+        return Err(Error::usage(format!("kubectl kustomize \"{dir}\" built no object")));
+    }
+    for manifest in &manifests {
+        crate::redact::remember(&manifest.value);
+    }
+    Ok(manifests)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +416,33 @@ mod tests {
         dir.file("empty.json", "");
         let err = read(std::slice::from_ref(&path), false).unwrap_err().to_string();
         assert!(err.contains(&format!("the one manifest file in the directory \"{path}\" holds no object")), "{err}");
+    }
+
+    #[test]
+    fn a_stream_reports_a_bad_file_and_goes_on() {
+        let dir = TempDir::new("stream");
+        dir.file("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n");
+        dir.file("b.yaml", "a: [b");
+        dir.file("kustomization.yaml", "resources: [a.yaml]\n");
+        dir.file("c.json", "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"c\"}}");
+        let path = dir.0.display().to_string();
+        let items: Vec<Result<Manifest>> = stream(std::slice::from_ref(&path), false).collect();
+        let shown: Vec<String> = items
+            .iter()
+            .map(|i| match i {
+                Ok(m) => m.value["metadata"]["name"].as_str().unwrap().to_string(),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        assert_eq!(shown.len(), 4, "{shown:?}");
+        assert_eq!(shown[0], "a");
+        assert!(shown[1].starts_with("cannot parse ") && shown[1].contains("b.yaml"), "{shown:?}");
+        assert_eq!(shown[2], "c");
+        assert!(shown[3].contains("kustomization.yaml\" is a kustomization") && shown[3].contains("-k"), "{shown:?}");
+        // Nothing at all is still an error, once.
+        let empty = dir.file("empty.yaml", "");
+        let items: Vec<_> = stream(&[empty], false).collect();
+        assert_eq!(items.len(), 1);
+        assert!(items[0].as_ref().unwrap_err().to_string().contains("no objects passed in -f"));
     }
 }

@@ -24,3 +24,29 @@ pub fn confirm(question: &str) -> bool {
 pub fn approved(yes: bool, question: &str) -> bool {
     yes || !interactive() || confirm(question)
 }
+
+/// What became of a request to write: asked and approved, asked and declined, or not
+/// asked because nobody can answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// `--yes`, or a yes at the terminal.
+    Approved,
+    /// A no (or anything but yes) at the terminal.
+    Declined,
+    /// No terminal to ask on and no `--yes`: nothing may be written.
+    NoTerminal,
+}
+
+/// Whether to go ahead with a write: yes with `--yes`; on a terminal, the answer to
+/// `question`; without a terminal, [`Approval::NoTerminal`] (a script must say `--yes`).
+pub fn approval(yes: bool, question: &str) -> Approval {
+    if yes {
+        Approval::Approved
+    } else if !interactive() {
+        Approval::NoTerminal
+    } else if confirm(question) {
+        Approval::Approved
+    } else {
+        Approval::Declined
+    }
+}

@@ -6,6 +6,8 @@ use colored::Colorize;
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
+use fieldwise_core::ownership::diff_view;
+
 use crate::output::printer;
 use crate::redact::{is_secret, REDACTED};
 
@@ -20,6 +22,21 @@ pub use fieldwise_core::ownership::without_write_noise as without_server_noise;
 /// diff hides and colors the same way.
 pub fn human(old_label: &str, new_label: &str, old: &Value, new: &Value, show_secrets: bool) -> Option<String> {
     let (old, new) = (without_server_noise(old), without_server_noise(new));
+    let (old, new) = if show_secrets { (old, new) } else { redact_pair(&old, &new) };
+    unified(old_label, new_label, &old, &new, colored::control::SHOULD_COLORIZE.should_colorize())
+}
+
+/// [`human`] of a change that sets `metadata.managedFields` itself (a patch of them, an
+/// ownership transfer, the undo of one): the managers are the change, so they are shown
+/// ([`fieldwise_core::ownership::written_managers`]); the rest is hidden as [`human`] hides it.
+pub fn human_with_managers(
+    old_label: &str,
+    new_label: &str,
+    old: &Value,
+    new: &Value,
+    show_secrets: bool,
+) -> Option<String> {
+    let (old, new) = (diff_view(old, true), diff_view(new, true));
     let (old, new) = if show_secrets { (old, new) } else { redact_pair(&old, &new) };
     unified(old_label, new_label, &old, &new, colored::control::SHOULD_COLORIZE.should_colorize())
 }

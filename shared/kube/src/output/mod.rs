@@ -5,7 +5,7 @@
 //! - [`diff`]: the one human diff (server noise stripped, Secrets hidden, unified, colored).
 //! - [`color`]: color only on a terminal and never with `NO_COLOR`.
 //! - [`stdout`]: writes that end quietly on a closed pipe (`| head`).
-//! - [`progress`]: a progress bar by objects for bulk commands, only on a terminal.
+//! - [`progress`]: a progress bar by objects for commands that act on many, only on a terminal.
 //!
 //! Secret values pass [`crate::redact`] before anything here prints them.
 

@@ -1,0 +1,226 @@
+//! The plan for machines: one `OwnersPlan` document (`-o json|yaml`, its shape in
+//! docs/owners-output.md) or a JUnit report (`-o junit`, one test case per object).
+
+use fieldwise_kube::redact;
+use serde_json::{json, Map, Value};
+
+use super::report::{ConflictRow, FailOn, ObjectReport, Owner, ReleasedRow, Shown, Summary};
+
+/// The document's `apiVersion`.
+pub const API_VERSION: &str = "fieldwise.dev/v1alpha1";
+
+/// How the run was asked for, recorded in the document.
+pub struct RunInfo<'a> {
+    /// `--field-manager`.
+    pub field_manager: &'a str,
+    /// `--force-conflicts`.
+    pub force: bool,
+    /// `--fail-on`.
+    pub fail_on: &'a [FailOn],
+}
+
+/// The `OwnersPlan` document.
+pub fn document(info: &RunInfo<'_>, objects: &[ObjectReport], input_errors: &[String], summary: &Summary) -> Value {
+    let fail_on: Vec<&str> = info.fail_on.iter().map(|f| fail_on_name(*f)).collect();
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": "OwnersPlan",
+        "fieldManager": info.field_manager,
+        "forceConflicts": info.force,
+        "failOn": fail_on,
+        "objects": objects.iter().map(|o| object(o, info.fail_on)).collect::<Vec<_>>(),
+        "inputErrors": input_errors,
+        "summary": {
+            "objects": summary.objects,
+            "conflicting": summary.conflicting,
+            "refused": summary.refused,
+            "new": summary.new,
+            "withTakeovers": summary.takeovers,
+            "withRemovals": summary.removals,
+            "disagreements": summary.disagreements,
+            "errors": summary.errors + input_errors.len(),
+            "failing": summary.failing,
+        },
+    })
+}
+
+/// `--fail-on`'s words.
+pub fn fail_on_name(f: FailOn) -> &'static str {
+    match f {
+        FailOn::Conflicts => "conflicts",
+        FailOn::Takeovers => "takeovers",
+        FailOn::Removals => "removals",
+        FailOn::Refusals => "refusals",
+    }
+}
+
+fn object(report: &ObjectReport, fail_on: &[FailOn]) -> Value {
+    let mut out = Map::new();
+    out.insert("apiVersion".into(), report.api_version.clone().into());
+    out.insert("kind".into(), report.kind.clone().into());
+    if let Some(namespace) = &report.namespace {
+        out.insert("namespace".into(), namespace.clone().into());
+    }
+    out.insert("name".into(), report.name.clone().into());
+    out.insert("source".into(), report.source.clone().into());
+    match &report.result {
+        Err(message) => {
+            out.insert("error".into(), message.clone().into());
+        }
+        Ok(p) => {
+            out.insert("new".into(), p.new.into());
+            out.insert("beforeFirstApply".into(), p.before_first_apply.into());
+            out.insert("conflicts".into(), p.conflicts.iter().map(conflict).collect());
+            out.insert("takeovers".into(), p.takeovers.iter().map(conflict).collect());
+            out.insert("upgraded".into(), p.upgraded.iter().map(conflict).collect());
+            let shared: Vec<Value> =
+                p.shared.iter().map(|s| json!({"field": s.field, "with": owner(&s.with)})).collect();
+            out.insert("shared".into(), shared.into());
+            out.insert("removed".into(), p.removed.iter().map(released).collect());
+            out.insert("survives".into(), p.survives.iter().map(released).collect());
+            let lints: Vec<Value> =
+                p.lints.iter().map(|l| json!({"field": l.path, "message": l.message, "fix": l.fix})).collect();
+            out.insert("lints".into(), lints.into());
+            let refused = p.refused.as_ref().map(|r| json!({"code": r.code, "reason": r.reason, "message": r.message}));
+            out.insert("refused".into(), refused.unwrap_or(Value::Null));
+            out.insert(
+                "verification".into(),
+                json!({"checked": p.check.checked, "agrees": p.check.checked && p.check.disagreements.is_empty(),
+                    "disagreements": p.check.disagreements}),
+            );
+        }
+    }
+    out.insert("failures".into(), report.failures(fail_on).into());
+    Value::Object(out)
+}
+
+fn owner(o: &Owner) -> Value {
+    let mut out = json!({"manager": o.name, "operation": o.operation, "subresource": o.subresource});
+    if let Some(v) = &o.api_version {
+        out["apiVersion"] = v.clone().into();
+    }
+    out
+}
+
+fn conflict(c: &ConflictRow) -> Value {
+    let mut out = json!({
+        "field": c.field,
+        "manager": c.owner.name,
+        "operation": c.owner.operation,
+        "subresource": c.owner.subresource,
+        "class": c.class.name(),
+        "fix": c.fix.name(),
+        "advice": c.advice,
+    });
+    if let Some(v) = &c.owner.api_version {
+        out["apiVersion"] = v.clone().into();
+    }
+    put_value(&mut out, "live", &c.live);
+    put_value(&mut out, "yours", &c.yours);
+    out
+}
+
+fn released(r: &ReleasedRow) -> Value {
+    let mut out = json!({"field": r.field});
+    put_value(&mut out, "live", &r.live);
+    if !r.owners.is_empty() {
+        out["owners"] = r.owners.iter().map(owner).collect();
+    }
+    out
+}
+
+/// Sets `key` to the value; leaves it out when the field is unset.
+fn put_value(out: &mut Value, key: &str, shown: &Shown) {
+    let value = match shown {
+        Shown::Unset => return,
+        Shown::Hidden(Some(len)) => redact::redacted(*len).into(),
+        Shown::Hidden(None) => redact::REDACTED.into(),
+        Shown::Value(v) => v.clone(),
+    };
+    out[key] = value;
+}
+
+/// The JUnit report: one test case per object (failed when it fails `--fail-on`, an error
+/// when it could not be planned or the prediction disagrees with the server) and one per
+/// input that could not be read.
+pub fn junit(objects: &[ObjectReport], input_errors: &[String], fail_on: &[FailOn]) -> String {
+    let mut cases = String::new();
+    let (mut failures, mut errors) = (0, 0);
+    for report in objects {
+        let classname = report.display.split('/').next().unwrap_or_default();
+        let name = match &report.namespace {
+            Some(ns) => format!("{ns}/{}", report.name),
+            None => report.name.clone(),
+        };
+        cases.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n",
+            xml(classname),
+            xml(&name),
+            xml(&report.source)
+        ));
+        match &report.result {
+            Err(message) => {
+                errors += 1;
+                cases.push_str(&format!("      <error message=\"{}\"/>\n", xml(message)));
+            }
+            Ok(p) => {
+                let failed = report.failures(fail_on);
+                if !p.check.disagreements.is_empty() {
+                    errors += 1;
+                    cases.push_str(&format!(
+                        "      <error message=\"the apiserver's dry run disagrees with the prediction\">{}</error>\n",
+                        xml(&p.check.disagreements.join("\n"))
+                    ));
+                } else if !failed.is_empty() {
+                    failures += 1;
+                    let body = super::text::render(report, false);
+                    cases.push_str(&format!(
+                        "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
+                        xml(&failed.join(", ")),
+                        failure_type(report, fail_on),
+                        xml(&body)
+                    ));
+                }
+            }
+        }
+        cases.push_str("    </testcase>\n");
+    }
+    for message in input_errors {
+        errors += 1;
+        cases.push_str(&format!(
+            "    <testcase classname=\"input\" name=\"{}\">\n      <error message=\"{}\"/>\n    </testcase>\n",
+            xml(message),
+            xml(message)
+        ));
+    }
+    let tests = objects.len() + input_errors.len();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kubectl owners plan\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n  <testsuite name=\"kubectl owners plan\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{cases}  </testsuite>\n</testsuites>\n"
+    )
+}
+
+fn failure_type(report: &ObjectReport, fail_on: &[FailOn]) -> &'static str {
+    fail_on
+        .iter()
+        .find(|f| !report.failures(std::slice::from_ref(f)).is_empty())
+        .map(|f| fail_on_name(*f))
+        .unwrap_or("failure")
+}
+
+/// Text as XML attribute or element content.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            c if (c as u32) < 0x20 && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}

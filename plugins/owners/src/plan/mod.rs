@@ -1,0 +1,291 @@
+//! `kubectl owners plan`: the server-side apply plan of files, directories, a
+//! kustomization or a Helm render (stdin), object by object, checked against the
+//! apiserver's own dry run. Thin: the predictions and their checks are
+//! `fieldwise_core::ownership`'s; the requests, the bounded concurrency and the
+//! progress bar are the glue's; this module parses, calls and prints.
+
+mod machine;
+mod object;
+mod report;
+mod text;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::manifests::{self, Manifest};
+use fieldwise_kube::api::openapi::Schemas;
+use fieldwise_kube::api::reference::NamespaceScope;
+use fieldwise_kube::conn::client;
+use fieldwise_kube::conn::flags::KubeFlags;
+use fieldwise_kube::output::progress::Progress;
+use fieldwise_kube::output::{color, printer};
+use fieldwise_kube::write::bulk::{self, BulkOptions};
+use fieldwise_kube::{Error, Result};
+
+use self::machine::RunInfo;
+use self::object::Planner;
+use self::report::{FailOn, ObjectReport, Summary};
+
+/// The exit code when an object fails `--fail-on` (conflicts or refusals by default).
+pub const EXIT_FINDINGS: u8 = 3;
+
+const EXAMPLES: &str = "Exit codes: 0 nothing fails --fail-on; 3 an object fails it (by default: a conflict or a
+server refusal); 1 an error (a file that cannot be read, an object that cannot be planned,
+a prediction the apiserver's dry run disagrees with, the server unreachable).
+
+Examples:
+  # The plan of a directory, as kubectl apply --server-side would apply it
+  kubectl owners plan -f manifests/ -R
+
+  # A kustomization (built by kubectl kustomize) or a Helm render
+  kubectl owners plan -k overlays/prod --field-manager ci
+  helm template web ./chart | kubectl owners plan -f - --field-manager helm
+
+  # What --force-conflicts would take, and fail on takeovers and removals too
+  kubectl owners plan -f app.yaml --force-conflicts --fail-on takeovers,removals
+
+  # For CI: JSON (shape: docs/owners-output.md), JUnit, or the objects with findings
+  kubectl owners plan -f manifests/ -o json
+  kubectl owners plan -f manifests/ -o junit > plan.xml
+  kubectl owners plan -f manifests/ -o name";
+
+/// Output formats of the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanOutput {
+    /// The OwnersPlan document as JSON.
+    Json,
+    /// The OwnersPlan document as YAML.
+    Yaml,
+    /// `kind.group/name` of each object with a finding.
+    Name,
+    /// A JUnit report: one test case per object.
+    Junit,
+}
+
+/// The server-side apply plan of files, a directory, a kustomization or a Helm render:
+/// conflicts (classified, with the fix), takeovers, shared fields, fields the manager stops
+/// owning (removed, or surviving because another manager co-owns them), new objects and
+/// server refusals, each object checked against the apiserver's dry run.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct PlanArgs {
+    /// Files or directories of YAML/JSON objects to apply ("-" for stdin, e.g. a Helm render); repeatable.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required_unless_present = "kustomize")]
+    filenames: Vec<String>,
+
+    /// Read directories given with -f recursively.
+    #[arg(short = 'R', long)]
+    recursive: bool,
+
+    /// A kustomization directory, built with `kubectl kustomize DIR` by the kubectl that runs the plugin.
+    #[arg(short = 'k', long = "kustomize", value_name = "DIR", conflicts_with = "filenames")]
+    kustomize: Option<String>,
+
+    /// The manager that would apply (as kubectl apply --server-side --field-manager).
+    #[arg(long, value_name = "NAME", default_value = "kubectl")]
+    field_manager: String,
+
+    /// Plan the apply with --force-conflicts: conflicts become the fields forcing takes over.
+    #[arg(long)]
+    force_conflicts: bool,
+
+    /// What makes the command exit 3, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [FailOn::Conflicts, FailOn::Refusals])]
+    fail_on: Vec<FailOn>,
+
+    /// Machine output: json or yaml (shape: docs/owners-output.md), junit, or name (the objects with findings).
+    #[arg(short = 'o', long, value_enum)]
+    output: Option<PlanOutput>,
+
+    /// Show Secret values (hidden as *** by default; an unset value is shown as unset).
+    #[arg(long = "show-secrets")]
+    show_secrets: bool,
+
+    /// How many objects are planned at once.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
+    concurrency: u16,
+}
+
+/// One thing read from the inputs, numbered in reading order.
+enum Input {
+    Object(usize, Manifest),
+    Unreadable(usize, String),
+}
+
+/// Runs the plan.
+pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
+    if matches!(args.output, None | Some(PlanOutput::Name)) {
+        color::init();
+    } else {
+        colored::control::set_override(false);
+    }
+    fieldwise_kube::redact::set_show_secrets(args.show_secrets);
+    let inputs: Box<dyn Iterator<Item = Result<Manifest>>> = match &args.kustomize {
+        Some(dir) => Box::new(manifests::kustomize(dir)?.into_iter().map(Ok)),
+        None => Box::new(manifests::stream(&args.filenames, args.recursive)),
+    };
+    let conn = client::connect(kube).await?;
+    let catalog = ResourceCatalog::fetch(&conn).await?;
+    let planner = Planner {
+        conn: &conn,
+        catalog: &catalog,
+        scope: NamespaceScope::of(&conn),
+        schemas: tokio::sync::Mutex::new(Schemas::connected(&conn)),
+        field_manager: args.field_manager.clone(),
+        force: args.force_conflicts,
+        show_secrets: args.show_secrets,
+    };
+    let progress = Progress::growing("objects planned");
+    let results = RefCell::new(Results::new(args));
+    let numbered = inputs.enumerate().map(|(i, item)| {
+        progress.found();
+        Ok(match item {
+            Ok(manifest) => Input::Object(i, manifest),
+            Err(e) => Input::Unreadable(i, e.to_string()),
+        })
+    });
+    let name = |input: &Input| match input {
+        Input::Object(_, m) => m.source.clone(),
+        Input::Unreadable(_, _) => String::new(),
+    };
+    let (planner_ref, results_ref, progress_ref) = (&planner, &results, &progress);
+    let options = BulkOptions::with_concurrency(usize::from(args.concurrency));
+    let run = bulk::run_stream(futures::stream::iter(numbered), options, name, |input| async move {
+        let (index, entry, outcome) = match input {
+            Input::Unreadable(i, message) => (i, Entry::Unreadable(message), Ok("unreadable")),
+            Input::Object(i, manifest) => match planner_ref.plan(manifest).await {
+                Ok(report) => (i, Entry::Object(Box::new(report)), Ok("planned")),
+                // The bulk runner reports it (the first of a run of them) and stops after a few.
+                Err(e) => (i, Entry::Failed, Err(e)),
+            },
+        };
+        progress_ref.advance();
+        progress_ref.suspend(|| results_ref.borrow_mut().record(index, entry));
+        outcome
+    })
+    .await;
+    progress.finish();
+    let mut results = results.into_inner();
+    results.flush();
+    if run.stopped.is_some() {
+        run.print();
+        return Ok(ExitCode::from(1));
+    }
+    results.finish()
+}
+
+/// What one input became.
+enum Entry {
+    Object(Box<ObjectReport>),
+    Unreadable(String),
+    /// The server could not be reached for it (already reported).
+    Failed,
+}
+
+/// The results as they arrive: printed in reading order (text, `-o name`) or kept for one
+/// document at the end (json, yaml, junit).
+struct Results<'a> {
+    args: &'a PlanArgs,
+    pending: BTreeMap<usize, Entry>,
+    next: usize,
+    kept: Vec<ObjectReport>,
+    unreadable: Vec<String>,
+    failed: usize,
+    summary: Summary,
+}
+
+impl<'a> Results<'a> {
+    fn new(args: &'a PlanArgs) -> Self {
+        Results {
+            args,
+            pending: BTreeMap::new(),
+            next: 0,
+            kept: Vec::new(),
+            unreadable: Vec::new(),
+            failed: 0,
+            summary: Summary::default(),
+        }
+    }
+
+    fn record(&mut self, index: usize, entry: Entry) {
+        self.pending.insert(index, entry);
+        while let Some(entry) = self.pending.remove(&self.next) {
+            self.next += 1;
+            self.emit(entry);
+        }
+    }
+
+    /// Emits what is left after a run that stopped early, in order, skipping what never came.
+    fn flush(&mut self) {
+        let rest = std::mem::take(&mut self.pending);
+        for (_, entry) in rest {
+            self.emit(entry);
+        }
+    }
+
+    fn emit(&mut self, entry: Entry) {
+        let report = match entry {
+            Entry::Failed => {
+                self.failed += 1;
+                return;
+            }
+            Entry::Unreadable(message) => {
+                if self.args.output.is_none() || self.args.output == Some(PlanOutput::Name) {
+                    eprintln!("error: {message}");
+                }
+                self.unreadable.push(message);
+                return;
+            }
+            Entry::Object(report) => *report,
+        };
+        self.summary.add(&report, &self.args.fail_on);
+        match self.args.output {
+            None => print!("{}", text::render(&report, self.args.force_conflicts)),
+            Some(PlanOutput::Name) => {
+                if report.has_findings() {
+                    println!("{}", report.display);
+                }
+            }
+            Some(_) => self.kept.push(report),
+        }
+    }
+
+    fn finish(self) -> Result<ExitCode> {
+        let info = RunInfo {
+            field_manager: &self.args.field_manager,
+            force: self.args.force_conflicts,
+            fail_on: &self.args.fail_on,
+        };
+        match self.args.output {
+            None => println!("{}", self.summary.line()),
+            Some(PlanOutput::Name) => eprintln!("{}", self.summary.line()),
+            Some(PlanOutput::Junit) => print!("{}", machine::junit(&self.kept, &self.unreadable, &self.args.fail_on)),
+            Some(PlanOutput::Json) => {
+                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary);
+                print!("{}", printer::render(&doc, fieldwise_kube::output::OutputFormat::Json)?);
+            }
+            Some(PlanOutput::Yaml) => {
+                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary);
+                print!("{}", printer::render(&doc, fieldwise_kube::output::OutputFormat::Yaml)?);
+            }
+        }
+        let errors = self.summary.errors + self.unreadable.len() + self.failed;
+        if errors > 0 || self.summary.disagreements > 0 {
+            let mut why = Vec::new();
+            if errors > 0 {
+                why.push(format!("{errors} input{} could not be planned", if errors == 1 { "" } else { "s" }));
+            }
+            if self.summary.disagreements > 0 {
+                why.push(format!(
+                    "the apiserver's dry run disagrees with the prediction for {} object{}",
+                    self.summary.disagreements,
+                    if self.summary.disagreements == 1 { "" } else { "s" }
+                ));
+            }
+            return Err(Error::usage(why.join("; ")));
+        }
+        Ok(if self.summary.failing > 0 { ExitCode::from(EXIT_FINDINGS) } else { ExitCode::SUCCESS })
+    }
+}

@@ -1,0 +1,178 @@
+//! The plan for people: a header line and a table of findings per object, then the
+//! summary line.
+
+use colored::Colorize;
+use fieldwise_core::ownership::Fix;
+use fieldwise_kube::redact;
+
+use super::report::{ConflictRow, ObjectReport, Planned, ReleasedRow, Shown};
+use crate::summary::table;
+
+/// Longest value shown in a table cell; longer ones end with `...`.
+const VALUE_WIDTH: usize = 40;
+
+/// One object's section: `deployment.apps/web (deploy.yaml): <status>`, its findings, the check.
+pub fn render(report: &ObjectReport, force: bool) -> String {
+    let name = format!("{} ({})", report.display, report.source);
+    let planned = match &report.result {
+        Err(message) => return format!("{}: {} {message}\n", name.bold(), "error:".red().bold()),
+        Ok(planned) => planned,
+    };
+    let mut out = format!("{}: {}\n", name.bold(), status(planned, force));
+    if planned.before_first_apply {
+        out.push_str(
+            "  the object has no managedFields: the apiserver attributes everything it holds to \"before-first-apply\" first\n",
+        );
+    }
+    let mut rows: Vec<[String; 5]> = Vec::new();
+    for (finding, list) in [("conflict", &planned.conflicts), ("takeover", &planned.takeovers)] {
+        rows.extend(list.iter().map(|c| conflict_row(finding, c)));
+    }
+    rows.extend(planned.upgraded.iter().map(|c| conflict_row("upgrade", c)));
+    rows.extend(planned.removed.iter().map(|r| released_row("removed", r)));
+    rows.extend(planned.survives.iter().map(|r| released_row("survives", r)));
+    if !rows.is_empty() {
+        let header = ["FINDING", "FIELD", "OWNER", "LIVE", "YOURS"].map(String::from);
+        out.push_str(&indent(&table(&header, &rows)));
+    }
+    for advice in advice_lines(planned) {
+        out.push_str(&format!("  fix: {advice}\n"));
+    }
+    if planned.survives.iter().any(|r| !r.owners.is_empty()) {
+        out.push_str(
+            "  note: a surviving field stays in the cluster with its value after it leaves your file: its co-owner keeps it\n",
+        );
+    }
+    for lint in &planned.lints {
+        let fix = lint.fix.as_deref().map(|f| format!(" ({f})")).unwrap_or_default();
+        out.push_str(&format!("  {} {}{fix}\n", "lint:".yellow(), lint.message));
+    }
+    if !planned.shared.is_empty() {
+        let mut owners: Vec<String> = planned.shared.iter().map(|s| s.with.label()).collect();
+        owners.sort();
+        owners.dedup();
+        let n = planned.shared.len();
+        out.push_str(&format!(
+            "  shared: {n} field{} set to the value {} already {} ({}; -o json lists them)\n",
+            plural(n),
+            if owners.len() == 1 { "its owner" } else { "their owners" },
+            if owners.len() == 1 { "has" } else { "have" },
+            owners.join(", ")
+        ));
+    }
+    if let Some(refusal) = &planned.refused {
+        out.push_str(&format!("  server: {} {}: {}\n", refusal.code, refusal.reason, refusal.message));
+    }
+    out.push_str(&check_line(planned));
+    out
+}
+
+/// The object's status, one phrase.
+fn status(planned: &Planned, force: bool) -> String {
+    if let Some(refusal) = &planned.refused {
+        return format!("{} ({} {})", "refused by the server".red().bold(), refusal.code, refusal.reason);
+    }
+    if planned.is_conflicting() {
+        let n = planned.conflicts.len().max(planned.server_conflicts);
+        return format!(
+            "{} on {n} field{}: the apply is refused (409) unless --force-conflicts",
+            "conflicts".red().bold(),
+            plural(n)
+        );
+    }
+    let mut parts = Vec::new();
+    if planned.new {
+        parts.push("new: the apply creates it".green().to_string());
+    }
+    if !planned.takeovers.is_empty() {
+        let n = planned.takeovers.len();
+        parts.push(format!("{} {n} field{} from other managers", "--force-conflicts takes".yellow(), plural(n)));
+    }
+    let released = planned.removed.len() + planned.survives.len();
+    if released > 0 {
+        parts.push(format!("{} {released} field{} no longer in the file", "stops owning".yellow(), plural(released)));
+    }
+    if parts.is_empty() {
+        parts.push(if force { "clean".green().to_string() } else { "clean: no conflict".green().to_string() });
+    }
+    parts.join("; ")
+}
+
+fn conflict_row(finding: &str, c: &ConflictRow) -> [String; 5] {
+    [
+        finding.to_string(),
+        c.field.clone(),
+        format!("{} [{}]", c.owner.label(), c.class.name()),
+        value(&c.live),
+        value(&c.yours),
+    ]
+}
+
+fn released_row(finding: &str, r: &ReleasedRow) -> [String; 5] {
+    let owners = if r.owners.is_empty() {
+        "-".to_string()
+    } else {
+        r.owners.iter().map(|o| o.label()).collect::<Vec<_>>().join(", ")
+    };
+    let after = if finding == "removed" { "unset".to_string() } else { value(&r.live) };
+    [finding.to_string(), r.field.clone(), owners, value(&r.live), after]
+}
+
+/// One line per owner and fix: its fields, and what to do.
+fn advice_lines(planned: &Planned) -> Vec<String> {
+    let mut groups: Vec<(&str, Fix, Vec<&str>)> = Vec::new();
+    for c in planned.conflicts.iter().chain(&planned.takeovers) {
+        match groups.iter_mut().find(|(owner, fix, _)| *owner == c.owner.name && *fix == c.fix) {
+            Some((_, _, fields)) => fields.push(&c.field),
+            None => groups.push((&c.owner.name, c.fix, vec![&c.field])),
+        }
+    }
+    groups.into_iter().map(|(owner, fix, fields)| fix.advice(&fields.join(", "), owner)).collect()
+}
+
+fn check_line(planned: &Planned) -> String {
+    let check = &planned.check;
+    if !check.disagreements.is_empty() {
+        let mut out =
+            format!("  {} the apiserver's dry run disagrees with the prediction:\n", "DISAGREES:".red().bold());
+        for d in &check.disagreements {
+            out.push_str(&format!("    - {d}\n"));
+        }
+        return out;
+    }
+    if check.checked {
+        "  checked: the apiserver's dry run agrees\n".to_string()
+    } else {
+        "  not checked: the server refused the apply before deciding ownership\n".to_string()
+    }
+}
+
+/// A value for a table cell.
+pub fn value(shown: &Shown) -> String {
+    match shown {
+        Shown::Unset => "unset".to_string(),
+        Shown::Hidden(Some(len)) => redact::redacted(*len),
+        Shown::Hidden(None) => redact::REDACTED.to_string(),
+        Shown::Value(v) => {
+            let text = crate::annotate::one_line(v);
+            if text.chars().count() > VALUE_WIDTH {
+                let cut: String = text.chars().take(VALUE_WIDTH - 3).collect();
+                format!("{cut}...")
+            } else {
+                text
+            }
+        }
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

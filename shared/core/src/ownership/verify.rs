@@ -1,0 +1,188 @@
+//! Checking a simulated apply against what the apiserver answered to the same apply
+//! sent as a dry run, field for field.
+//!
+//! - A 409 must carry exactly the predicted causes (field and manager).
+//! - An accepted apply must record exactly the predicted managers, each owning exactly
+//!   the predicted fields, and keep the fields predicted to survive.
+//! - A refusal for another reason (schema, admission, a missing namespace) comes before
+//!   ownership is decided: the prediction is then not checked, unless it predicted the
+//!   refusal itself (a configuration that does not fit the schema).
+//!
+//! Every difference is returned as one sentence, never smoothed over.
+
+use serde_json::Value;
+
+use super::managers::managed_fields_of;
+use super::simulate::{live_managers, ApplyOutcome, Fate, ManagerFields};
+use crate::fieldpath::{value_at, Set};
+
+/// What the apiserver answered to a dry-run apply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerAnswer {
+    /// 200 or 201, with the object it would store.
+    Accepted(Value),
+    /// 409 Conflict, with its causes as `(field, message)`.
+    Conflict(Vec<(String, String)>),
+    /// Any other refusal: the HTTP status and the server's message.
+    Refused {
+        /// The HTTP status.
+        code: u16,
+        /// The server's message.
+        message: String,
+    },
+}
+
+/// The result of a check.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Verification {
+    /// Whether the answer could be compared with the prediction at all.
+    pub checked: bool,
+    /// Each difference, in one sentence; empty when the prediction holds.
+    pub disagreements: Vec<String>,
+}
+
+impl Verification {
+    /// Checked, and no difference.
+    pub fn agrees(&self) -> bool {
+        self.checked && self.disagreements.is_empty()
+    }
+
+    fn unchecked() -> Self {
+        Verification { checked: false, disagreements: Vec::new() }
+    }
+
+    fn of(disagreements: Vec<String>) -> Self {
+        Verification { checked: true, disagreements }
+    }
+}
+
+/// How many paths a disagreement names before it says "and N more".
+const SHOWN_PATHS: usize = 4;
+
+/// Checks the apply without force: the answer to `dryRun=All&force=false`.
+pub fn verify_unforced(outcome: &ApplyOutcome, answer: &ServerAnswer) -> Verification {
+    let mut expected: Vec<(String, String)> = outcome.conflicts.iter().map(|c| (c.field(), c.message())).collect();
+    expected.sort();
+    match answer {
+        ServerAnswer::Conflict(causes) => {
+            let mut causes = causes.clone();
+            causes.sort();
+            if causes == expected {
+                return Verification::of(Vec::new());
+            }
+            let mut out = vec![format!(
+                "the server refused the apply with {} conflict(s), {} were predicted",
+                causes.len(),
+                expected.len()
+            )];
+            out.extend(
+                causes.iter().filter(|c| !expected.contains(c)).map(|(f, m)| format!("not predicted: {f}: {m}")),
+            );
+            out.extend(
+                expected.iter().filter(|c| !causes.contains(c)).map(|(f, m)| format!("not on the server: {f}: {m}")),
+            );
+            Verification::of(out)
+        }
+        ServerAnswer::Accepted(object) if !expected.is_empty() => Verification::of(vec![format!(
+            "the server accepted the apply; {} conflict(s) were predicted ({})",
+            expected.len(),
+            expected.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>().join(", ")
+        )])
+        .and(compare_object(outcome, object)),
+        ServerAnswer::Accepted(object) => Verification::of(compare_object(outcome, object)),
+        ServerAnswer::Refused { .. } => refused(outcome),
+    }
+}
+
+/// Checks the forced apply: the answer to `dryRun=All&force=true`.
+pub fn verify_forced(outcome: &ApplyOutcome, answer: &ServerAnswer) -> Verification {
+    match answer {
+        ServerAnswer::Accepted(object) => Verification::of(compare_object(outcome, object)),
+        ServerAnswer::Conflict(causes) => {
+            Verification::of(vec![format!("the server answered 409 to a forced apply ({} cause(s))", causes.len())])
+        }
+        ServerAnswer::Refused { .. } => refused(outcome),
+    }
+}
+
+impl Verification {
+    fn and(mut self, more: Vec<String>) -> Self {
+        self.disagreements.extend(more);
+        self
+    }
+}
+
+fn refused(outcome: &ApplyOutcome) -> Verification {
+    if outcome.errors.is_empty() {
+        Verification::unchecked()
+    } else {
+        Verification::of(Vec::new())
+    }
+}
+
+/// The differences between the predicted managers and survivors and the server's object.
+fn compare_object(outcome: &ApplyOutcome, object: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let server = match managed_fields_of(object) {
+        Ok(entries) => live_managers(&entries),
+        Err(e) => return vec![format!("the server's managedFields cannot be read: {e}")],
+    };
+    for predicted in &outcome.managers {
+        match server.iter().find(|s| s.manager == predicted.manager) {
+            None => out.push(format!(
+                "{} was predicted to own {} field(s); the server records no such manager",
+                predicted.manager,
+                predicted.fields.len()
+            )),
+            Some(actual) => out.extend(compare_manager(predicted, actual)),
+        }
+    }
+    for actual in server.iter().filter(|s| !outcome.managers.iter().any(|p| p.manager == s.manager)) {
+        out.push(format!(
+            "the server records {} owning {} field(s); it was predicted to own none ({})",
+            actual.manager,
+            actual.fields.len(),
+            listed(&actual.fields)
+        ));
+    }
+    // A removed field is checked by ownership above (the server may set it again by default).
+    for released in &outcome.released {
+        let kept = value_at(object, released.path.elements()).is_some_and(|v| !v.is_null());
+        if matches!(released.fate, Fate::Survives(_)) && !kept {
+            out.push(format!("{} was predicted to survive; the server removes it", released.path));
+        }
+    }
+    out
+}
+
+fn compare_manager(predicted: &ManagerFields, actual: &ManagerFields) -> Vec<String> {
+    let mut out = Vec::new();
+    if predicted.api_version != actual.api_version {
+        out.push(format!(
+            "{} records its fields in {}; {} was predicted",
+            actual.manager, actual.api_version, predicted.api_version
+        ));
+    }
+    if predicted.fields != actual.fields {
+        let only_predicted = predicted.fields.difference(&actual.fields);
+        let only_server = actual.fields.difference(&predicted.fields);
+        let mut parts = Vec::new();
+        if !only_predicted.is_empty() {
+            parts.push(format!("predicted only: {}", listed(&only_predicted)));
+        }
+        if !only_server.is_empty() {
+            parts.push(format!("on the server only: {}", listed(&only_server)));
+        }
+        out.push(format!("{} owns other fields than predicted ({})", actual.manager, parts.join("; ")));
+    }
+    out
+}
+
+fn listed(set: &Set) -> String {
+    let paths = set.paths();
+    let mut shown: Vec<String> = paths.iter().take(SHOWN_PATHS).map(|p| p.to_string()).collect();
+    if paths.len() > SHOWN_PATHS {
+        shown.push(format!("and {} more", paths.len() - SHOWN_PATHS));
+    }
+    shown.join(", ")
+}
