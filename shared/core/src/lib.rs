@@ -31,6 +31,7 @@
 //! - [`plan`]: what a patch of each type would do to an object, with its lints: the
 //!   change a write path sends and a user approves.
 //! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
+//! - [`yaml`]: YAML as kubectl reads it (YAML 1.1, go-yaml v2) and writes that kubectl reads back.
 
 pub mod effect;
 pub mod fieldpath;
@@ -51,3 +52,4 @@ pub mod schema;
 mod str_eq;
 pub mod strategic;
 pub mod well_known;
+pub mod yaml;
