@@ -83,4 +83,17 @@ mod tests {
         let err = parse_patch("a: [b\n", "x.yaml").unwrap_err().to_string();
         assert!(err.contains("neither JSON nor YAML") && !err.contains('\n'), "{err}");
     }
+
+    #[test]
+    fn patches_are_read_as_kubectl_patch_reads_them() {
+        // YAML 1.1: `yes` is true, `y` is the key "true", 0777 is octal.
+        let patch = parse_patch("spec:\n  paused: yes\n  y: 0777\n", "-p").unwrap();
+        assert_eq!(patch, serde_json::json!({"spec": {"paused": true, "true": 511}}));
+        // A JSON Patch array is read as YAML too: 1.0 becomes 1, as kubectl sends it.
+        let ops = parse_patch(r#"[{"op": "replace", "path": "/spec/replicas", "value": 1.0}]"#, "-p").unwrap();
+        assert_eq!(ops[0]["value"], serde_json::json!(1));
+        // kubectl would take the first document and drop the rest silently.
+        let err = parse_patch("a: 1\n---\nb: 2\n", "p.yaml").unwrap_err().to_string();
+        assert!(err.contains("holds 2 YAML documents (the second at line 3)"), "{err}");
+    }
 }

@@ -294,6 +294,14 @@ mod tests {
     }
 
     #[test]
+    fn edits_are_read_as_kubectl_edit_reads_them() {
+        assert_eq!(parse_edit("data:\n  on: yes\n"), Ok(Some(serde_json::json!({"data": {"true": true}}))));
+        let failure = parse_edit("a: 1\n---\nb: 2\n").unwrap_err();
+        assert_eq!((failure.line, failure.column), (3, 1), "{failure:?}");
+        assert!(failure.message.contains("second document"), "{failure:?}");
+    }
+
+    #[test]
     fn the_error_header_is_not_part_of_the_text() {
         let text = format!("{ERROR_HEADER_START}\n# line 1, column 1: x\n{ERROR_HEADER_END}\na: [\n");
         assert_eq!(strip_error_header(&text), "a: [\n");
