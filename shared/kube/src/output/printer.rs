@@ -42,9 +42,11 @@ pub fn name_of(object: &Value) -> Option<String> {
     })
 }
 
-/// A value as a YAML document.
+/// A value as a YAML document that `kubectl apply -f` reads back to the same
+/// value: strings YAML 1.1 would read as something else (`yes`, `on`, `0777`,
+/// dates) are quoted ([`fieldwise_core::yaml::to_yaml`]).
 pub fn yaml(value: &Value) -> Result<String> {
-    serde_yaml::to_string(value).map_err(|e| Error::malformed("the object (writing it as YAML)", e))
+    Ok(fieldwise_core::yaml::to_yaml(value))
 }
 
 /// An object as `-o json|yaml` shows it, the way `kubectl patch -o json|yaml` does:
