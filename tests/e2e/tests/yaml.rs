@@ -1,7 +1,8 @@
 //! YAML in and out against the real cluster and the real kubectl: what the
 //! plugins print with `-o yaml` (and `last-applied view`, `owners --manager`)
 //! goes back through `kubectl apply -f` unchanged, and a manifest or patch is
-//! read as kubectl reads it (YAML 1.1: `y: 2` is `true: 2`).
+//! read as kubectl reads it (YAML 1.1: `y: 2` is `true: 2`), on one object and on many
+//! (bulk safe-patch's `-f DIR -R`, whose `-o yaml` is a stream of documents).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -147,5 +148,58 @@ fn manifests_and_patches_are_read_as_kubectl_reads_them() {
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
     assert!(stderr.contains("document 2, line 7, column 1"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn bulk_reads_files_as_kubectl_and_prints_a_stream_kubectl_applies_back() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-yaml-bulk");
+    let dir = scratch("bulk");
+    let data = tricky_data();
+    for name in ["bulk-a", "bulk-b", "bulk-c"] {
+        tricky_configmap(&cluster, &ns, name);
+    }
+    // YAML 1.1 only: the second item takes apiVersion and kind through a merge key.
+    let manifests = dir.join("manifests");
+    std::fs::create_dir_all(manifests.join("sub")).unwrap();
+    let list = format!(
+        "apiVersion: v1\nkind: List\nitems:\n- &cm\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: bulk-a, namespace: {ns}}}\n- <<: *cm\n  metadata: {{name: bulk-b, namespace: {ns}}}\n"
+    );
+    std::fs::write(manifests.join("list.yaml"), list).unwrap();
+    std::fs::write(
+        manifests.join("sub").join("c.yml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bulk-c\n  namespace: {ns}\n"),
+    )
+    .unwrap();
+    // `y` is the key "true", as kubectl patch --patch-file reads it.
+    let patch = dir.join("patch.yaml");
+    std::fs::write(&patch, "data:\n  y: patched\n").unwrap();
+
+    let printed = ok(&run(cluster.plugin("kubectl-safe_patch").env("FIELDWISE_DATA_DIR", dir.join("data")).args([
+        "-f",
+        manifests.to_str().unwrap(),
+        "-R",
+        "--patch-file",
+        patch.to_str().unwrap(),
+        "--yes",
+        "-o",
+        "yaml",
+    ])));
+    // One YAML document per object, separated as kubectl's YAML printer separates them.
+    let documents = fieldwise_core::yaml::read_stream(&printed).unwrap_or_else(|e| panic!("{e}: {printed}"));
+    let mut names: Vec<&str> = documents.iter().filter_map(|d| d.value.pointer("/metadata/name")?.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["bulk-a", "bulk-b", "bulk-c"], "{printed}");
+    let mut expected = data.clone();
+    expected["true"] = json!("patched");
+    for document in &documents {
+        assert_eq!(document.value["data"], expected, "{printed}");
+    }
+    kubectl_apply(&cluster, &dir, &ns, "bulk.yaml", &printed);
+    for name in ["bulk-a", "bulk-b", "bulk-c"] {
+        assert_eq!(live_data(&cluster, &ns, name), expected, "{name} after applying bulk safe-patch's -o yaml");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
