@@ -2,7 +2,8 @@
 //! plugins print with `-o yaml` (and `last-applied view`, `owners --manager`)
 //! goes back through `kubectl apply -f` unchanged, and a manifest or patch is
 //! read as kubectl reads it (YAML 1.1: `y: 2` is `true: 2`), on one object and on many
-//! (bulk safe-patch's `-f DIR -R`, whose `-o yaml` is a stream of documents).
+//! (bulk safe-patch's `-f DIR -R`, whose `-o yaml` is a stream of documents); a kubeconfig
+//! too (`insecure-skip-tls-verify: yes`, paths relative to the file).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -201,5 +202,65 @@ fn bulk_reads_files_as_kubectl_and_prints_a_stream_kubectl_applies_back() {
     for name in ["bulk-a", "bulk-b", "bulk-c"] {
         assert_eq!(live_data(&cluster, &ns, name), expected, "{name} after applying bulk safe-patch's -o yaml");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn kubeconfig_is_read_as_kubectl_reads_it() {
+    use base64::Engine;
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-yaml-kubeconfig");
+    let dir = scratch("kubeconfig");
+    tricky_configmap(&cluster, &ns, "reached");
+    let mut config = fieldwise_core::yaml::to_json(&std::fs::read_to_string(&cluster.kubeconfig).unwrap()).unwrap();
+    // The user's certificate and key as files named relative to the kubeconfig's directory.
+    std::fs::create_dir_all(dir.join("certs")).unwrap();
+    let user = config["users"].as_array_mut().unwrap().iter_mut().find(|u| u["name"] == "fieldwise").unwrap();
+    for (data, file, field) in
+        [("client-certificate-data", "user.crt", "client-certificate"), ("client-key-data", "user.key", "client-key")]
+    {
+        let pem = base64::engine::general_purpose::STANDARD.decode(user["user"][data].as_str().unwrap()).unwrap();
+        std::fs::write(dir.join("certs").join(file), pem).unwrap();
+        user["user"].as_object_mut().unwrap().remove(data);
+        user["user"][field] = json!(format!("certs/{file}"));
+    }
+    // `yes` is true in YAML 1.1, as client-go reads a kubeconfig.
+    let server = &mut config["clusters"][0]["cluster"];
+    server.as_object_mut().unwrap().remove("certificate-authority-data");
+    server["insecure-skip-tls-verify"] = json!(true);
+    let text = fieldwise_core::yaml::to_yaml(&config)
+        .replace("insecure-skip-tls-verify: true", "insecure-skip-tls-verify: yes");
+    assert!(
+        text.contains("insecure-skip-tls-verify: yes\n") && text.contains("client-key: certs/user.key\n"),
+        "{text}"
+    );
+    let kubeconfig = dir.join("config");
+    std::fs::write(&kubeconfig, text).unwrap();
+    let kubeconfig = kubeconfig.to_str().unwrap();
+
+    // From another directory, kubectl and the plugin both reach the cluster with it.
+    let theirs = ok(&run(cluster.kubectl().current_dir("/").args([
+        "--kubeconfig",
+        kubeconfig,
+        "get",
+        "configmap/reached",
+        "-n",
+        &ns,
+        "-o",
+        "name",
+    ])));
+    assert_eq!(theirs, "configmap/reached\n");
+    let ours = ok(&run(cluster.plugin("kubectl-last_applied").current_dir("/").args([
+        "--kubeconfig",
+        kubeconfig,
+        "-n",
+        &ns,
+        "view",
+        "configmap/reached",
+        "-o",
+        "name",
+    ])));
+    assert_eq!(ours, "configmap/reached\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
