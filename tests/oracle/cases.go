@@ -31,6 +31,9 @@ type Case struct {
 	B *string `json:"b,omitempty"`
 	// SetOp is union, intersection or difference, for fieldpath.set_op.
 	SetOp string `json:"set_op,omitempty"`
+
+	// Text is the YAML (or JSON) text for yaml.stream and yaml.to_json.
+	Text *string `json:"text,omitempty"`
 }
 
 // GVK names a built-in type.
@@ -80,6 +83,10 @@ func run(c *Case) Result {
 		return fieldpathSetOp(c.A, c.B, c.SetOp)
 	case "fieldpath.from_value":
 		return fieldpathFromValue(c.GVK, c.Object)
+	case "yaml.stream":
+		return yamlStream(c.Text)
+	case "yaml.to_json":
+		return yamlToJSON(c.Text)
 	default:
 		return Result{Error: fmt.Sprintf("oracle: unknown op %q", c.Op), BadCase: true}
 	}

@@ -115,3 +115,21 @@ func TestFieldpathFromValueUsesListMapKeys(t *testing.T) {
 		t.Errorf("got %v, want %s", r, want)
 	}
 }
+
+func TestYAMLStreamReadsYAML11LikeKubectl(t *testing.T) {
+	r := answer(t, `{"op":"yaml.stream","text":"y: 2\n---\na: on\n---\n"}`)
+	if got := compact(t, r["result"]); got != `[{"true":2},{"a":true}]` {
+		t.Errorf("got %s", got)
+	}
+	r = answer(t, `{"op":"yaml.stream","text":"a: .inf\n"}`)
+	if r["error"] == nil {
+		t.Errorf("want an error for .inf, got %v", r)
+	}
+}
+
+func TestYAMLToJSONReadsTheFirstDocumentOnly(t *testing.T) {
+	r := answer(t, `{"op":"yaml.to_json","text":"a: 0777\n---\nb: 1\n"}`)
+	if got := compact(t, r["result"]); got != `{"a":511}` {
+		t.Errorf("got %s", got)
+	}
+}

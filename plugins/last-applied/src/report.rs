@@ -8,7 +8,8 @@
 
 use std::io::Write;
 
-use fieldwise_kube::error::{Error, Result};
+use fieldwise_core::yaml;
+use fieldwise_kube::error::Result;
 use fieldwise_kube::output::stdout;
 use serde_json::{json, Value};
 
@@ -88,7 +89,7 @@ impl<'a, W: Write> ReportWriter<'a, W> {
                     format!("{separator}{}", indent(&serde_json::to_string_pretty(&value)?, "    ", true))
                 }
                 Format::Yaml => {
-                    let list = serde_yaml::to_string(&[&value]).map_err(yaml_error)?;
+                    let list = yaml::to_yaml(&Value::Array(vec![value.clone()]));
                     if self.findings + index == 0 {
                         format!("findings:\n{list}")
                     } else {
@@ -160,7 +161,7 @@ impl<'a, W: Write> ReportWriter<'a, W> {
             }
             Format::Yaml => {
                 let none = if self.findings == 0 { "findings: []\n" } else { "" };
-                format!("{none}{}", serde_yaml::to_string(&tail).map_err(yaml_error)?)
+                format!("{none}{}", yaml::to_yaml(&tail))
             }
         };
         self.out(&text)?;
@@ -192,7 +193,7 @@ impl<'a, W: Write> ReportWriter<'a, W> {
     }
 
     /// Writes and flushes, so each piece reaches the reader as it is found; a closed pipe
-    /// becomes [`Error::StdoutClosed`] and stops the scan.
+    /// becomes [`fieldwise_kube::error::Error::StdoutClosed`] and stops the scan.
     fn out(&mut self, text: &str) -> Result<()> {
         if text.is_empty() {
             return Ok(());
@@ -225,11 +226,7 @@ fn json_head(namespace: &Option<String>) -> String {
 
 fn yaml_head(namespace: &Option<String>) -> Result<String> {
     let head = json!({"apiVersion": "fieldwise.dev/v1alpha1", "kind": "LastAppliedScan", "namespace": namespace});
-    serde_yaml::to_string(&head).map_err(yaml_error)
-}
-
-fn yaml_error(e: serde_yaml::Error) -> Error {
-    Error::malformed("the report (writing it as YAML)", e)
+    Ok(yaml::to_yaml(&head))
 }
 
 /// `text` with every line indented by `prefix` (the first too when `first`).
@@ -295,7 +292,7 @@ mod tests {
         });
         match format {
             Format::Json => serde_json::to_string_pretty(&doc).unwrap() + "\n",
-            _ => serde_yaml::to_string(&doc).unwrap(),
+            _ => yaml::to_yaml(&doc),
         }
     }
 

@@ -70,7 +70,7 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
             if !args.show_secrets {
                 redact::redact(&mut shown);
             }
-            print!("{}", printer::render(&shown, args.output.unwrap_or(OutputFormat::Yaml))?);
+            printer::print_object(&shown, args.output.unwrap_or(OutputFormat::Yaml))?;
             continue;
         }
         // The scan's own verdict (core `drift`), so view --diff and scan never disagree.

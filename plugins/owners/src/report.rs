@@ -159,7 +159,7 @@ fn print(cli: &Cli, sections: Vec<(&Subject, Section)>) -> Result<()> {
     };
     if format == OutputFormat::Name {
         for (subject, _) in &sections {
-            print!("{}", printer::render(&subject.reference(), format)?);
+            printer::print_object(&subject.reference(), format)?;
         }
         return Ok(());
     }
@@ -177,7 +177,7 @@ fn print(cli: &Cli, sections: Vec<(&Subject, Section)>) -> Result<()> {
         })
         .collect();
     let doc = json!({"apiVersion": REPORT_API_VERSION, "kind": "OwnersReport", "items": items});
-    print!("{}", printer::render(&doc, format)?);
+    printer::print_object(&doc, format)?;
     Ok(())
 }
 
@@ -213,7 +213,7 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
         }
         Some(OutputFormat::Name) => {
             for (m, _, _) in &reports {
-                print!("{}", printer::render(&crate::subject::reference(&m.value), OutputFormat::Name)?);
+                printer::print_object(&crate::subject::reference(&m.value), OutputFormat::Name)?;
             }
         }
         Some(format) => {
@@ -231,7 +231,7 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
                 })
                 .collect();
             let doc = json!({"apiVersion": REPORT_API_VERSION, "kind": "OwnersReport", "items": items});
-            print!("{}", printer::render(&doc, format)?);
+            printer::print_object(&doc, format)?;
         }
     }
     if mismatch {

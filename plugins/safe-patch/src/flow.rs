@@ -329,6 +329,6 @@ async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
     if !args.show_secrets {
         fieldwise_kube::redact::redact(&mut shown);
     }
-    print!("{}", printer::render(&shown, args.output.unwrap_or(OutputFormat::Yaml))?);
+    printer::print_object(&shown, args.output.unwrap_or(OutputFormat::Yaml))?;
     Ok(ExitCode::SUCCESS)
 }

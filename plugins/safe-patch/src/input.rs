@@ -6,26 +6,36 @@ use fieldwise_kube::api::manifests::{self, Manifest};
 use fieldwise_kube::error::{Error, Result};
 use serde_json::Value;
 
-/// Parses patch text: JSON first (the usual `-p '{...}'`), then YAML.
+/// Parses patch text as `kubectl patch` does (`yaml.ToJSON`, see
+/// [`fieldwise_core::yaml::to_json`]): text starting with `{` is JSON, anything else
+/// YAML 1.1 (so `paused: yes` is `true`, and a JSON Patch array is read as YAML too).
+/// Where kubectl silently takes the first of several YAML documents, this refuses.
 pub fn parse_patch(text: &str, source: &str) -> Result<Value> {
+    use fieldwise_core::yaml;
     if text.trim().is_empty() {
         return Err(Error::usage(format!("the patch from {source} is empty")));
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(v) => Ok(v),
-        Err(json_err) => {
-            let looks_like_json = matches!(text.trim_start().chars().next(), Some('{' | '['));
-            if looks_like_json {
+    let json = text.trim_start().starts_with('{');
+    let patch = yaml::to_json(text).map_err(|e| {
+        let what = if json { "not valid JSON" } else { "neither JSON nor YAML" };
+        let hint = if json { " (check quotes and commas)" } else { "" };
+        Error::usage(format!(
+            "the patch from {source} is {what}: line {}, column {}: {}{hint}",
+            e.line, e.column, e.problem
+        ))
+    })?;
+    if !json {
+        if let Ok(documents) = yaml::read_stream(text) {
+            if documents.len() > 1 {
                 return Err(Error::usage(format!(
-                    "the patch from {source} is not valid JSON: {json_err} (check quotes and commas)"
+                    "the patch from {source} holds {} YAML documents (the second at line {}); give one patch",
+                    documents.len(),
+                    documents[1].line
                 )));
             }
-            serde_yaml::from_str::<Value>(text).map_err(|e| {
-                let first = e.to_string().lines().next().unwrap_or_default().to_string();
-                Error::usage(format!("the patch from {source} is neither JSON nor YAML: {first}"))
-            })
         }
     }
+    Ok(patch)
 }
 
 /// The patch from `-p` or `--patch-file`; one of them is required.
@@ -72,5 +82,18 @@ mod tests {
         assert!(err.contains("is empty"), "{err}");
         let err = parse_patch("a: [b\n", "x.yaml").unwrap_err().to_string();
         assert!(err.contains("neither JSON nor YAML") && !err.contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn patches_are_read_as_kubectl_patch_reads_them() {
+        // YAML 1.1: `yes` is true, `y` is the key "true", 0777 is octal.
+        let patch = parse_patch("spec:\n  paused: yes\n  y: 0777\n", "-p").unwrap();
+        assert_eq!(patch, serde_json::json!({"spec": {"paused": true, "true": 511}}));
+        // A JSON Patch array is read as YAML too: 1.0 becomes 1, as kubectl sends it.
+        let ops = parse_patch(r#"[{"op": "replace", "path": "/spec/replicas", "value": 1.0}]"#, "-p").unwrap();
+        assert_eq!(ops[0]["value"], serde_json::json!(1));
+        // kubectl would take the first document and drop the rest silently.
+        let err = parse_patch("a: 1\n---\nb: 2\n", "p.yaml").unwrap_err().to_string();
+        assert!(err.contains("holds 2 YAML documents (the second at line 3)"), "{err}");
     }
 }

@@ -33,6 +33,7 @@
 //! - [`restore`]: putting a pre-image back (undo): which backup, whether the object moved
 //!   on since, and the merge patch that restores it.
 //! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
+//! - [`yaml`]: YAML as kubectl reads it (YAML 1.1, go-yaml v2) and writes that kubectl reads back.
 
 pub mod effect;
 pub mod fieldpath;
@@ -54,3 +55,4 @@ pub mod schema;
 mod str_eq;
 pub mod strategic;
 pub mod well_known;
+pub mod yaml;

@@ -20,7 +20,8 @@
 //! - [`oracle`]: the Go process; [`outcome`]: what an engine answered and how two
 //!   answers compare; [`shrink`]: greedy reduction of a disagreement;
 //!   [`runner`]: one differential run with its report; [`known_bugs`]:
-//!   upstream bugs we differ on on purpose.
+//!   upstream bugs we differ on on purpose; [`yaml_texts`]: YAML texts (a corpus
+//!   and a generator) and JSON values for the YAML reader and writer.
 
 pub mod cases;
 pub mod fields_v1;
@@ -35,3 +36,4 @@ pub mod runner;
 pub mod sample_schema;
 pub mod shrink;
 pub mod values;
+pub mod yaml_texts;

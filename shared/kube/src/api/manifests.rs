@@ -5,7 +5,6 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -107,26 +106,24 @@ fn read_path(path: &Path, recursive: bool, top: bool, out: &mut Vec<Manifest>, f
     Ok(())
 }
 
-/// Parses a YAML (or JSON) stream into objects: empty documents are skipped, `List`
-/// kinds are unwrapped into their items.
+/// Parses a YAML (or JSON) stream into objects exactly as `kubectl apply -f` reads it
+/// ([`fieldwise_core::yaml::read_stream`]: YAML 1.1, so `y: 2` is `true: 2` and `on` is
+/// `true`; documents cut at `---` lines): empty documents are skipped, `List` kinds are
+/// unwrapped into their items. Documents are numbered as kubectl cuts them.
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Manifest>> {
-    let mut values = Vec::new();
-    // Stop at the first error: a broken stream may yield the same error forever.
-    for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(document).map_err(|e| {
-            let first = e.to_string().lines().next().unwrap_or_default().to_string();
-            let here = if index > 0 { format!("{source} (document {})", index + 1) } else { source.to_string() };
-            Error::usage(format!("cannot parse {here}: {first}"))
-        })?;
-        values.push(value);
-    }
-    let several = values.len() > 1;
+    let documents = fieldwise_core::yaml::read_stream(text).map_err(|e| {
+        Error::usage(format!(
+            "cannot parse {source}: document {}, line {}, column {}: {}",
+            e.document, e.line, e.column, e.problem
+        ))
+    })?;
+    let several = documents.len() > 1 || documents.first().is_some_and(|d| d.index > 1);
     let mut out = Vec::new();
-    for (index, value) in values.into_iter().enumerate() {
-        let here = if several { format!("{source} (document {})", index + 1) } else { source.to_string() };
-        match value {
+    for document in documents {
+        let here = if several { format!("{source} (document {})", document.index) } else { source.to_string() };
+        match document.value {
             Value::Null => {}
-            Value::Object(_) => unwrap_lists(value, &here, &mut out)?,
+            value @ Value::Object(_) => unwrap_lists(value, &here, &mut out)?,
             _ => {
                 return Err(Error::usage(format!(
                     "cannot parse {here}: expected an object (a map), not a scalar or list"
@@ -339,9 +336,18 @@ mod tests {
         let docs = parse_documents(text, "x.yaml").unwrap();
         let names: Vec<_> = docs.iter().map(|d| d.value["metadata"]["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["a", "b", "c"]);
-        assert_eq!(docs[2].source, "x.yaml (document 3) (item 1)");
+        // kubectl's count: a `---` with nothing before it opens the next document.
+        assert_eq!(docs[2].source, "x.yaml (document 2) (item 1)");
         let json = parse_documents("{\"kind\": \"Pod\", \"spec\": {\"x\": 1}}", "p.json").unwrap();
         assert_eq!(json[0].value["spec"]["x"], 1);
+    }
+
+    #[test]
+    fn documents_are_read_as_kubectl_reads_them() {
+        let docs = parse_documents("kind: ConfigMap\ndata:\n  y: 2\n  on: yes\n  mode: 0777\n", "cm.yaml").unwrap();
+        assert_eq!(docs[0].value["data"], serde_json::json!({"true": true, "mode": 511}));
+        let err = parse_documents("kind: A\n---\nkind: B\nmetadata: {name: [}\n", "x.yaml").unwrap_err().printed();
+        assert!(err.starts_with("error: cannot parse x.yaml: document 2, line 4, column "), "{err}");
     }
 
     #[test]

@@ -181,18 +181,24 @@ pub struct ParseFailure {
     pub message: String,
 }
 
-/// Parses an edited text; an empty document (every line removed) means "cancel".
+/// Parses an edited text as `kubectl edit` reads it back (YAML 1.1, see
+/// [`fieldwise_core::yaml::read_stream`]); an empty document (every line removed)
+/// means "cancel", and more than one document is refused.
 pub fn parse_edit(text: &str) -> std::result::Result<Option<Value>, ParseFailure> {
-    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
-        return Ok(None);
+    let mut documents = fieldwise_core::yaml::read_stream(text).map_err(|e| ParseFailure {
+        line: e.line,
+        column: e.column,
+        message: e.problem.clone(),
+    })?;
+    match documents.len() {
+        0 => Ok(None),
+        1 => Ok(documents.pop().map(|d| d.value)),
+        _ => Err(ParseFailure {
+            line: documents[1].line,
+            column: 1,
+            message: "a second document starts here; edit the one object only".into(),
+        }),
     }
-    serde_yaml::from_str::<Value>(text).map(Some).map_err(|e| {
-        let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-        let message = e.to_string().lines().next().unwrap_or_default().to_string();
-        // The library's message may end with its own "at line L column C"; we say it once.
-        let message = message.split(" at line ").next().unwrap_or_default().to_string();
-        ParseFailure { line, column, message }
-    })
 }
 
 /// Opens the editor on `live` (without server noise) as YAML and returns the edited object.
@@ -285,6 +291,14 @@ mod tests {
         assert!(!failure.message.contains(" at line "), "{failure:?}");
         assert_eq!(parse_edit("# only comments\n\n"), Ok(None));
         assert_eq!(parse_edit("a: 1\n"), Ok(Some(serde_json::json!({"a": 1}))));
+    }
+
+    #[test]
+    fn edits_are_read_as_kubectl_edit_reads_them() {
+        assert_eq!(parse_edit("data:\n  on: yes\n"), Ok(Some(serde_json::json!({"data": {"true": true}}))));
+        let failure = parse_edit("a: 1\n---\nb: 2\n").unwrap_err();
+        assert_eq!((failure.line, failure.column), (3, 1), "{failure:?}");
+        assert!(failure.message.contains("second document"), "{failure:?}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use kube::config::{AuthInfo, Cluster, KubeConfigOptions, Kubeconfig, NamedAuthIn
 
 use crate::conn::exec_credential::{CredentialLayer, ExecCredentials};
 use crate::conn::flags::KubeFlags;
+use crate::conn::kubeconfig_file;
 use crate::error::{Error, Result};
 use crate::local::cache::ServerCache;
 
@@ -98,20 +99,16 @@ fn build_client(config: kube::Config, credentials: Option<&Arc<ExecCredentials>>
 /// Loads the kubeconfig the way kubectl does (see the module docs).
 pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
     if let Some(path) = &flags.kubeconfig {
-        return Kubeconfig::read_from(path)
-            .map_err(|e| Error::Kubeconfig(format!("cannot load kubeconfig {}: {}", path.display(), describe(&e))));
+        return kubeconfig_file::read(path)
+            .map_err(|e| Error::Kubeconfig(format!("cannot load kubeconfig {}: {e}", path.display())));
     }
     if let Ok(list) = std::env::var("KUBECONFIG") {
         let paths: Vec<_> = std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect();
         if !paths.is_empty() {
             let mut merged: Option<Kubeconfig> = None;
             for path in paths.iter().filter(|p| p.exists()) {
-                let next = Kubeconfig::read_from(path).map_err(|e| {
-                    Error::Kubeconfig(format!(
-                        "cannot load kubeconfig {} (from KUBECONFIG): {}",
-                        path.display(),
-                        describe(&e)
-                    ))
+                let next = kubeconfig_file::read(path).map_err(|e| {
+                    Error::Kubeconfig(format!("cannot load kubeconfig {} (from KUBECONFIG): {e}", path.display()))
                 })?;
                 merged = Some(match merged {
                     None => next,
@@ -130,8 +127,8 @@ pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
     }
     let default = dirs::home_dir().map(|h| h.join(".kube").join("config"));
     match default {
-        Some(path) if path.exists() => Kubeconfig::read_from(&path)
-            .map_err(|e| Error::Kubeconfig(format!("cannot load kubeconfig {}: {}", path.display(), describe(&e)))),
+        Some(path) if path.exists() => kubeconfig_file::read(&path)
+            .map_err(|e| Error::Kubeconfig(format!("cannot load kubeconfig {}: {e}", path.display()))),
         _ => Err(Error::Kubeconfig(
             "no kubeconfig found: set KUBECONFIG, pass --kubeconfig, or create ~/.kube/config".into(),
         )),
@@ -327,7 +324,7 @@ fn override_user(user: &mut AuthInfo, flags: &KubeFlags) -> Result<()> {
 }
 
 /// The whole chain of an error on one line, each cause once. Only the first
-/// line of each message is kept: YAML errors append a source snippet.
+/// line of each message is kept: some errors append a source snippet.
 fn describe(err: &(dyn std::error::Error + 'static)) -> String {
     let first_line = |text: String| text.lines().next().unwrap_or_default().trim().to_string();
     let mut parts = vec![first_line(err.to_string())];
@@ -371,7 +368,7 @@ contexts:
 "#;
 
     fn kubeconfig() -> Kubeconfig {
-        Kubeconfig::from_yaml(KUBECONFIG).expect("test kubeconfig")
+        kubeconfig_file::parse(KUBECONFIG, None).expect("test kubeconfig")
     }
 
     fn user<'k>(k: &'k Kubeconfig, name: &str) -> &'k AuthInfo {

@@ -117,13 +117,21 @@ pub fn run_plugin(exec: &ExecConfig) -> Result<Credential, CredentialError> {
     parse_output(&command, &api_version, &output.stdout)
 }
 
+/// An ExecCredential written as YAML, read as client-go reads it.
+fn yaml_output(stdout: &[u8]) -> Option<ExecCredentialOutput> {
+    let value = fieldwise_core::yaml::to_json(std::str::from_utf8(stdout).ok()?).ok()?;
+    serde_json::from_value(value).ok()
+}
+
 /// Reads an ExecCredential (JSON, or YAML as client-go also accepts). Errors say what is
 /// wrong and where, never what was there.
 fn parse_output(command: &str, api_version: &str, stdout: &[u8]) -> Result<Credential, CredentialError> {
     let bad = |problem: String| CredentialError::BadOutput { command: command.to_string(), problem };
     let parsed: ExecCredentialOutput = match serde_json::from_slice(stdout) {
         Ok(parsed) => parsed,
-        Err(json_error) => serde_yaml::from_slice(stdout).map_err(|_| {
+        // YAML as client-go reads it (sigs.k8s.io/yaml, YAML 1.1); its errors quote
+        // the text, so only the JSON error's position is told.
+        Err(json_error) => yaml_output(stdout).ok_or_else(|| {
             bad(format!(
                 "its output is not an ExecCredential (JSON {} error at line {}, column {})",
                 match json_error.classify() {
@@ -372,5 +380,15 @@ mod tests {
         let credential = parse_output("p", "client.authentication.k8s.io/v1", out.as_bytes()).unwrap();
         assert_eq!(credential, Credential::Certificate { certificate: "CERT".into(), key: "KEY".into() });
         assert!(!format!("{credential:?}").contains("KEY"));
+    }
+
+    #[test]
+    fn yaml_output_is_read_as_client_go_reads_it() {
+        let out = "apiVersion: client.authentication.k8s.io/v1\nkind: ExecCredential\nstatus:\n  token: s3cr3t-t0ken\n";
+        let credential = parse_output("p", "client.authentication.k8s.io/v1", out.as_bytes()).unwrap();
+        assert_eq!(credential, Credential::Token { token: "s3cr3t-t0ken".into(), expires: None });
+        // YAML 1.1: an unquoted `yes` is a boolean, not a token; the error does not quote it.
+        let err = parse_output("p", "client.authentication.k8s.io/v1", b"status:\n  token: yes\n").unwrap_err();
+        assert!(!err.to_string().contains("yes"), "{err}");
     }
 }

@@ -4,10 +4,12 @@
 //!   `--as`, `--token`, `--server`, `--request-timeout`, ...).
 //! - [`client`]: the [`client::Connection`] built from kubeconfig and those flags, and the
 //!   conversion of the client's errors into ours (naming the server).
+//! - [`kubeconfig_file`]: one kubeconfig file read as client-go reads it (YAML 1.1).
 //! - [`exec_credential`]: kubeconfig exec credential plugins, run once per command.
 //! - [`version`]: the plugins' version and the User-Agent they send.
 
 pub mod client;
 pub mod exec_credential;
 pub mod flags;
+pub mod kubeconfig_file;
 pub mod version;

@@ -6,6 +6,11 @@
 //!   `data`/`stringData` values (and their copy in its last-applied annotation) as
 //!   `*** (N bytes)` unless `--show-secrets` ([`shown_object`]).
 //! - `-o name`: `kind.group/name` per object, as `kubectl get -o name` ([`name_of`]).
+//! - Several objects with `-o yaml`: one YAML document each, `---` before every one
+//!   after the first, as kubectl's YAML printer separates them ([`print_object`]);
+//!   without it, `kubectl apply -f` would read them as one object (the last key wins).
+
+use std::sync::Mutex;
 
 use serde_json::Value;
 
@@ -42,9 +47,11 @@ pub fn name_of(object: &Value) -> Option<String> {
     })
 }
 
-/// A value as a YAML document.
+/// A value as a YAML document that `kubectl apply -f` reads back to the same
+/// value: strings YAML 1.1 would read as something else (`yes`, `on`, `0777`,
+/// dates) are quoted ([`fieldwise_core::yaml::to_yaml`]).
 pub fn yaml(value: &Value) -> Result<String> {
-    serde_yaml::to_string(value).map_err(|e| Error::malformed("the object (writing it as YAML)", e))
+    Ok(fieldwise_core::yaml::to_yaml(value))
 }
 
 /// An object as `-o json|yaml` shows it, the way `kubectl patch -o json|yaml` does:
@@ -78,7 +85,35 @@ pub fn print_outcome(
     match output {
         None => crate::output::stdout::write(&format!("{display} {verb}\n")),
         Some(OutputFormat::Name) => crate::output::stdout::write(&format!("{display}\n")),
-        Some(format) => crate::output::stdout::write(&render(&shown_object(object, show_secrets, false), format)?),
+        Some(format) => print_object(&shown_object(object, show_secrets, false), format),
+    }
+}
+
+/// Whether this process has printed a YAML document to stdout yet. One command is one
+/// process, as one command is one printer in kubectl, whose YAML printer counts the same way.
+static YAML_DOCUMENT_PRINTED: Mutex<bool> = Mutex::new(false);
+
+/// Prints `value` to stdout as [`render`] renders it; a YAML document after the first one
+/// this process printed starts with `---`, so several objects stay a stream that
+/// `kubectl apply -f` reads object by object. The lock is held through the write, so
+/// concurrent printers (bulk writes) never interleave a separator and a document.
+pub fn print_object(value: &Value, format: OutputFormat) -> Result<()> {
+    let text = render(value, format)?;
+    if format != OutputFormat::Yaml {
+        return crate::output::stdout::write(&text);
+    }
+    let mut printed = YAML_DOCUMENT_PRINTED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    crate::output::stdout::write(&yaml_document(&text, *printed))?;
+    *printed = true;
+    Ok(())
+}
+
+/// A rendered YAML document as it goes into a stream: `---` first unless it is the first.
+fn yaml_document(text: &str, after_another: bool) -> String {
+    if after_another {
+        format!("---\n{text}")
+    } else {
+        text.to_string()
     }
 }
 
@@ -86,6 +121,20 @@ pub fn print_outcome(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn yaml_documents_after_the_first_are_separated_and_read_back_one_by_one() {
+        let objects = [json!({"kind": "A", "on": "yes"}), json!({"kind": "B", "y": "n"})];
+        let stream: String = objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| yaml_document(&render(o, OutputFormat::Yaml).unwrap(), i > 0))
+            .collect();
+        assert_eq!(stream, "kind: A\n\"on\": \"yes\"\n---\nkind: B\n\"y\": \"n\"\n");
+        let read: Vec<Value> =
+            fieldwise_core::yaml::read_stream(&stream).unwrap().into_iter().map(|d| d.value).collect();
+        assert_eq!(read, objects);
+    }
 
     #[test]
     fn json_and_yaml() {
