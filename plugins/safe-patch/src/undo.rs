@@ -40,6 +40,10 @@ pub struct UndoArgs {
     /// Restore even if the object changed since the write being undone.
     #[arg(long)]
     force: bool,
+    /// Restore even onto an object that was deleted and created again since the backup
+    /// (another UID): the backup is of the old object, and its values replace the new one's.
+    #[arg(long)]
+    onto_recreated: bool,
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     yes: bool,
@@ -101,7 +105,7 @@ pub async fn history(kube: KubeFlags, args: HistoryArgs) -> Result<ExitCode> {
     let (conn, target) = one_target(&kube, &args.targets).await?;
     let backups = store.list(&ObjectKey::of(&conn, &target))?;
     if backups.is_empty() {
-        println!("No backups of {} in context {}.", target.display(), conn.context);
+        println!("No backups of {} on this cluster ({}).", target.display(), conn.server);
         return Ok(ExitCode::SUCCESS);
     }
     println!("{:<26} {:<30} {:<14} {:<14} FILE", "TIME", "OPERATION", "BEFORE", "AFTER");
@@ -127,7 +131,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     let (conn, target) = one_target(&kube, &args.targets).await?;
     let display = target.display();
     let backups = BackupStore::open_default()?.list(&ObjectKey::of(&conn, &target))?;
-    let chosen = choose(&backups, args.to.as_deref(), &display, &conn.context)?;
+    let chosen = choose(&backups, args.to.as_deref(), &display, &conn.server)?;
     let subresource = chosen.record.subresource.as_deref();
     if let Some(other) = subresource.filter(|s| !matches!(*s, "scale" | "status")) {
         return Err(Error::usage(format!(
@@ -137,16 +141,30 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     let live = objects::get(&conn, &target, subresource).await?;
     let live_rv = live.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
     let untouched = chosen.record.after.as_ref().is_some_and(|after| !changed_by_others(after, &live, subresource));
-    match chosen.record.after_resource_version.as_deref() {
-        Some(after) if after == live_rv || untouched => {}
+    let uid = |object: &Value| object.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
+    let recreated = match (uid(&chosen.record.before), uid(&live)) {
+        (Some(then), Some(now)) if then != now => Some((then, now)),
+        _ => None,
+    };
+    match (&recreated, chosen.record.after_resource_version.as_deref()) {
+        (Some(_), _) if args.onto_recreated => {
+            eprintln!("warning: {display} was created again since that backup; restoring the old object's values onto it (--onto-recreated)")
+        }
+        (Some((then, now)), _) => {
+            eprintln!(
+                "error: {display} was deleted and created again since that backup (UID {then} then, {now} now): the backup is of the old object, and restoring it would replace the new one's values; nothing was written. Use --onto-recreated to restore it onto the new object anyway."
+            );
+            return Ok(ExitCode::from(EXIT_CHANGED));
+        }
+        (None, Some(after)) if after == live_rv || untouched => {}
         _ if args.force => eprintln!("warning: {display} changed since that write; restoring anyway (--force)"),
-        Some(after) => {
+        (None, Some(after)) => {
             eprintln!(
                 "error: {display} changed since the write being undone (resourceVersion {after}, now {live_rv}); nothing was written. Use --force to restore anyway."
             );
             return Ok(ExitCode::from(EXIT_CHANGED));
         }
-        None => {
+        (None, None) => {
             eprintln!(
                 "error: the write of that backup was never confirmed; use --force to restore its pre-image anyway"
             );
@@ -182,7 +200,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
 }
 
 /// The backup to restore: the one taken at `to`, else the last confirmed write.
-fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, context: &str) -> Result<&'b Backup> {
+fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, server: &str) -> Result<&'b Backup> {
     let chosen = match to {
         Some(time) => backups.iter().rev().find(|b| b.record.time.starts_with(time)),
         None => backups.iter().rev().find(|b| b.record.state == WriteState::Written),
@@ -191,7 +209,11 @@ fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, context: &
         Some(time) => {
             Error::usage(format!("no backup of {display} at {time}; see `kubectl safe-patch history {display}`"))
         }
-        None => Error::usage(format!("no backup of {display} to undo (context {context})")),
+        None if backups.is_empty() => Error::usage(format!("no backup of {display} to undo on this cluster ({server})")),
+        None => Error::usage(format!(
+            "no confirmed write of {display} to undo: its {} backup(s) are of writes whose outcome was never confirmed (see `kubectl safe-patch history {display}`); restore one with --to TIME --force",
+            backups.len()
+        )),
     })
 }
 

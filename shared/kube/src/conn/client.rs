@@ -31,6 +31,9 @@ pub struct Connection {
     pub context: String,
     /// The server URL, for messages.
     pub server: String,
+    /// Which cluster this is, for keying what is kept about it (backups): the server's
+    /// host and port and a hash of its URL and CA (see [`cluster_identity`]).
+    pub cluster: String,
     /// The configuration the client was built from, to build another client
     /// for work that must not run on the caller's runtime (discovery refetches).
     config: kube::Config,
@@ -172,6 +175,7 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
     config.headers.push((http::header::USER_AGENT, agent));
     let namespace = flags.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
+    let cluster = cluster_identity(&server, config.root_cert.as_deref().unwrap_or_default());
     // The exec plugin runs here, once, rather than three times inside the client library.
     let credentials = ExecCredentials::take_from(&mut config.auth_info).map_err(Error::Credential)?;
     let client = build_client(config.clone(), credentials.as_ref())
@@ -183,10 +187,27 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
         namespace_from_flag,
         context,
         server,
+        cluster,
         config,
         credentials,
         discovery_from_cache: Arc::default(),
     })
+}
+
+/// A cluster's identity, from what the client trusts it by: its URL and the CA that signs
+/// its certificate (none with `--insecure-skip-tls-verify`). Two contexts of one cluster
+/// (other users, other namespaces) share it; a context name reused for another cluster,
+/// or a cluster recreated at the same address with a new CA, does not.
+pub fn cluster_identity(server: &str, ca_certificates: &[Vec<u8>]) -> String {
+    let mut identity = server.as_bytes().to_vec();
+    for certificate in ca_certificates {
+        identity.push(b'\n');
+        identity.extend_from_slice(certificate);
+    }
+    let host = server.split("://").nth(1).unwrap_or(server).trim_end_matches('/');
+    let readable: String =
+        host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
+    format!("{readable}-{:016x}", crate::local::cache::fnv1a(&identity))
 }
 
 /// Applies the connection flags to the entries `context` uses, with kubectl's
@@ -380,6 +401,16 @@ contexts:
 
     fn cluster<'k>(k: &'k Kubeconfig, name: &str) -> &'k Cluster {
         k.clusters.iter().find(|c| c.name == name).and_then(|c| c.cluster.as_ref()).expect("cluster")
+    }
+
+    #[test]
+    fn cluster_identity_is_the_server_and_its_ca() {
+        let local = cluster_identity("https://127.0.0.1:6443", &[b"CA1".to_vec()]);
+        assert!(local.starts_with("127.0.0.1_6443-"), "{local}");
+        assert_eq!(local, cluster_identity("https://127.0.0.1:6443", &[b"CA1".to_vec()]));
+        assert_ne!(local, cluster_identity("https://127.0.0.1:6443", &[b"CA2".to_vec()]), "a recreated cluster");
+        assert_ne!(local, cluster_identity("https://127.0.0.1:7443", &[b"CA1".to_vec()]), "another server");
+        assert_ne!(local, cluster_identity("https://127.0.0.1:6443", &[]));
     }
 
     #[test]

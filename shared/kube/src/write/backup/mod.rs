@@ -2,7 +2,10 @@
 //!
 //! One JSON file per write, readable by the user alone (0600, in 0700
 //! directories), because the pre-image of a Secret holds its values:
-//! `<data dir>/backups/<context>/<namespace or _cluster>/<resource>/<name>/<time>.json`.
+//! `<data dir>/backups/<cluster>/<namespace or _cluster>/<resource>/<name>/<time>.json`,
+//! where `<cluster>` is the cluster's identity (its host and port and a hash of its URL
+//! and CA: [`crate::conn::client::cluster_identity`]), never the context's name, which
+//! another kubeconfig may give to another cluster.
 //! The data dir is `$FIELDWISE_DATA_DIR`, else the platform's user data dir
 //! (`~/.local/share/fieldwise` on Linux). Each path component is the name
 //! percent-encoded (every byte but ASCII letters, digits and `-_.@`), so two

@@ -36,8 +36,13 @@ impl BackupStore {
 
     /// The directory of one object's backups.
     pub fn dir_of(&self, key: &ObjectKey) -> PathBuf {
+        self.encoded_dir(&key.cluster, key)
+    }
+
+    /// `<top>/<namespace or _cluster>/<resource>/<name>`, each percent-encoded.
+    fn encoded_dir(&self, top: &str, key: &ObjectKey) -> PathBuf {
         let ns = if key.namespace.is_empty() { "_cluster" } else { key.namespace.as_str() };
-        [key.context.as_str(), ns, key.resource.as_str(), key.name.as_str()]
+        [top, ns, key.resource.as_str(), key.name.as_str()]
             .iter()
             .fold(self.root.clone(), |p, part| p.join(encode_component(part)))
     }
@@ -82,17 +87,12 @@ impl BackupStore {
     }
 
     /// Every backup of one object, oldest first. Backups written by older versions
-    /// (whose directory names were not reversible) are found too, and only records
-    /// of exactly this object are returned.
+    /// (under the context's name, and before that with names that were not reversible)
+    /// are found too, and only records of exactly this object on this cluster are returned.
     pub fn list(&self, key: &ObjectKey) -> Result<Vec<Backup>> {
-        let mut dirs = vec![self.dir_of(key)];
-        let legacy = self.legacy_dir_of(key);
-        if !dirs.contains(&legacy) {
-            dirs.push(legacy);
-        }
         let mut backups = Vec::new();
-        for dir in dirs {
-            backups.extend(read_dir_records(&dir)?.into_iter().filter(|b| b.record.key() == *key));
+        for dir in self.dirs_of(key) {
+            backups.extend(read_dir_records(&dir)?.into_iter().filter(|b| key.is_of(&b.record)));
         }
         sort_oldest_first(&mut backups);
         Ok(backups)
@@ -121,8 +121,10 @@ impl BackupStore {
         let backups = self.list(key)?;
         let report = prune_sorted(&backups, policy);
         remove_abandoned(&self.temp_dir());
-        remove_abandoned(&self.dir_of(key));
-        remove_empty_dirs(&self.dir_of(key), &self.root);
+        for dir in self.dirs_of(key) {
+            remove_abandoned(&dir);
+            remove_empty_dirs(&dir, &self.root);
+        }
         report
     }
 
@@ -138,13 +140,13 @@ impl BackupStore {
             sort_oldest_first(&mut backups);
             // One directory may hold several objects only in the legacy layout.
             let mut keys: Vec<ObjectKey> = Vec::new();
-            for key in backups.iter().map(|b| b.record.key()) {
-                if !keys.contains(&key) {
-                    keys.push(key);
+            for backup in &backups {
+                if !keys.iter().any(|k| k.is_of(&backup.record)) {
+                    keys.push(backup.record.key());
                 }
             }
             for key in keys {
-                let of_key: Vec<Backup> = backups.iter().filter(|b| b.record.key() == key).cloned().collect();
+                let of_key: Vec<Backup> = backups.iter().filter(|b| key.is_of(&b.record)).cloned().collect();
                 let report = prune_sorted(&of_key, policy)?;
                 total.removed += report.removed;
                 total.kept += report.kept;
@@ -154,7 +156,20 @@ impl BackupStore {
         Ok(total)
     }
 
-    /// Where versions before 0.2 put an object's backups (names with `_` for unsafe bytes).
+    /// The directories that may hold an object's backups: its own, and where older versions
+    /// put them (under the context's name).
+    fn dirs_of(&self, key: &ObjectKey) -> Vec<PathBuf> {
+        let mut dirs = vec![self.dir_of(key)];
+        for dir in [self.encoded_dir(&key.context, key), self.legacy_dir_of(key)] {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+
+    /// Where the first versions put an object's backups (under the context's name, with
+    /// `_` for unsafe bytes).
     pub(super) fn legacy_dir_of(&self, key: &ObjectKey) -> PathBuf {
         let ns = if key.namespace.is_empty() { "_cluster" } else { key.namespace.as_str() };
         [key.context.as_str(), ns, key.resource.as_str(), key.name.as_str()]
@@ -266,7 +281,7 @@ fn sort_oldest_first(backups: &mut [Backup]) {
     });
 }
 
-/// The directories four levels down (context/namespace/resource/name).
+/// The directories four levels down (cluster/namespace/resource/name).
 fn collect_leaf_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {

@@ -9,19 +9,26 @@ use super::*;
 
 fn key(name: &str) -> ObjectKey {
     ObjectKey {
-        context: "ctx".into(),
+        cluster: "127.0.0.1_6443-00000000000000c1".into(),
         namespace: String::new(),
         resource: "clusterroles.rbac.authorization.k8s.io".into(),
         name: name.into(),
+        context: "ctx".into(),
+        server: "https://127.0.0.1:6443".into(),
     }
 }
 
 fn record(time: &str, name: &str) -> BackupRecord {
-    let k = key(name);
+    record_of(&key(name), time)
+}
+
+fn record_of(k: &ObjectKey, time: &str) -> BackupRecord {
+    let k = k.clone();
     BackupRecord {
         time: time.into(),
         context: k.context,
-        server: "https://127.0.0.1:6443".into(),
+        cluster: k.cluster,
+        server: k.server,
         namespace: k.namespace,
         resource: k.resource,
         name: k.name,
@@ -76,17 +83,22 @@ fn names_that_sanitize_alike_never_share_backups() {
     store.begin(record("2026-01-02T00:00:00.000Z", "demo_role")).unwrap().written(&serde_json::json!({})).unwrap();
     // A legacy record of demo:role (same sanitized directory as demo_role) is found, and kept apart.
     let legacy = store.legacy_dir_of(&key("demo:role"));
-    assert_eq!(legacy, store.dir_of(&key("demo_role")));
+    assert_eq!(legacy, store.legacy_dir_of(&key("demo_role")));
+    fs::create_dir_all(&legacy).unwrap();
+    let mut old_underscore = record("2025-01-01T00:00:00.000Z", "demo_role");
+    old_underscore.cluster = String::new();
+    fs::write(legacy.join("old_.json"), serde_json::to_vec(&old_underscore).unwrap()).unwrap();
     let mut old = record("2025-01-01T00:00:00.000Z", "demo:role");
     old.after_resource_version = Some("7".into());
+    old.cluster = String::new();
     fs::write(legacy.join("old.json"), serde_json::to_vec(&old).unwrap()).unwrap();
     let colon = store.list(&key("demo:role")).unwrap();
     let underscore = store.list(&key("demo_role")).unwrap();
     assert_eq!(colon.len(), 2);
     assert!(colon.iter().all(|b| b.record.name == "demo:role"));
     assert_eq!(colon[0].record.state, WriteState::Written, "legacy records with an after are written");
-    assert_eq!(underscore.len(), 1);
-    assert_eq!(underscore[0].record.name, "demo_role");
+    assert_eq!(underscore.len(), 2);
+    assert!(underscore.iter().all(|b| b.record.name == "demo_role"));
     for part in ["", ".", "..", "a/b", "ü"] {
         let encoded = encode_component(part);
         assert!(!encoded.is_empty() && encoded != "." && encoded != ".." && !encoded.contains('/'), "{part:?}");
@@ -191,5 +203,33 @@ fn concurrent_writers_never_see_half_a_record_and_prune_without_failing() {
     assert!(failures.is_empty(), "{} failures, the first: {:?}", failures.len(), failures.first());
     assert_eq!(store.list(&key("busy")).unwrap().len(), 3);
     assert_eq!(fs::read_dir(root.join("%tmp")).unwrap().count(), 0, "no temporary file is left");
+    fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn backups_are_kept_per_cluster_whatever_the_context_is_called() {
+    let (store, root) = temp_store("clusters");
+    let here = key("r");
+    // Another kubeconfig's context of the same name, pointing at another cluster.
+    let elsewhere = ObjectKey {
+        cluster: "10.0.0.1_6443-00000000000000c2".into(),
+        server: "https://10.0.0.1:6443".into(),
+        ..here.clone()
+    };
+    store.begin(record_of(&here, "2026-01-01T00:00:00.000Z")).unwrap().written(&serde_json::json!({})).unwrap();
+    assert_eq!(store.list(&here).unwrap().len(), 1);
+    assert!(store.list(&elsewhere).unwrap().is_empty(), "another cluster sees no history of this one");
+    // Another context of the same cluster sees it.
+    let other_context = ObjectKey { context: "admin@here".into(), ..here.clone() };
+    assert_eq!(store.list(&other_context).unwrap().len(), 1);
+
+    // A record of an earlier version, kept under the context's name, counts for its own server only.
+    let mut old = record_of(&here, "2025-01-01T00:00:00.000Z");
+    old.cluster = String::new();
+    let old_dir = root.join("ctx/_cluster/clusterroles.rbac.authorization.k8s.io/r");
+    fs::create_dir_all(&old_dir).unwrap();
+    fs::write(old_dir.join("old.json"), serde_json::to_vec(&old).unwrap()).unwrap();
+    assert_eq!(store.list(&here).unwrap().len(), 2);
+    assert!(store.list(&elsewhere).unwrap().is_empty(), "a record naming another server is not this cluster's");
     fs::remove_dir_all(root).unwrap();
 }
