@@ -18,6 +18,7 @@ use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff;
 use fieldwise_kube::write::backup::{parse_age, parse_keep, Backup, BackupStore, ObjectKey, Retention, WriteState};
+use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::{Map, Value};
 
@@ -103,6 +104,7 @@ pub async fn history(kube: KubeFlags, args: HistoryArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let (conn, target) = one_target(&kube, &args.targets).await?;
+    settle::abandoned_writes(&conn, &store).await?;
     let backups = store.list(&ObjectKey::of(&conn, &target))?;
     if backups.is_empty() {
         println!("No backups of {} on this cluster ({}).", target.display(), conn.server);
@@ -130,7 +132,9 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let (conn, target) = one_target(&kube, &args.targets).await?;
     let display = target.display();
-    let backups = BackupStore::open_default()?.list(&ObjectKey::of(&conn, &target))?;
+    let store = BackupStore::open_default()?;
+    settle::abandoned_writes(&conn, &store).await?;
+    let backups = store.list(&ObjectKey::of(&conn, &target))?;
     let chosen = choose(&backups, args.to.as_deref(), &display, &conn.server)?;
     let subresource = chosen.record.subresource.as_deref();
     if let Some(other) = subresource.filter(|s| !matches!(*s, "scale" | "status")) {

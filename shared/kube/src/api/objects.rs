@@ -14,6 +14,12 @@ pub async fn get(conn: &Connection, target: &ObjectRef, subresource: Option<&str
     send(conn, Request::get(target.path(subresource)).body(Vec::new())).await
 }
 
+/// GETs what is at an API path (`/api/v1/namespaces/x/configmaps/y`), as
+/// [`ObjectRef::path`] spells it.
+pub async fn get_path(conn: &Connection, path: &str) -> Result<Value> {
+    send(conn, Request::get(path).body(Vec::new())).await
+}
+
 /// Options for listing a collection.
 #[derive(Debug, Clone, Default)]
 pub struct ListOptions {

@@ -4,6 +4,10 @@
 //! be gone, no further write is started, and one summary says what was done,
 //! what failed and what was not tried. Each write is guarded and idempotent, so
 //! running the same command again finishes the job.
+//!
+//! A stop signal (Ctrl-C, SIGTERM) ends a run the same way: nothing more is started,
+//! the writes in flight finish, the summary is printed, and the command exits 130 or
+//! 143 (see [`crate::write::interrupt`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -12,6 +16,7 @@ use std::future::Future;
 use futures::stream::{self, Stream, StreamExt};
 
 use crate::error::{Error, Result};
+use crate::write::interrupt::{self, InFlight, Signal};
 
 /// How a bulk write runs.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +53,8 @@ pub struct BulkSummary {
     /// The run stopped before the producer had given every item: more objects than
     /// `not_tried` may be left (a streamed run cannot count what it never saw).
     pub not_reached: bool,
+    /// The run stopped on this signal.
+    pub interrupted: Option<Signal>,
 }
 
 impl BulkSummary {
@@ -78,7 +85,12 @@ impl BulkSummary {
 
     /// Prints the summary (and why the run stopped) on stderr.
     pub fn print(&self) {
-        if let (Some(why), true) = (&self.stopped, self.stopped_by_producer) {
+        if let Some(signal) = self.interrupted {
+            eprintln!(
+                "error: interrupted ({}): the writes in flight were finished and nothing more was started; running the same command again is safe and finishes the job.",
+                signal.name()
+            );
+        } else if let (Some(why), true) = (&self.stopped, self.stopped_by_producer) {
             eprintln!(
                 "error: {why}. Nothing more was started; running the same command again is safe and finishes the job."
             );
@@ -132,7 +144,28 @@ where
     F: Fn(I) -> Fut,
     Fut: Future<Output = Result<&'static str>>,
 {
+    // Until the summary is printed, a first stop signal lets the run finish what it started.
+    let _in_flight = InFlight::start();
+    run_stream_until(items, options, name, work, interrupt::stopped()).await
+}
+
+/// [`run_stream`] that stops when `stop` resolves (with the signal that stopped it).
+async fn run_stream_until<I, F, Fut>(
+    items: impl Stream<Item = Result<I>>,
+    options: BulkOptions,
+    name: impl Fn(&I) -> String,
+    work: F,
+    stop: impl Future<Output = Signal>,
+) -> BulkSummary
+where
+    F: Fn(I) -> Fut,
+    Fut: Future<Output = Result<&'static str>>,
+{
     let summary = RefCell::new(BulkSummary::default());
+    let interrupted: Cell<Option<Signal>> = Cell::new(None);
+    let interrupted_ref = &interrupted;
+    // Ends the items at once on a signal, even while the producer is still listing.
+    let stop = async move { interrupted_ref.set(Some(stop.await)) };
     let in_a_row = Cell::new(0usize);
     let open = Cell::new(false);
     let (summary_ref, in_a_row_ref, open_ref, work_ref, name_ref) = (&summary, &in_a_row, &open, &work, &name);
@@ -145,7 +178,8 @@ where
             exhausted_ref.set(true);
             std::task::Poll::Ready(None)
         }))
-        .take_while(|_| futures::future::ready(!open_ref.get()));
+        .take_while(|_| futures::future::ready(!open_ref.get()))
+        .take_until(stop);
     items
         .map(|item| async move {
             let item = match item {
@@ -160,7 +194,7 @@ where
                     return;
                 }
             };
-            if open_ref.get() {
+            if open_ref.get() || interrupted_ref.get().is_some() {
                 summary_ref.borrow_mut().not_tried += 1;
                 return;
             }
@@ -172,6 +206,8 @@ where
                     in_a_row_ref.set(0);
                     *summary.succeeded.entry(label).or_default() += 1;
                 }
+                // Stopped by a signal before its write was sent: not tried, not failed.
+                Err(Error::Interrupted { .. }) => summary.not_tried += 1,
                 Err(e) => {
                     summary.failed += 1;
                     let transport = is_transport(&e);
@@ -195,6 +231,10 @@ where
         .collect::<()>()
         .await;
     let mut summary = summary.into_inner();
+    if let Some(signal) = interrupted.get() {
+        summary.interrupted = Some(signal);
+        summary.stopped.get_or_insert_with(|| format!("interrupted ({})", signal.name()));
+    }
     summary.not_reached = summary.stopped.is_some() && !exhausted.get();
     summary
 }
@@ -276,6 +316,43 @@ mod tests {
         assert_eq!(summary.succeeded.get("unchanged"), Some(&10));
         assert!(summary.all_succeeded() && !summary.not_reached, "{summary:?}");
         assert_eq!(summary.line(), "10 unchanged, 0 failed");
+    }
+
+    #[test]
+    fn a_signal_stops_the_run_after_the_writes_in_flight() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (signal, received) = futures::channel::oneshot::channel::<()>();
+        let signal = RefCell::new(Some(signal));
+        let started = Cell::new(0usize);
+        let summary = runtime.block_on(run_stream_until(
+            stream::iter((0..1000).map(Ok)),
+            BulkOptions::with_concurrency(4),
+            |i: &i32| format!("cm/{i}"),
+            |i| {
+                started.set(started.get() + 1);
+                if i == 20 {
+                    signal.borrow_mut().take().map(|s| s.send(()));
+                }
+                async move {
+                    tokio::task::yield_now().await;
+                    // One write the signal caught before it was sent.
+                    if i == 21 {
+                        return Err(Error::Interrupted { object: format!("cm/{i}"), signal: "SIGINT" });
+                    }
+                    Ok("repaired")
+                }
+            },
+            async move {
+                let _ = received.await;
+                Signal::Interrupt
+            },
+        ));
+        assert_eq!(summary.interrupted, Some(Signal::Interrupt));
+        assert!(started.get() <= 21 + 4, "{} writes started after the signal", started.get() - 21);
+        assert_eq!(summary.failed, 0, "the writes in flight finished: {summary:?}");
+        assert_eq!(summary.succeeded.get("repaired").copied().unwrap_or(0) + summary.not_tried, started.get());
+        assert!(summary.not_reached && !summary.all_succeeded(), "{summary:?}");
+        assert!(summary.line().contains("not tried"), "{}", summary.line());
     }
 
     #[test]
