@@ -5,8 +5,9 @@
 //! with the real `kubectl` where both do the same thing.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use fieldwise_e2e::{require_cluster, run, text, Cluster};
 use serde_json::{json, Value};
@@ -126,4 +127,146 @@ fn exec_credential_plugins_run_once_and_their_output_never_reaches_an_error() {
         assert_eq!(calls(&dir), 1, "{exe} ran the plugin more than once");
     }
     assert_eq!(cluster.get_json(&ns, "cm/x")["data"]["b"], "2", "the write authenticated with the plugin's token");
+}
+
+// ---------------------------------------------------------------------------------------------
+// #22.7: untrusted input costs a bounded amount
+
+/// Runs `cmd` with `stdin`, returning its output and how long it took (at most `limit`, then killed).
+fn timed(cmd: &mut Command, stdin: Stdio, limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    while child.try_wait().expect("wait").is_none() && started.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("output");
+    (out, started.elapsed())
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn endless_or_huge_input_is_refused_at_the_size_limit() {
+    let cluster = require_cluster!();
+    let dir = scratch("size");
+    let object = dir.join("cm.json");
+    std::fs::write(&object, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}"#)
+        .expect("write");
+    let safe_patch = || {
+        let mut cmd = plugin(&cluster, "kubectl-safe_patch", &dir);
+        cmd.arg("-f").arg(&object).args(["--local", "-o", "json"]);
+        cmd
+    };
+    let limit = Duration::from_secs(20);
+    let cases: Vec<(&str, Command, Stdio)> = vec![
+        (
+            "--patch-file /dev/zero",
+            {
+                let mut c = safe_patch();
+                c.args(["--patch-file", "/dev/zero"]);
+                c
+            },
+            Stdio::null(),
+        ),
+        (
+            "--patch-file - < /dev/zero",
+            {
+                let mut c = safe_patch();
+                c.args(["--patch-file", "-"]);
+                c
+            },
+            zero(),
+        ),
+        (
+            "-f /dev/zero",
+            {
+                let mut c = plugin(&cluster, "kubectl-owners", &dir);
+                c.args(["-f", "/dev/zero"]);
+                c
+            },
+            Stdio::null(),
+        ),
+        (
+            "-f - < /dev/zero",
+            {
+                let mut c = plugin(&cluster, "kubectl-last_applied", &dir);
+                c.args(["repair", "-f", "-"]);
+                c
+            },
+            zero(),
+        ),
+    ];
+    for (what, mut cmd, stdin) in cases {
+        let (out, took) = timed(&mut cmd, stdin, limit);
+        let stderr = text(&out.stderr);
+        assert!(took < limit, "{what}: still reading after {took:?}");
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", describe(&out));
+        assert!(
+            stderr.contains("larger than 32 MiB, the limit on one input")
+                && stderr.contains("FIELDWISE_MAX_INPUT_BYTES"),
+            "{what}: the error names the limit and how to raise it: {stderr}"
+        );
+    }
+    // The limit is the user's to raise (or lower).
+    let patch = dir.join("patch.json");
+    std::fs::write(&patch, format!(r#"{{"data":{{"b":"{}"}}}}"#, "x".repeat(2000))).expect("write");
+    let out = run(safe_patch().arg("--patch-file").arg(&patch).env("FIELDWISE_MAX_INPUT_BYTES", "1000"));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("larger than 1000 bytes"), "{}", describe(&out));
+    let out = run(safe_patch().arg("--patch-file").arg(&patch).env("FIELDWISE_MAX_INPUT_BYTES", "100000"));
+    assert!(out.status.success(), "{}", describe(&out));
+}
+
+fn zero() -> Stdio {
+    Stdio::from(std::fs::File::open("/dev/zero").expect("/dev/zero"))
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn deeply_nested_input_is_refused_at_once() {
+    let cluster = require_cluster!();
+    let dir = scratch("deep");
+    let object = dir.join("cm.json");
+    std::fs::write(&object, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}"#)
+        .expect("write");
+    // 65,536 levels in a file; 20,000 on the command line (an argument is at most 128 KiB on Linux).
+    let deep = |levels: usize| format!("{}1{}", r#"{"a":"#.repeat(levels), "}".repeat(levels));
+    let file = dir.join("deep.json");
+    std::fs::write(&file, deep(65_536)).expect("write");
+    let inline = format!("{}{}", "[".repeat(20_000), "]".repeat(20_000));
+    let safe_patch = || {
+        let mut cmd = plugin(&cluster, "kubectl-safe_patch", &dir);
+        cmd.args(["--local", "-o", "json"]);
+        cmd
+    };
+    let limit = Duration::from_secs(20);
+    let cases: Vec<(&str, Command)> = vec![
+        ("-f deep.json", {
+            let mut c = safe_patch();
+            c.arg("-f").arg(&file).args(["-p", "{}"]);
+            c
+        }),
+        ("--patch-file deep.json", {
+            let mut c = safe_patch();
+            c.arg("-f").arg(&object).arg("--patch-file").arg(&file);
+            c
+        }),
+        ("-p", {
+            let mut c = safe_patch();
+            c.arg("-f").arg(&object).args(["-p", &inline]);
+            c
+        }),
+        ("owners -f deep.json", {
+            let mut c = plugin(&cluster, "kubectl-owners", &dir);
+            c.arg("-f").arg(&file);
+            c
+        }),
+    ];
+    for (what, mut cmd) in cases {
+        let (out, took) = timed(&mut cmd, Stdio::null(), limit);
+        let stderr = text(&out.stderr);
+        assert!(took < Duration::from_secs(3), "{what}: took {took:?} (kubectl answers in 0.1 s)");
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", describe(&out));
+        assert!(stderr.contains("nests deeper than 128 levels"), "{what}: {stderr}");
+    }
 }
