@@ -17,6 +17,7 @@ use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff::{self, without_server_noise};
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::write::interrupt;
 use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, WriteOptions};
 use serde_json::Value;
@@ -53,7 +54,19 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     let mut schemas = Schemas::connected(&conn);
     let mut worst = ExitCode::SUCCESS;
     for target in &targets {
-        let code = patch_one(&conn, &mut schemas, target, &source, &args, retry_budget).await?;
+        if interrupt::received().is_some() {
+            break; // a stop signal: nothing new is started
+        }
+        // As kubectl does, an object that fails is reported and the next one is still patched.
+        let code = match patch_one(&conn, &mut schemas, target, &source, &args, retry_budget).await {
+            Ok(code) => code,
+            Err(e @ (Error::Interrupted { .. } | Error::StdoutClosed)) => return Err(e),
+            Err(e) if targets.len() == 1 => return Err(e),
+            Err(e) => {
+                eprintln!("{}", e.printed());
+                ExitCode::from(e.exit_code())
+            }
+        };
         if code != ExitCode::SUCCESS {
             worst = code;
         }
@@ -156,7 +169,13 @@ async fn patch_one(
         show_diff(&format!("{display} (live)"), &format!("{display} (patched)"), &preview.live, preview.result(), args);
     print_findings(&findings);
     let Some(diff) = diff else {
-        print_outcome(args, &display, &preview.live, "patched (no change)")?;
+        // A dry run says so even when it would change nothing: nothing was written either way.
+        let verb = match args.dry_run {
+            DryRun::None => "patched (no change)",
+            DryRun::Server => "patched (no change) (server dry run)",
+            DryRun::Client => "patched (no change) (dry run)",
+        };
+        print_outcome(args, &display, &preview.live, verb)?;
         return Ok(ExitCode::SUCCESS);
     };
     eprint!("{diff}");

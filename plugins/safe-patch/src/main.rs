@@ -28,8 +28,9 @@ use fieldwise_kube::write::FieldValidation;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, or
-declined), 3 stopped because the object changed since the preview.
+const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, an undo
+of a write never confirmed needs --force, or declined), 3 stopped because the object changed since the preview
+(for undo: since the write, or it was created again), 130/143 stopped by Ctrl-C or SIGTERM.
 
 Examples:
   # Preview, lint, dry-run and write a strategic merge patch, guarded by resourceVersion

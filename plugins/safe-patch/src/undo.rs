@@ -168,11 +168,13 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
             );
             return Ok(ExitCode::from(EXIT_CHANGED));
         }
+        // Refused for want of --force, like a finding that needs it (exit 2): nothing says the
+        // object changed, only that the write was never confirmed.
         (None, None) => {
             eprintln!(
                 "error: the write of that backup was never confirmed; use --force to restore its pre-image anyway"
             );
-            return Ok(ExitCode::from(EXIT_CHANGED));
+            return Ok(ExitCode::from(EXIT_REFUSED));
         }
     }
     let before = &chosen.record.before;

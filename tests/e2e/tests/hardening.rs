@@ -270,3 +270,213 @@ fn deeply_nested_input_is_refused_at_once() {
         assert!(stderr.contains("nests deeper than 128 levels"), "{what}: {stderr}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// #22.8: messages that say what happened
+
+/// A TCP server that accepts connections and never answers (not even TLS).
+fn silent_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    port
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn request_timeout_takes_kubectls_durations_and_says_which_limit_ran_out() {
+    let cluster = require_cluster!();
+    let dir = scratch("timeout");
+    let server = format!("https://127.0.0.1:{}", silent_server());
+    let owners = |timeout: &str| {
+        let mut cmd = plugin(&cluster, "kubectl-owners", &dir);
+        cmd.args(["-s", &server, "--insecure-skip-tls-verify", "--request-timeout", timeout, "cm/x"]);
+        cmd
+    };
+    // kubectl takes Go durations below a second.
+    let kubectl = run(cluster.kubectl().args(["get", "ns", "--request-timeout", "1ms"]));
+    assert!(!text(&kubectl.stderr).contains("invalid"), "kubectl accepts 1ms: {}", describe(&kubectl));
+    let (out, took) = timed(&mut owners("1ms"), Stdio::null(), Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(took < Duration::from_secs(5), "1ms: {took:?}");
+    assert!(text(&out.stderr).contains("no answer within --request-timeout 1ms"), "{}", describe(&out));
+    // 0 sets no limit on the answer; connecting still has kubectl's 30 s, and the message and --help say so.
+    let (out, took) = timed(&mut owners("0"), Stdio::null(), Duration::from_secs(90));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(took >= Duration::from_secs(25) && took < Duration::from_secs(60), "0: gave up after {took:?}");
+    assert!(text(&out.stderr).contains("no connection within 30 s"), "{}", describe(&out));
+    let help = text(&run(plugin(&cluster, "kubectl-owners", &dir).arg("--help")).stdout);
+    assert!(!help.contains("waits forever") && help.contains("connecting still gives up after 30 s"), "{help}");
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn names_namespaces_and_managed_fields_are_reported_as_they_are() {
+    let cluster = require_cluster!();
+    let dir = scratch("names");
+    let ns = cluster.namespace("fw-hard-msg");
+    cluster.kubectl_ok(&["create", "deployment", "web", "-n", &ns, "--image=busybox:1.36", "--replicas=0"]);
+
+    // An unknown subresource is refused before anything is sent, and the discovery cache stays.
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).args([
+        "-n",
+        &ns,
+        "deploy/web",
+        "--subresource",
+        "bogus",
+        "-p",
+        "{}",
+        "--yes",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("has no subresource \"bogus\" (it has: ") && !stderr.contains("cache"), "{stderr}");
+    let cached = fieldwise_e2e::files_below(&dir.join("cache"), None);
+    assert!(
+        cached.iter().any(|f| f.to_string_lossy().contains("discovery")),
+        "the discovery cache was cleared: {cached:?}"
+    );
+
+    // A name with -A: kubectl refuses, and so do we.
+    let kubectl = run(cluster.kubectl().args(["get", "-A", "deploy/web"]));
+    assert!(text(&kubectl.stderr).contains("a resource cannot be retrieved by name across all namespaces"));
+    let out = run(plugin(&cluster, "kubectl-owners", &dir).args(["-A", "deploy/web"]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("a resource cannot be retrieved by name across all namespaces"),
+        "{}",
+        describe(&out)
+    );
+
+    // `-n ''` is no -n at all: the context's namespace (default), as in kubectl.
+    let name = format!("fw-hard-empty-ns-{}", std::process::id());
+    cluster.kubectl_ok(&["create", "configmap", &name, "-n", "default", "--from-literal=a=1"]);
+    let kubectl = run(cluster.kubectl().args(["get", "-n", "", &format!("cm/{name}")]));
+    let out = run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", "", &format!("cm/{name}")]));
+    cluster.kubectl_ok(&["delete", "configmap", &name, "-n", "default"]);
+    assert!(kubectl.status.success(), "kubectl: {}", describe(&kubectl));
+    assert!(out.status.success(), "{}", describe(&out));
+
+    // An object whose makers set no tracked field has no managedFields: said as it is.
+    cluster.kubectl_ok(&["create", "serviceaccount", "bare", "-n", &ns]);
+    let out = run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", &ns, "sa/bare"]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        !stderr.contains("before server-side field tracking") && stderr.contains("kubectl create serviceaccount"),
+        "{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn json_patch_paths_and_position_guards_are_named_as_written() {
+    let cluster = require_cluster!();
+    let dir = scratch("pointers");
+    let ns = cluster.namespace("fw-hard-ptr");
+    cluster.kubectl_ok(&["create", "deployment", "web", "-n", &ns, "--image=busybox:1.36", "--replicas=0"]);
+    cluster.kubectl_ok(&["set", "env", "deploy/web", "-n", &ns, "A=1", "B=2"]);
+    let safe_patch = |patch: &str| {
+        run(plugin(&cluster, "kubectl-safe_patch", &dir).args([
+            "-n",
+            &ns,
+            "deploy/web",
+            "--type",
+            "json",
+            "-p",
+            patch,
+            "--dry-run=server",
+        ]))
+    };
+    let out = safe_patch(r#"[{"op":"add","path":"metadata/labels/x","value":"1"}]"#);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        stderr.contains("does not start with \"/\"") && stderr.contains("write \"/metadata/labels/x\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not found"), "{stderr}");
+
+    let out = safe_patch(r#"[{"op":"replace","path":"/spec/template/spec/containers/0/env/1/value","value":"3"}]"#);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{}", describe(&out));
+    let infos: Vec<&str> = stderr.lines().filter(|l| l.starts_with("info:")).collect();
+    assert_eq!(infos.len(), 2, "{stderr}");
+    assert!(
+        infos[0].starts_with("info: /spec/template/spec/containers/0 is a position")
+            && infos[0].contains("name=\"busybox\""),
+        "{infos:?}"
+    );
+    assert!(
+        infos[1].starts_with("info: /spec/template/spec/containers/0/env/1 is a position")
+            && infos[1].contains("name=\"B\""),
+        "{infos:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn several_objects_dry_runs_and_exit_codes_are_reported_like_kubectl() {
+    let cluster = require_cluster!();
+    let dir = scratch("several");
+    let ns = cluster.namespace("fw-hard-many");
+    for name in ["a", "b"] {
+        cluster.kubectl_ok(&["create", "configmap", name, "-n", &ns, "--from-literal=k=0"]);
+    }
+    // An object that fails is reported, and the others are still patched, as kubectl does.
+    let patch = r#"{"data":{"k":"1"}}"#;
+    let kubectl = run(cluster.kubectl().args(["patch", "-n", &ns, "cm", "a", "missing", "b", "-p", patch]));
+    assert_eq!(kubectl.status.code(), Some(1), "kubectl: {}", describe(&kubectl));
+    let patch = r#"{"data":{"k":"2"}}"#;
+    let out =
+        run(plugin(&cluster, "kubectl-safe_patch", &dir)
+            .args(["-n", &ns, "cm", "a", "missing", "b", "-p", patch, "--yes"]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("\"missing\" not found"), "{}", describe(&out));
+    assert!(
+        text(&out.stdout).contains("configmap/a patched") && text(&out.stdout).contains("configmap/b patched"),
+        "{}",
+        describe(&out)
+    );
+    for name in ["a", "b"] {
+        assert_eq!(cluster.get_json(&ns, &format!("cm/{name}"))["data"]["k"], "2", "{name} was patched");
+    }
+
+    // A dry run that would change nothing still says nothing was written.
+    let out =
+        run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "cm/a", "-p", patch, "--dry-run=server"]));
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(text(&out.stdout).trim(), "configmap/a patched (no change) (server dry run)");
+
+    // An undo of a write that was never confirmed needs --force: exit 2, as the exit-code table says.
+    // The hook makes the object move and then kills the command before its write: the record is
+    // left pending, and the next command finds the object moved: its write may have landed (unknown).
+    let hook = format!("kubectl annotate -n {ns} cm/b moved=1 >/dev/null 2>&1; kill -9 $PPID");
+    let killed = run(plugin(&cluster, "kubectl-safe_patch", &dir)
+        .args(["-n", &ns, "cm/b", "-p", r#"{"data":{"k":"3"}}"#, "--yes"])
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("PATH", fieldwise_e2e::path_with_plugins()));
+    assert!(!killed.status.success(), "{}", describe(&killed));
+    let history = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "history", "cm/b"])).stdout);
+    let unconfirmed = history.lines().find(|l| l.contains("(unknown)")).unwrap_or_else(|| panic!("{history}"));
+    let time = unconfirmed.split_whitespace().next().expect("a time");
+    let out =
+        run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "cm/b", "--to", time, "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("never confirmed; use --force"), "{}", describe(&out));
+    let help = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).arg("--help")).stdout);
+    assert!(help.contains("an undo\nof a write never confirmed needs --force"), "{help}");
+
+    // `repair secret/x` exits 2, and last-applied's help says when it does.
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=hunter2"]);
+    let out = run(plugin(&cluster, "kubectl-last_applied", &dir).args(["-n", &ns, "repair", "secret/s", "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let help = text(&run(plugin(&cluster, "kubectl-last_applied", &dir).arg("--help")).stdout);
+    assert!(help.contains("refused (repair of a Secret without --store-secret-values"), "{help}");
+}
