@@ -189,6 +189,13 @@ async fn patch_one(
         eprintln!("error: not writing {display}: {blocking} finding(s) above need --force");
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
+    let exposing = findings.iter().filter(|f| f.severity == Severity::ExposesSecret).count();
+    if exposing > 0 && !args.allow_secret_exposure {
+        eprintln!(
+            "error: not writing {display}: {exposing} finding(s) above put a Secret's value where it is not secret; nothing was written (--allow-secret-exposure writes it anyway)"
+        );
+        return Ok(ExitCode::from(EXIT_REFUSED));
+    }
     if !prompt::approved(args.yes, &format!("Patch {display}?")) {
         eprintln!("Not patched.");
         return Ok(ExitCode::from(EXIT_REFUSED));
@@ -248,6 +255,7 @@ fn print_findings(findings: &[Finding]) {
             Severity::Info => "info".normal(),
             Severity::Warning => "warning".yellow(),
             Severity::NeedsForce => "needs --force".red().bold(),
+            Severity::ExposesSecret => "exposes a Secret value".red().bold(),
         };
         match &f.fix {
             Some(fix) => eprintln!("{label}: {} (fix: {fix})", f.message),

@@ -165,6 +165,11 @@ pub struct PatchArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// Write even when the patch copies, moves or pastes a Secret's value out of data or stringData
+    /// (into a label or an annotation, where anyone who can read the Secret's metadata sees it).
+    #[arg(long)]
+    pub allow_secret_exposure: bool,
+
     /// Use the fixed patch the lints propose (e.g. null the old member of a one-of).
     #[arg(long)]
     pub fix: bool,

@@ -480,3 +480,41 @@ fn several_objects_dry_runs_and_exit_codes_are_reported_like_kubectl() {
     let help = text(&run(plugin(&cluster, "kubectl-last_applied", &dir).arg("--help")).stdout);
     assert!(help.contains("refused (repair of a Secret without --store-secret-values"), "{help}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// #22.9: Secret data kept out of metadata
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_secret_value_copied_into_metadata_is_refused_without_allow_secret_exposure() {
+    let cluster = require_cluster!();
+    let dir = scratch("exposure");
+    let ns = cluster.namespace("fw-hard-exposure");
+    // "abcdef" is YWJjZGVm in data: a valid label value, so only the lint stands in the way.
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=abcdef"]);
+    cluster.kubectl_ok(&["label", "secret", "s", "-n", &ns, "app=web"]);
+    let copy = r#"[{"op":"copy","from":"/data/pw","path":"/metadata/labels/x"}]"#;
+    let safe_patch =
+        |args: &[&str]| run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "secret/s"]).args(args));
+    let labels = || cluster.get_json(&ns, "secret/s")["metadata"]["labels"].clone();
+
+    for extra in [&["--yes"][..], &["--yes", "--force"]] {
+        let out = safe_patch(&[&["--type", "json", "-p", copy][..], extra].concat());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", describe(&out));
+        assert!(
+            stderr.contains("exposes a Secret value: copies the value of the Secret's data.pw into metadata.labels.x")
+                && stderr.contains("--allow-secret-exposure"),
+            "{extra:?}: {stderr}"
+        );
+        assert_eq!(labels(), json!({"app": "web"}), "{extra:?}: nothing was written");
+    }
+    // Pasting the value (decoded) into an annotation is the same exposure.
+    let out = safe_patch(&["-p", r#"{"metadata":{"annotations":{"note":"abcdef"}}}"#, "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("into metadata.annotations.note"), "{}", describe(&out));
+    // Asked for explicitly, it is written.
+    let out = safe_patch(&["--type", "json", "-p", copy, "--yes", "--allow-secret-exposure"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(labels(), json!({"app": "web", "x": "YWJjZGVm"}));
+}

@@ -117,6 +117,7 @@ fn refuse_pointers_without_slash(ops: &[json_patch::Operation]) -> Result<(), Pl
 /// The planned patch carries no concurrency guard: the write path adds it.
 pub fn plan(input: &PlanInput<'_>) -> Result<Planned, PlanError> {
     let mut findings = Vec::new();
+    let mut json_ops = Vec::new();
     let (patch, result) = match input.patch_type {
         PatchType::Json => {
             let ops = json_patch::parse(input.patch).map_err(|e| PlanError::InvalidJsonPatch(Box::new(e)))?;
@@ -129,6 +130,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned, PlanError> {
                 })?;
             let guarded = lint::positions::guard_positions(&ops, input.live, input.schema, input.ty);
             findings.extend(guarded.findings);
+            json_ops = ops;
             (Value::Array(guarded.operations), result)
         }
         PatchType::Merge | PatchType::Strategic => {
@@ -190,6 +192,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned, PlanError> {
             (config, prediction.merged)
         }
     };
+    findings.extend(lint::secret_exposure::secret_exposures(input.live, &result, &json_ops));
     findings.extend(lint::next_apply::next_apply_reverts(input.live, &result, input.schema, input.ty));
     if let Ok(managed) = ownership::managed_fields_of(input.live) {
         findings.extend(lint::foreign::foreign_owners(
