@@ -114,11 +114,12 @@ fn exec_credential_plugins_run_once_and_their_output_never_reaches_an_error() {
     assert!(!text(&kubectl.stderr).contains(&token), "kubectl does not print it either");
     calls(&dir);
 
-    // A working plugin runs once per command, reads and writes alike (kubectl: once).
+    // A working plugin runs once per command, reads and writes alike (kubectl: once when its
+    // discovery cache is warm; not counted here, as that depends on its cache).
     let working = exec_kubeconfig(&cluster, &dir, &exec_plugin(&dir, &token, 0));
     let out = run(cluster.kubectl().arg("--kubeconfig").arg(&working).args(["get", "cm/x", "-n", &ns]));
     assert!(out.status.success(), "kubectl: {}", describe(&out));
-    assert_eq!(calls(&dir), 1, "kubectl runs the plugin once");
+    calls(&dir);
     for (exe, args) in
         [("kubectl-owners", vec!["cm/x"]), ("kubectl-safe_patch", vec!["cm/x", "-p", r#"{"data":{"b":"2"}}"#, "--yes"])]
     {
