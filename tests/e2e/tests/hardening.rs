@@ -457,18 +457,27 @@ fn several_objects_dry_runs_and_exit_codes_are_reported_like_kubectl() {
     // An undo of a write that was never confirmed needs --force: exit 2, as the exit-code table says.
     // The hook makes the object move and then kills the command before its write: the record is
     // left pending, and the next command finds the object moved: its write may have landed (unknown).
-    let hook = format!("kubectl annotate -n {ns} cm/b moved=1 >/dev/null 2>&1; kill -9 $PPID");
+    cluster.kubectl_ok(&["create", "configmap", "c", "-n", &ns, "--from-literal=k=0"]);
+    let hook = format!("kubectl annotate -n {ns} cm/c moved=1 >/dev/null 2>&1; kill -9 $PPID");
     let killed = run(plugin(&cluster, "kubectl-safe_patch", &dir)
-        .args(["-n", &ns, "cm/b", "-p", r#"{"data":{"k":"3"}}"#, "--yes"])
+        .args(["-n", &ns, "cm/c", "-p", r#"{"data":{"k":"3"}}"#, "--yes"])
         .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
         .env("KUBECONFIG", &cluster.kubeconfig)
         .env("PATH", fieldwise_e2e::path_with_plugins()));
     assert!(!killed.status.success(), "{}", describe(&killed));
-    let history = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "history", "cm/b"])).stdout);
+    let history = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "history", "cm/c"])).stdout);
     let unconfirmed = history.lines().find(|l| l.contains("(unknown)")).unwrap_or_else(|| panic!("{history}"));
     let time = unconfirmed.split_whitespace().next().expect("a time");
+    // Without --to, undo says why it has nothing to restore while history lists a backup (#22.4).
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "cm/c", "--yes"]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("no confirmed write of configmap/c to undo: its 1 backup(s) are of writes whose outcome was never confirmed"),
+        "{}",
+        describe(&out)
+    );
     let out =
-        run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "cm/b", "--to", time, "--yes"]));
+        run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "cm/c", "--to", time, "--yes"]));
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(text(&out.stderr).contains("never confirmed; use --force"), "{}", describe(&out));
     let help = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).arg("--help")).stdout);
