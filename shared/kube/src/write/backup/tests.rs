@@ -1,7 +1,7 @@
 //! The backup store's records, keys, ends and retention.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::store::encode_component;
@@ -58,7 +58,7 @@ fn backups_are_private_ordered_and_never_overwritten() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(a.file()), 0o600);
         assert_eq!(mode(a.file().parent().unwrap()), 0o700);
     }
