@@ -2,13 +2,13 @@
 //! for standard input; YAML streams with several documents and `kind: List`
 //! wrappers become one value per object, each remembering where it came from.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::local::input;
 
 /// One object read from a manifest, and where it was read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +19,7 @@ pub struct Manifest {
     pub value: Value,
 }
 
-/// Reads every `-f` argument in order. Directories are read in name order (and their
+/// Reads every `-f` argument in order, each bounded in size and nesting ([`input`]). Directories are read in name order (and their
 /// subdirectories too when `recursive`, as kubectl's `-R`), taking only the files kubectl
 /// takes: `*.yaml`, `*.yml` and `*.json`.
 ///
@@ -34,10 +34,7 @@ pub fn read(inputs: &[String], recursive: bool) -> Result<Vec<Manifest>> {
         let before = out.len();
         let mut files = 0;
         if input == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
+            let text = input::read_text(std::io::stdin().lock(), "standard input")?;
             out.extend(parse_documents(&text, "stdin")?);
             files += 1;
         } else {
@@ -100,8 +97,7 @@ fn read_path(path: &Path, recursive: bool, top: bool, out: &mut Vec<Manifest>, f
         }
         return Ok(());
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::usage(format!("the file \"{}\" cannot be read: {e}", path.display())))?;
+    let text = input::read_file(path, &format!("the file \"{}\"", path.display()))?;
     *files += 1;
     out.extend(parse_documents(&text, &path.display().to_string())?);
     Ok(())

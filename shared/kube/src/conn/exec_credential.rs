@@ -292,6 +292,7 @@ where
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn exec(script: &str) -> (ExecConfig, std::path::PathBuf) {
         static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -300,7 +301,6 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("plugin.sh");
         std::fs::write(&path, format!("#!/bin/sh\necho run >> '{}/calls'\n{script}\n", dir.display())).unwrap();
-        #[cfg(unix)]
         std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
         let config = ExecConfig {
             api_version: Some("client.authentication.k8s.io/v1".into()),
@@ -317,6 +317,7 @@ mod tests {
         (config, dir)
     }
 
+    #[cfg(unix)]
     const TOKEN_OUTPUT: &str =
         r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"s3cr3t-t0ken"}}"#;
 
