@@ -340,6 +340,105 @@ fn hyperfine_section(title: &str, intro: &str, export: &Value, run: &Value, out:
     json!({"run": run, "hyperfine": export, "summary": summary})
 }
 
+/// Median of a list of numbers (the mean of the middle two for an even count).
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
+}
+
+/// Rows of timed runs (`timed`/`timed_audited` in scripts/bench: name, wall_seconds, max_rss_kb,
+/// exit_code, and `done_key`: how many objects carry the run's change) as a table of medians per
+/// command, then the ratio of the baseline's median wall time to fieldwise's against the target.
+/// `speedup_target` is "fieldwise at least this many times faster"; `slowdown_limit` is "fieldwise
+/// at most this many times slower".
+struct TimedRuns<'a> {
+    title: &'a str,
+    intro: &'a str,
+    baseline: &'a str,
+    done_key: &'a str,
+    expected: u64,
+    speedup_target: Option<f64>,
+    slowdown_limit: Option<f64>,
+}
+
+fn timed_runs_section(spec: &TimedRuns, raw: &Value, run: &Value, out: &mut String) -> Value {
+    let _ = writeln!(out, "## {}\n\n{}. {}\n", spec.title, run_line(run), spec.intro);
+    let _ = writeln!(
+        out,
+        "| command | runs | median wall time | median peak memory | median requests | every object changed, every run | exit codes |\n|---|---:|---:|---:|---:|---|---|"
+    );
+    let rows: Vec<&Value> = raw["rows"].as_array().into_iter().flatten().collect();
+    let mut names: Vec<&str> = Vec::new();
+    for r in &rows {
+        if let Some(n) = r["name"].as_str() {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    let mut summary = Vec::new();
+    for name in names {
+        let mine: Vec<&&Value> = rows.iter().filter(|r| r["name"] == name).collect();
+        let pick = |k: &str| -> Vec<f64> { mine.iter().filter_map(|r| r[k].as_f64()).collect() };
+        let wall = median(&mut pick("wall_seconds"));
+        let rss = median(&mut pick("max_rss_kb"));
+        let requests = median(&mut pick("requests"));
+        let complete = mine.iter().all(|r| r[spec.done_key].as_u64() == Some(spec.expected));
+        let mut codes: Vec<i64> = mine.iter().filter_map(|r| r["exit_code"].as_i64()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            name.replace('|', "\\|"),
+            mine.len(),
+            wall.map_or("?".into(), |w| format!("{w:.2} s")),
+            rss.map_or("?".into(), |k| bytes(k * 1024.0)),
+            requests.map_or("–".into(), |n| format!("{n:.0}")),
+            if complete { "yes" } else { "**no**" },
+            codes.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
+        );
+        summary.push(json!({"name": name, "runs": mine.len(), "median_wall_s": wall, "median_max_rss_kb": rss,
+            "median_requests": requests, "complete": complete, "exit_codes": codes}));
+    }
+    let wall_of = |pred: &dyn Fn(&str) -> bool| {
+        summary.iter().find(|s| s["name"].as_str().is_some_and(pred)).and_then(|s| s["median_wall_s"].as_f64())
+    };
+    let base = wall_of(&|n| n == spec.baseline);
+    let ours = wall_of(&|n| n != spec.baseline);
+    let mut verdict = Value::Null;
+    if let (Some(base), Some(ours)) = (base, ours) {
+        if let Some(target) = spec.speedup_target {
+            let ratio = base / ours;
+            let met = ratio >= target;
+            let _ = writeln!(
+                out,
+                "\nfieldwise is **{ratio:.1}x** faster than `{}` (target: at least {target}x): **{}**.",
+                spec.baseline,
+                if met { "met" } else { "not met" }
+            );
+            verdict = json!({"speedup": ratio, "target": target, "met": met});
+        }
+        if let Some(limit) = spec.slowdown_limit {
+            let ratio = ours / base;
+            let met = ratio <= limit;
+            let _ = writeln!(
+                out,
+                "\nfieldwise takes **{ratio:.2}x** the time of `{}` (target: at most {limit}x): **{}**.",
+                spec.baseline,
+                if met { "met" } else { "not met" }
+            );
+            verdict = json!({"slowdown": ratio, "limit": limit, "met": met});
+        }
+    }
+    let _ = writeln!(out);
+    json!({"run": run, "raw": raw, "summary": summary, "verdict": verdict})
+}
+
 fn scan_section(scan: &Value, run: &Value, out: &mut String) -> Value {
     let _ = writeln!(out, "## 4. `kubectl last-applied scan -A` vs a `kubectl get` loop (issue 4)\n");
     let _ = writeln!(
@@ -571,10 +670,59 @@ fn main() {
         record.insert("scan_scale".into(), scan_scale_section(&raw, &run, &mut body));
     }
 
+    let timed_sections = [
+        (
+            "contention",
+            "contention.json",
+            TimedRuns {
+                title: "7. 50 parallel writers of disjoint fields: `kubectl safe-patch --yes` vs `kubectl patch` (#22.10)",
+                intro: "50 processes at once, each adding its own label to the same ConfigMap (50 disjoint \
+                        changes to one object), release builds, the local cluster on the same 2 cores. Each \
+                        write of `kubectl safe-patch --yes` is planned, linted, dry-run, backed up and guarded \
+                        by the fields it changes, so disjoint writers never conflict; `kubectl patch` sends \
+                        each patch once, unguarded. Each run starts from a fresh ConfigMap; the last column \
+                        checks all 50 labels landed.",
+                baseline: "kubectl patch (50 at once)",
+                done_key: "landed",
+                expected: 50,
+                speedup_target: None,
+                slowdown_limit: Some(1.5),
+            },
+        ),
+        (
+            "bulk",
+            "bulk.json",
+            TimedRuns {
+                title: "8. Bulk patch of 1,000 objects: `kubectl safe-patch TYPE -l ... --yes` vs `kubectl get -o name | xargs -n1 kubectl patch` (#25.6)",
+                intro: "1,000 ConfigMaps selected by label in one namespace; every run changes every object \
+                        (`data.v` set to the run's value). `kubectl safe-patch` lists the selection once, \
+                        previews, dry-runs every object, writes each under its guard with a backup record, \
+                        and records the run for `undo --run` (default concurrency 8); the loop starts one \
+                        `kubectl patch` process per object. Requests are counted from the apiserver's audit \
+                        log.",
+                baseline: "kubectl get -o name | xargs -n1 kubectl patch",
+                done_key: "changed",
+                expected: 1000,
+                speedup_target: Some(20.0),
+                slowdown_limit: None,
+            },
+        ),
+    ];
+    for (key, file, spec) in timed_sections {
+        let entry = match ran(key).then(|| read_json(&results.join(file))).flatten() {
+            Some(raw) => Some((raw, meta.clone())),
+            None => previous.get(key).map(|p| (p["raw"].clone(), p["run"].clone())),
+        };
+        if let Some((raw, run)) = entry {
+            let expected = raw["writers"].as_u64().or(raw["objects"].as_u64()).unwrap_or(spec.expected);
+            let spec = TimedRuns { expected, ..spec };
+            record.insert(key.into(), timed_runs_section(&spec, &raw, &run, &mut body));
+        }
+    }
     let mut doc = String::new();
     let _ = writeln!(
         doc,
-        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|scan|all`); the raw \
+        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|contention|bulk|scan|all`); the raw \
          numbers behind every table are in [`bench-results.json`](bench-results.json). Each section says when \
          and at which commit it was measured. Machine of the latest run: {} cores, {}, {} RAM; {}, {}, \
          kubectl {}. These are shared, noisy machines with 2 cores; the cluster (apiserver, \
