@@ -481,7 +481,11 @@ fn several_objects_dry_runs_and_exit_codes_are_reported_like_kubectl() {
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(text(&out.stderr).contains("never confirmed; use --force"), "{}", describe(&out));
     let help = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).arg("--help")).stdout);
-    assert!(help.contains("an undo\nof a write never confirmed needs --force"), "{help}");
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("2 refused (") && help.contains("an undo of a write never confirmed without --force)"),
+        "{help}"
+    );
 
     // `repair secret/x` exits 2, and last-applied's help says when it does.
     cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=hunter2"]);
