@@ -252,9 +252,12 @@ pub fn restore_writer<'a>(
 
 /// The restore of `backup` planned against `live` ([`plan_restore`]): what its write
 /// changed, taken back (the write's patch replayed on the pre-image, else what the server
-/// answered); with `whole`, the whole pre-image put back.
+/// answered); with `whole`, the whole pre-image put back. Onto an object created again since
+/// the backup (which only `--onto-recreated` lets through) the whole pre-image too: the write
+/// was of the old object, so what it changed says nothing about the new one.
 pub fn restore_plan(live: &Value, backup: &Backup, whole: bool) -> Result<Planned> {
     let record = &backup.record;
+    let whole = whole || recreated(&record.before, live).is_some();
     let schema = builtin();
     let ty = Gvk::of_object(&record.before).and_then(|gvk| schema.root(&gvk));
     let patch_type = record.patch_type.as_deref().and_then(|name| name.parse::<PatchType>().ok());
