@@ -13,7 +13,9 @@ use fieldwise_e2e::{eventually, files_below, require_cluster, run, text, Cluster
 use serde_json::Value;
 
 use super::report::Section;
-use super::{backup_records, bulk_state, create_many, data_dir, describe, exit, last_applied, wait_bounded, Checks};
+use super::{
+    backup_records, bulk_state, create_many, data_dir, describe, exit, last_applied, safe_patch, wait_bounded, Checks,
+};
 
 /// Objects per case: enough that a run is still writing when the signal comes.
 const OBJECTS: usize = 300;
@@ -240,4 +242,99 @@ fn signals_stop_a_bulk_run_cleanly_and_the_rerun_settles_what_was_left() {
         stopped_repair(&cluster, &mut section, &mut checks, stop);
     }
     checks.verify();
+}
+
+/// A bulk `safe-patch` (a selection) stopped by SIGTERM while it writes: the writes in
+/// flight finish, the summary says why it stopped, it exits 143; every record is of a patch
+/// that landed (none pending), each names the run, and `undo --last-run` takes back exactly
+/// what the run wrote.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_bulk_safe_patch_stopped_by_sigterm_finishes_its_writes_and_is_undone_as_one_run() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-rel-sig-bulk-patch");
+    let scratch = data_dir("sig-bulk-patch");
+    let data = scratch.join("backups");
+    create_many(&cluster, &ns, &scratch, OBJECTS);
+    let mark = cluster.audit_mark();
+    let child = safe_patch(&cluster, &data, &ns)
+        .args(["cm", "--all", "--max-objects", "1000", "--yes", "-p", r#"{"data":{"stopped":"no"}}"#])
+        // Each write waits a little before it is sent, so the run is still writing when the signal comes.
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", "exec sleep 0.05 >/dev/null 2>&1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn safe-patch");
+    let pid = child.id();
+    eventually("40 patches before SIGTERM", Duration::from_secs(180), || {
+        (backup_records(&data).get("written").copied().unwrap_or(0) >= 40).then_some(())
+    });
+    send(pid, "TERM");
+    let (out, timed_out) = wait_bounded(child, Duration::from_secs(60));
+    assert!(!timed_out, "the run did not end after SIGTERM: {}", describe(&out));
+    assert_eq!(out.status.code(), Some(143), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("error: interrupted (SIGTERM): the writes in flight were finished")
+            && stderr.lines().any(|l| l.contains(" patched, ") && l.contains(" not tried")),
+        "{}",
+        describe(&out)
+    );
+
+    let records = records_by_object(&data);
+    let landed = landed_patches(&cluster, mark, &ns);
+    let pending = records.values().flatten().filter(|s| *s == "pending").count();
+    assert_eq!(pending, 0, "records left pending: {records:?}");
+    assert_eq!(mismatched(&records, &landed), Vec::<String>::new(), "records of writes that never landed");
+    let patched: Vec<String> = {
+        let list: Value = serde_json::from_str(&cluster.kubectl_ok(&["get", "cm", "-n", &ns, "-o", "json"])).unwrap();
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        items
+            .iter()
+            .filter(|cm| cm["data"]["stopped"] == "no")
+            .map(|cm| cm["metadata"]["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert!(patched.len() >= 40 && patched.len() < OBJECTS, "{} of {OBJECTS} patched", patched.len());
+    assert_eq!(patched.len(), records.len(), "one record per patched object: {records:?}");
+    // Every record names the run, and the run's id is the one the summary printed.
+    let run_id = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Run ").and_then(|rest| rest.split(';').next()))
+        .unwrap_or_else(|| panic!("no run id printed: {stderr}"))
+        .to_string();
+    for file in files_below(&data, None) {
+        if file.components().any(|c| c.as_os_str().to_string_lossy().starts_with('%'))
+            || file.extension().is_none_or(|e| e != "json")
+        {
+            continue;
+        }
+        let record: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(record["run"], run_id.as_str(), "{}", file.display());
+        assert!(record["cluster"].as_str().is_some_and(|c| !c.is_empty()), "keyed by the cluster: {record}");
+    }
+
+    // The run is undone as one: exactly the objects it patched, but one deleted and created
+    // again since, which is skipped (another UID: the backup is of the old object).
+    let recreated = &patched[0];
+    cluster.kubectl_ok(&["delete", "configmap", recreated, "-n", &ns]);
+    cluster.kubectl_ok(&["create", "configmap", recreated, "-n", &ns, "--from-literal=num=new"]);
+    let undo = run(safe_patch(&cluster, &data, &ns).args(["undo", "--last-run", "--yes"]));
+    assert_eq!(undo.status.code(), Some(3), "{}", describe(&undo));
+    let undo_err = text(&undo.stderr);
+    assert!(
+        undo_err.contains(&format!("configmap/{recreated}")) && undo_err.contains("was deleted and created again"),
+        "{}",
+        describe(&undo)
+    );
+    assert!(
+        undo_err.contains(&format!("{} restored, 0 unchanged, 1 conflict", patched.len() - 1)),
+        "{}",
+        describe(&undo)
+    );
+    assert_eq!(cluster.get_json(&ns, &format!("cm/{recreated}"))["data"], serde_json::json!({"num": "new"}));
+    let list: Value = serde_json::from_str(&cluster.kubectl_ok(&["get", "cm", "-n", &ns, "-o", "json"])).unwrap();
+    let still = list["items"].as_array().into_iter().flatten().filter(|cm| cm["data"]["stopped"] == "no").count();
+    assert_eq!(still, 0, "the undo left patched objects");
+    let _ = std::fs::remove_dir_all(&scratch);
 }
