@@ -257,6 +257,14 @@ fn deeply_nested_input_is_refused_at_once() {
             c.arg("-f").arg(&object).args(["-p", &inline]);
             c
         }),
+        ("a selection: -f cm.json -f tree/ -R (deep.json two levels down)", {
+            let tree = dir.join("tree");
+            std::fs::create_dir_all(tree.join("sub")).expect("mkdir");
+            std::fs::copy(&file, tree.join("sub").join("deep.json")).expect("copy");
+            let mut c = plugin(&cluster, "kubectl-safe_patch", &dir);
+            c.arg("-f").arg(&object).arg("-f").arg(&tree).args(["-R", "-p", "{}", "--yes"]);
+            c
+        }),
         ("owners -f deep.json", {
             let mut c = plugin(&cluster, "kubectl-owners", &dir);
             c.arg("-f").arg(&file);
