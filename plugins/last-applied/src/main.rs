@@ -28,8 +28,9 @@ use fieldwise_kube::write::DryRun;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan) or drift
-(view --diff).
+const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan), drift
+(view --diff), or refused (repair of a Secret without --store-secret-values, or the confirmation declined),
+130/143 stopped by Ctrl-C or SIGTERM (writes in flight finished, summary printed).
 
 Examples:
   # Find objects whose annotation is missing, stale, oversized or leaking, everywhere

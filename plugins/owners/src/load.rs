@@ -47,6 +47,12 @@ pub async fn from_targets(
             if selector.is_some() {
                 return Err(Error::usage("a label selector (-l) cannot be combined with object names"));
             }
+            if all_namespaces {
+                // kubectl's refusal: a name means one namespace, and -A says there is none.
+                return Err(Error::usage(
+                    "a resource cannot be retrieved by name across all namespaces: drop -A, and give -n NAMESPACE",
+                ));
+            }
             let object = objects::get(conn, target, None).await?;
             out.push(Subject { display: target.display(), object, source: None });
             continue;

@@ -37,7 +37,7 @@ impl Subject {
             let hint = if self.source.is_some() {
                 "export it with `kubectl get -o yaml --show-managed-fields`"
             } else {
-                "it was created before server-side field tracking, or its managedFields were cleared"
+                "no writer has set a field the server tracks (an object made with nothing but a name, as `kubectl create serviceaccount NAME` makes one, has none), or its managedFields were cleared"
             };
             return Err(Error::Missing {
                 object: self.display.clone(),

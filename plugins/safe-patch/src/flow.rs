@@ -201,7 +201,13 @@ async fn patch_one(
     );
     print_findings(&findings);
     let Some(diff) = diff else {
-        print_outcome(args, &display, &preview.live, "patched (no change)")?;
+        // A dry run says so even when it would change nothing: nothing was written either way.
+        let verb = match args.dry_run {
+            DryRun::None => "patched (no change)",
+            DryRun::Server => "patched (no change) (server dry run)",
+            DryRun::Client => "patched (no change) (dry run)",
+        };
+        print_outcome(args, &display, &preview.live, verb)?;
         return Ok(ExitCode::SUCCESS);
     };
     eprint!("{diff}");
@@ -213,6 +219,13 @@ async fn patch_one(
     let blocking = findings.iter().filter(|f| f.severity == Severity::NeedsForce).count();
     if blocking > 0 && !args.force {
         eprintln!("error: not writing {display}: {blocking} finding(s) above need --force");
+        return Ok(ExitCode::from(EXIT_REFUSED));
+    }
+    let exposing = findings.iter().filter(|f| f.severity == Severity::ExposesSecret).count();
+    if exposing > 0 && !args.allow_secret_exposure {
+        eprintln!(
+            "error: not writing {display}: {exposing} finding(s) above put a Secret's value where it is not secret; nothing was written (--allow-secret-exposure writes it anyway)"
+        );
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
     if !prompt::approved(args.yes, &format!("Patch {display}?")) {
@@ -296,6 +309,7 @@ pub fn finding_line(f: &Finding) -> String {
         Severity::Info => "info".normal(),
         Severity::Warning => "warning".yellow(),
         Severity::NeedsForce => "needs --force".red().bold(),
+        Severity::ExposesSecret => "exposes a Secret value".red().bold(),
     };
     match &f.fix {
         Some(fix) => format!("{label}: {} (fix: {fix})", f.message),

@@ -1,5 +1,6 @@
-//! `history`: the backups the write path keeps of an object, the bulk runs of the
-//! context (`--runs`), or a prune of old backups (`--prune`).
+//! `history`: the backups the write path keeps of an object, the bulk runs on the
+//! cluster (`--runs`), or a prune of old backups (`--prune`). Listing first settles the
+//! records a stopped command left `pending` ([`settle`]).
 
 use std::process::ExitCode;
 
@@ -7,8 +8,9 @@ use clap::Args;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::Result;
-use fieldwise_kube::write::backup::{parse_age, parse_keep, BackupStore, ObjectKey, Retention, WriteState};
+use fieldwise_kube::write::backup::{parse_age, parse_keep, BackupStore, ClusterKey, ObjectKey, Retention, WriteState};
 use fieldwise_kube::write::runs::{self, Run};
+use fieldwise_kube::write::settle;
 use serde_json::Value;
 
 use crate::undo::one_target;
@@ -19,7 +21,7 @@ pub struct HistoryArgs {
     /// The object: TYPE/NAME or TYPE NAME (with --prune: optional; without, every object).
     #[arg(value_name = "TYPE/NAME", required_unless_present_any = ["prune", "runs"])]
     targets: Vec<String>,
-    /// List the bulk runs of the context (newest last), with their ids for `undo --run ID`.
+    /// List the bulk runs on the cluster (newest last), with their ids for `undo --run ID`.
     #[arg(long, conflicts_with_all = ["targets", "prune"])]
     runs: bool,
     /// Remove the backups the retention policy does not keep, instead of listing them.
@@ -33,12 +35,13 @@ pub struct HistoryArgs {
     max_age: Option<String>,
 }
 
-/// Lists the backups of one object, the runs of the context, or prunes backups.
+/// Lists the backups of one object, the runs on the cluster, or prunes backups.
 pub async fn history(kube: KubeFlags, args: HistoryArgs) -> Result<ExitCode> {
     let store = BackupStore::open_default()?;
     if args.runs {
         let conn = client::connect(&kube).await?;
-        print_runs(&runs::runs(&store, &conn.context)?, &conn.context);
+        settle::abandoned_writes(&conn, &store).await?;
+        print_runs(&runs::runs(&store, &ClusterKey::of(&conn))?, &conn.server);
         return Ok(ExitCode::SUCCESS);
     }
     if args.prune {
@@ -59,9 +62,10 @@ pub async fn history(kube: KubeFlags, args: HistoryArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let (conn, target) = one_target(&kube, &args.targets).await?;
+    settle::abandoned_writes(&conn, &store).await?;
     let backups = store.list(&ObjectKey::of(&conn, &target))?;
     if backups.is_empty() {
-        println!("No backups of {} in context {}.", target.display(), conn.context);
+        println!("No backups of {} on this cluster ({}).", target.display(), conn.server);
         return Ok(ExitCode::SUCCESS);
     }
     println!("{:<26} {:<30} {:<14} {:<14} FILE", "TIME", "OPERATION", "BEFORE", "AFTER");
@@ -85,9 +89,9 @@ pub async fn history(kube: KubeFlags, args: HistoryArgs) -> Result<ExitCode> {
 }
 
 /// The runs table: id, start, operation, objects written (and unknown), what it undid.
-fn print_runs(runs: &[Run], context: &str) {
+fn print_runs(runs: &[Run], server: &str) {
     if runs.is_empty() {
-        println!("No bulk runs in context {context}.");
+        println!("No bulk runs on this cluster ({server}).");
         return;
     }
     println!("{:<22} {:<26} {:<22} {:<10} UNDOES", "RUN", "STARTED", "OPERATION", "OBJECTS");

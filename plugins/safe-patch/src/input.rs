@@ -1,9 +1,8 @@
 //! Reading the patch (`-p`, `--patch-file`) and the object file (`-f`).
 
-use std::io::Read;
-
 use fieldwise_kube::api::manifests::{self, Manifest};
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::local::input;
 use serde_json::Value;
 
 /// Parses patch text as `kubectl patch` does (`yaml.ToJSON`, see
@@ -38,20 +37,20 @@ pub fn parse_patch(text: &str, source: &str) -> Result<Value> {
     Ok(patch)
 }
 
-/// The patch from `-p` or `--patch-file`; one of them is required.
+/// The patch from `-p` or `--patch-file`; one of them is required. Each is bounded in size
+/// and nesting (see `fieldwise_kube::local::input`).
 pub fn read_patch(inline: Option<&str>, file: Option<&str>) -> Result<Value> {
     match (inline, file) {
-        (Some(text), _) => parse_patch(text, "-p"),
+        (Some(text), _) => {
+            input::check_text(text, "the patch from -p")?;
+            parse_patch(text, "-p")
+        }
         (None, Some("-")) => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Error::usage(format!("cannot read the patch from stdin: {e}")))?;
+            let text = input::read_text(std::io::stdin().lock(), "the patch from stdin")?;
             parse_patch(&text, "stdin")
         }
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::usage(format!("cannot read --patch-file {path}: {e}")))?;
+            let text = input::read_file(std::path::Path::new(path), &format!("--patch-file {path}"))?;
             parse_patch(&text, path)
         }
         (None, None) => Err(Error::usage("a patch is required: pass -p PATCH or --patch-file FILE (or --edit)")),

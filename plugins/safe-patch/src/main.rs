@@ -32,8 +32,10 @@ use fieldwise_kube::write::FieldValidation;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, declined,
-no terminal and no --yes for many objects, or more than --max-objects), 3 stopped because the
-object changed since the preview. With many objects, the worst object's code.
+no terminal and no --yes for many objects, more than --max-objects, or an undo of a write never
+confirmed without --force), 3 stopped because the object changed since the preview (for undo: since
+the write, or it was created again), 130/143 stopped by Ctrl-C or SIGTERM. With many objects, the
+worst object's code.
 
 Examples:
   # Preview, lint, dry-run and write a strategic merge patch, guarded by resourceVersion
@@ -232,6 +234,11 @@ pub struct PatchArgs {
     /// Write even when a lint says another owner (a controller, a server-side applier) owns the fields.
     #[arg(long)]
     pub force: bool,
+
+    /// Write even when the patch copies, moves or pastes a Secret's value out of data or stringData
+    /// (into a label or an annotation, where anyone who can read the Secret's metadata sees it).
+    #[arg(long)]
+    pub allow_secret_exposure: bool,
 
     /// Use the fixed patch the lints propose (e.g. null the old member of a one-of).
     #[arg(long)]

@@ -63,9 +63,18 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Whether a lint needs `--force` before this object may be written.
-    pub fn blocked(&self, force: bool) -> bool {
-        !force && self.findings.iter().any(|f| f.severity == Severity::NeedsForce)
+    /// Why a finding stops this object from being written, if one does: a lint that needs
+    /// `--force`, or a Secret's value put where it is not secret without
+    /// `--allow-secret-exposure` (which `--force` does not cover), as the single write refuses.
+    pub fn refusal(&self, force: bool, allow_secret_exposure: bool) -> Option<&'static str> {
+        let any = |severity: Severity| self.findings.iter().any(|f| f.severity == severity);
+        if !allow_secret_exposure && any(Severity::ExposesSecret) {
+            Some("a finding above puts a Secret's value where it is not secret (--allow-secret-exposure writes it anyway)")
+        } else if !force && any(Severity::NeedsForce) {
+            Some("a finding above needs --force")
+        } else {
+            None
+        }
     }
 }
 
@@ -118,10 +127,12 @@ pub async fn run(
         }
     }
     run_preview::print(&ready.iter().collect::<Vec<_>>(), args.show_secrets, ("patch", "patched"));
-    let (blocked, ready): (Vec<Prepared>, Vec<Prepared>) = ready.into_iter().partition(|p| p.blocked(args.force));
+    let (blocked, ready): (Vec<Prepared>, Vec<Prepared>) =
+        ready.into_iter().partition(|p| p.refusal(args.force, args.allow_secret_exposure).is_some());
     for p in &blocked {
         summary.record(Failure::Refused, EXIT_REFUSED);
-        eprintln!("error: not writing {}: a finding above needs --force", located(&p.target));
+        let why = p.refusal(args.force, args.allow_secret_exposure).unwrap_or_default();
+        eprintln!("error: not writing {}: {why}", located(&p.target));
     }
     let changing = ready.iter().filter(|p| !p.preview.is_no_change()).count();
     if args.dry_run != DryRun::None {
@@ -305,6 +316,7 @@ pub fn merge(summary: &mut BulkSummary, written: BulkSummary) {
     summary.transport_failures += written.transport_failures;
     summary.not_tried += written.not_tried;
     summary.stopped = written.stopped;
+    summary.interrupted = written.interrupted;
     summary.worst_exit_code = bulk::worse_exit_code(summary.worst_exit_code, written.worst_exit_code);
 }
 

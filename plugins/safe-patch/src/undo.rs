@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::Args;
 use fieldwise_core::ownership::patch_sets_managed_fields;
 use fieldwise_core::restore::{
-    next_to_undo, plan_restore, replay, restore_sides, since_the_write, SinceTheWrite, UndoStep,
+    next_to_undo, plan_restore, recreated, replay, restore_sides, since_the_write, SinceTheWrite, UndoStep,
 };
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::discovery::ResourceCatalog;
@@ -27,6 +27,7 @@ use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff;
 use fieldwise_kube::write::backup::{Backup, BackupStore, ObjectKey, Provenance, WriteState};
+use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
@@ -54,6 +55,11 @@ pub struct UndoArgs {
     /// Restore even if the object changed since the write being undone (with a run: restore those objects too).
     #[arg(long)]
     pub force: bool,
+    /// Restore even onto an object that was deleted and created again since the backup
+    /// (another UID): the backup is of the old object, and its values replace the new one's.
+    /// `--force` does not cover this.
+    #[arg(long)]
+    pub onto_recreated: bool,
     /// Only show what would be restored: client previews, server also sends the restore as a server-side dry run.
     #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
     pub dry_run: DryRun,
@@ -90,13 +96,15 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let (conn, target) = one_target(&kube, &args.targets).await?;
     let display = target.display();
-    let backups = BackupStore::open_default()?.list(&ObjectKey::of(&conn, &target))?;
-    let chosen = choose(&backups, args.to.as_deref(), &display, &conn.context)?;
+    let store = BackupStore::open_default()?;
+    settle::abandoned_writes(&conn, &store).await?;
+    let backups = store.list(&ObjectKey::of(&conn, &target))?;
+    let chosen = choose(&backups, args.to.as_deref(), &display, &conn.server)?;
     let subresource = restorable_subresource(chosen, &display)?;
     let live = objects::get(&conn, &target, subresource).await?;
-    if let Some(refusal) = refusal(chosen, &live, args.force, &display) {
-        eprintln!("{refusal}");
-        return Ok(ExitCode::from(EXIT_CHANGED));
+    if let Some(refusal) = refusal(chosen, &live, &args, &display) {
+        eprintln!("{}", refusal.message);
+        return Ok(ExitCode::from(refusal.exit_code));
     }
     let writer = restore_writer(&conn, &target, chosen, &args, retry_budget, Provenance::default());
     // --to names a point in time: the whole pre-image; a plain undo takes back one write.
@@ -136,7 +144,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
 
 /// The backup to restore: the one taken at `to`, else the newest write still in effect
 /// (the core's undo stack: writes that an undo already put back are stepped over).
-fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, context: &str) -> Result<&'b Backup> {
+fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, server: &str) -> Result<&'b Backup> {
     let chosen = match to {
         Some(time) => backups.iter().rev().find(|b| b.record.time.starts_with(time)),
         None => {
@@ -154,7 +162,11 @@ fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, context: &
         Some(time) => {
             Error::usage(format!("no backup of {display} at {time}; see `kubectl safe-patch history {display}`"))
         }
-        None if backups.is_empty() => Error::usage(format!("no backup of {display} to undo (context {context})")),
+        None if backups.is_empty() => Error::usage(format!("no backup of {display} to undo on this cluster ({server})")),
+        None if backups.iter().all(|b| b.record.state != WriteState::Written) => Error::usage(format!(
+            "no confirmed write of {display} to undo: its {} backup(s) are of writes whose outcome was never confirmed (see `kubectl safe-patch history {display}`); restore one with --to TIME --force",
+            backups.len()
+        )),
         None => Error::usage(format!(
             "nothing left to undo for {display}: every write in its backups is undone already (restore an older one with --to TIME; see `kubectl safe-patch history {display}`)"
         )),
@@ -171,30 +183,58 @@ pub fn restorable_subresource<'b>(backup: &'b Backup, display: &str) -> Result<O
     }
 }
 
-/// Why the object may not be restored without `--force` (changed since the write, or the
-/// write never confirmed), as an `error:` line; `None` to go ahead (with a warning under --force).
-pub fn refusal(backup: &Backup, live: &Value, force: bool, display: &str) -> Option<String> {
+/// Why an object may not be restored, and the exit code a single undo ends with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The `error:` line.
+    pub message: String,
+    /// 3 when the object changed or was created again since the write, 2 when the write
+    /// was never confirmed (refused for want of `--force`, like a finding that needs it).
+    pub exit_code: u8,
+}
+
+/// Why the object may not be restored: created again since the backup (another UID)
+/// without `--onto-recreated`, which `--force` does not cover; changed since the write, or
+/// the write never confirmed, without `--force`. `None` to go ahead (with a warning when a
+/// flag lets it).
+pub fn refusal(backup: &Backup, live: &Value, args: &UndoArgs, display: &str) -> Option<Refusal> {
     let record = &backup.record;
+    if let Some((then, now)) = recreated(&record.before, live) {
+        if args.onto_recreated {
+            eprintln!("warning: {display} was created again since that backup; restoring the old object's values onto it (--onto-recreated)");
+            return None;
+        }
+        return Some(Refusal {
+            message: format!(
+                "error: {display} was deleted and created again since that backup (UID {then} then, {now} now): the backup is of the old object, and restoring it would replace the new one's values; nothing was written. Use --onto-recreated to restore it onto the new object anyway."
+            ),
+            exit_code: EXIT_CHANGED,
+        });
+    }
     let since = since_the_write(
         record.after_resource_version.as_deref(),
         record.after.as_ref(),
         live,
         record.subresource.as_deref(),
     );
-    let why = match since {
+    let (why, exit_code) = match since {
         SinceTheWrite::Untouched => return None,
-        SinceTheWrite::Changed { written, now } => format!(
-            "{display} changed since the write being undone (resourceVersion {written}, now {now}); nothing was written. Use --force to restore anyway."
+        SinceTheWrite::Changed { written, now } => (
+            format!(
+                "{display} changed since the write being undone (resourceVersion {written}, now {now}); nothing was written. Use --force to restore anyway."
+            ),
+            EXIT_CHANGED,
         ),
-        SinceTheWrite::NeverConfirmed => {
-            "the write of that backup was never confirmed; use --force to restore its pre-image anyway".to_string()
-        }
+        SinceTheWrite::NeverConfirmed => (
+            "the write of that backup was never confirmed; use --force to restore its pre-image anyway".to_string(),
+            EXIT_REFUSED,
+        ),
     };
-    if force {
+    if args.force {
         eprintln!("warning: {display} changed since that write, or it was never confirmed; restoring anyway (--force)");
         return None;
     }
-    Some(format!("error: {why}"))
+    Some(Refusal { message: format!("error: {why}"), exit_code })
 }
 
 /// The guarded write of a restore of `backup` onto `target` (the record names what it undoes).
@@ -215,9 +255,12 @@ pub fn restore_writer<'a>(
 
 /// The restore of `backup` planned against `live` ([`plan_restore`]): what its write
 /// changed, taken back (the write's patch replayed on the pre-image, else what the server
-/// answered); with `whole`, the whole pre-image put back.
+/// answered); with `whole`, the whole pre-image put back. Onto an object created again since
+/// the backup (which only `--onto-recreated` lets through) the whole pre-image too: the write
+/// was of the old object, so what it changed says nothing about the new one.
 pub fn restore_plan(live: &Value, backup: &Backup, whole: bool) -> Result<Planned> {
     let record = &backup.record;
+    let whole = whole || recreated(&record.before, live).is_some();
     let schema = builtin();
     let ty = Gvk::of_object(&record.before).and_then(|gvk| schema.root(&gvk));
     let patch_type = record.patch_type.as_deref().and_then(|name| name.parse::<PatchType>().ok());

@@ -19,16 +19,17 @@ use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::progress::Progress;
-use fieldwise_kube::write::backup::{Backup, BackupStore, Provenance};
+use fieldwise_kube::write::backup::{Backup, BackupStore, ClusterKey, Provenance};
 use fieldwise_kube::write::bulk::{self, BulkOptions, BulkSummary, Failure};
 use fieldwise_kube::write::runs::{self, new_run_id, Run};
+use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, WriteOptions};
 use serde_json::Value;
 
 use crate::flow::EXIT_REFUSED;
 use crate::many::Prepared;
 use crate::run_preview::{self, count, located};
-use crate::undo::{refusal, restorable_subresource, restore_plan, restore_writer, UndoArgs, EXIT_CHANGED};
+use crate::undo::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal, UndoArgs, EXIT_CHANGED};
 
 /// One object of the run being undone.
 struct Item {
@@ -40,8 +41,8 @@ struct Item {
 enum Checked {
     /// Ready to restore.
     Ready(Box<(Prepared, Backup)>),
-    /// Changed since the run (or its write never confirmed): skipped, with why.
-    Skipped(String),
+    /// Changed or created again since the run (or its write never confirmed): skipped, with why.
+    Skipped(Refusal),
 }
 
 /// Undoes a whole run (see the module docs).
@@ -50,7 +51,8 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let store = BackupStore::open_default()?;
-    let run = chosen_run(&store, &conn.context, args.run.as_deref())?;
+    settle::abandoned_writes(&conn, &store).await?;
+    let run = chosen_run(&store, &ClusterKey::of(&conn), args.run.as_deref())?;
     eprintln!(
         "Undoing run {} ({}, started {}): {} written.",
         run.id,
@@ -77,9 +79,10 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     for (name, result) in names.iter().zip(mapped.results) {
         match result {
             Some(Ok(Checked::Ready(pair))) => ready.push(*pair),
-            Some(Ok(Checked::Skipped(why))) => {
-                eprintln!("{why}");
-                summary.record(Failure::Conflict, EXIT_CHANGED);
+            Some(Ok(Checked::Skipped(refusal))) => {
+                eprintln!("{}", refusal.message);
+                let kind = if refusal.exit_code == EXIT_CHANGED { Failure::Conflict } else { Failure::Refused };
+                summary.record(kind, refusal.exit_code);
             }
             Some(Err(e)) => {
                 eprintln!("error: {name}: {e}");
@@ -154,14 +157,17 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(summary.exit_code()))
 }
 
-/// The run `--run ID` names, or the last one still in effect.
-fn chosen_run(store: &BackupStore, context: &str, id: Option<&str>) -> Result<Run> {
+/// The run `--run ID` names, or the last one still in effect, on this cluster.
+fn chosen_run(store: &BackupStore, cluster: &ClusterKey, id: Option<&str>) -> Result<Run> {
     if let Some(id) = id {
-        return runs::find(store, context, id);
+        return runs::find(store, cluster, id);
     }
-    let all = runs::runs(store, context)?;
+    let all = runs::runs(store, cluster)?;
     runs::last_to_undo(&all).cloned().ok_or_else(|| {
-        Error::usage(format!("no bulk run left to undo in context {context}; see `kubectl safe-patch history --runs`"))
+        Error::usage(format!(
+            "no bulk run left to undo on this cluster ({}); see `kubectl safe-patch history --runs`",
+            cluster.server
+        ))
     })
 }
 
@@ -180,8 +186,9 @@ async fn check(conn: &Connection, item: Item, args: &UndoArgs, retry_budget: Dur
     let display = target.display();
     let subresource = restorable_subresource(&backup, &display)?;
     let live = objects::get(conn, &target, subresource).await?;
-    if let Some(why) = refusal(&backup, &live, args.force, &located(&target)) {
-        return Ok(Checked::Skipped(why.replacen("nothing was written", "skipped", 1)));
+    if let Some(mut refused) = refusal(&backup, &live, args, &located(&target)) {
+        refused.message = refused.message.replacen("nothing was written", "skipped", 1);
+        return Ok(Checked::Skipped(refused));
     }
     let preview = {
         let writer = restore_writer(conn, &target, &backup, args, retry_budget, Provenance::default());

@@ -6,6 +6,9 @@
 //!
 //! - which backup to undo: [`next_to_undo`], an undo stack (a second undo steps back
 //!   further instead of re-doing what the first one undid);
+//! - whether the object is still the one backed up ([`recreated`]): one deleted and created
+//!   again under the same name is another object, and the old one's values would replace
+//!   the new one's, so the command asks for `--onto-recreated` (`--force` does not cover it);
 //! - whether the object was changed by someone else since that write ([`since_the_write`]):
 //!   a restore would then overwrite their change, so the command asks for `--force`;
 //! - what to send ([`plan_restore`]): a JSON merge patch that takes back what the write
@@ -248,6 +251,17 @@ pub fn since_the_write(
     }
 }
 
+/// The UIDs of the object a backup was taken of (`before`) and of the `live` one, when they
+/// differ: the object was deleted and created again since the backup. `None` when they are
+/// the same object, or either side names no UID (nothing says otherwise).
+pub fn recreated(before: &Value, live: &Value) -> Option<(String, String)> {
+    let uid = |object: &Value| object.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
+    match (uid(before), uid(live)) {
+        (Some(then), Some(now)) if then != now => Some((then, now)),
+        _ => None,
+    }
+}
+
 /// One step of an undo history (a written backup of an object, or a run), oldest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UndoStep<'a> {
@@ -420,6 +434,17 @@ mod tests {
             SinceTheWrite::Changed { written: "5".into(), now: "6".into() }
         );
         assert_eq!(since_the_write(None, None, &edited, None), SinceTheWrite::NeverConfirmed);
+    }
+
+    #[test]
+    fn an_object_created_again_is_told_by_its_uid() {
+        let before = json!({"metadata": {"name": "c", "uid": "u1"}});
+        assert_eq!(recreated(&before, &json!({"metadata": {"name": "c", "uid": "u1", "resourceVersion": "9"}})), None);
+        assert_eq!(
+            recreated(&before, &json!({"metadata": {"name": "c", "uid": "u2"}})),
+            Some(("u1".to_string(), "u2".to_string()))
+        );
+        assert_eq!(recreated(&json!({"metadata": {"name": "c"}}), &json!({"metadata": {"uid": "u2"}})), None);
     }
 
     fn step<'a>(id: &'a str, undoes: Option<&'a str>) -> UndoStep<'a> {

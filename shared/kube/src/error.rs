@@ -148,6 +148,14 @@ pub enum Error {
     Reference(ReferenceError),
     /// The kubeconfig user's exec credential plugin gave no credential.
     Credential(CredentialError),
+    /// A stop signal (Ctrl-C, SIGTERM) came before the write of this object was sent:
+    /// nothing was written (the command exits 130 or 143).
+    Interrupted {
+        /// kubectl's name of the object.
+        object: String,
+        /// The signal, as `kill -l` names it.
+        signal: &'static str,
+    },
 }
 
 /// Declares [`CoreError`] from one list of (variant, core error type, doc): the enum, its
@@ -477,6 +485,9 @@ impl Error {
             }
             Error::Reference(e) => write!(f, "{e}"),
             Error::Credential(e) => write!(f, "cannot get credentials for the current user: {e}"),
+            Error::Interrupted { object, signal } => {
+                write!(f, "interrupted ({signal}) before the write of {object} was sent; nothing was written")
+            }
         }
     }
 }

@@ -5,8 +5,9 @@
 //! with the real `kubectl` where both do the same thing.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use fieldwise_e2e::{require_cluster, run, text, Cluster};
 use serde_json::{json, Value};
@@ -113,11 +114,12 @@ fn exec_credential_plugins_run_once_and_their_output_never_reaches_an_error() {
     assert!(!text(&kubectl.stderr).contains(&token), "kubectl does not print it either");
     calls(&dir);
 
-    // A working plugin runs once per command, reads and writes alike (kubectl: once).
+    // A working plugin runs once per command, reads and writes alike (kubectl: once when its
+    // discovery cache is warm; not counted here, as that depends on its cache).
     let working = exec_kubeconfig(&cluster, &dir, &exec_plugin(&dir, &token, 0));
     let out = run(cluster.kubectl().arg("--kubeconfig").arg(&working).args(["get", "cm/x", "-n", &ns]));
     assert!(out.status.success(), "kubectl: {}", describe(&out));
-    assert_eq!(calls(&dir), 1, "kubectl runs the plugin once");
+    calls(&dir);
     for (exe, args) in
         [("kubectl-owners", vec!["cm/x"]), ("kubectl-safe_patch", vec!["cm/x", "-p", r#"{"data":{"b":"2"}}"#, "--yes"])]
     {
@@ -126,4 +128,415 @@ fn exec_credential_plugins_run_once_and_their_output_never_reaches_an_error() {
         assert_eq!(calls(&dir), 1, "{exe} ran the plugin more than once");
     }
     assert_eq!(cluster.get_json(&ns, "cm/x")["data"]["b"], "2", "the write authenticated with the plugin's token");
+}
+
+// ---------------------------------------------------------------------------------------------
+// #22.7: untrusted input costs a bounded amount
+
+/// Runs `cmd` with `stdin`, returning its output and how long it took (at most `limit`, then killed).
+fn timed(cmd: &mut Command, stdin: Stdio, limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    while child.try_wait().expect("wait").is_none() && started.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("output");
+    (out, started.elapsed())
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn endless_or_huge_input_is_refused_at_the_size_limit() {
+    let cluster = require_cluster!();
+    let dir = scratch("size");
+    let object = dir.join("cm.json");
+    std::fs::write(&object, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}"#)
+        .expect("write");
+    let safe_patch = || {
+        let mut cmd = plugin(&cluster, "kubectl-safe_patch", &dir);
+        cmd.arg("-f").arg(&object).args(["--local", "-o", "json"]);
+        cmd
+    };
+    let limit = Duration::from_secs(20);
+    let cases: Vec<(&str, Command, Stdio)> = vec![
+        (
+            "--patch-file /dev/zero",
+            {
+                let mut c = safe_patch();
+                c.args(["--patch-file", "/dev/zero"]);
+                c
+            },
+            Stdio::null(),
+        ),
+        (
+            "--patch-file - < /dev/zero",
+            {
+                let mut c = safe_patch();
+                c.args(["--patch-file", "-"]);
+                c
+            },
+            zero(),
+        ),
+        (
+            "-f /dev/zero",
+            {
+                let mut c = plugin(&cluster, "kubectl-owners", &dir);
+                c.args(["-f", "/dev/zero"]);
+                c
+            },
+            Stdio::null(),
+        ),
+        (
+            "-f - < /dev/zero",
+            {
+                let mut c = plugin(&cluster, "kubectl-last_applied", &dir);
+                c.args(["repair", "-f", "-"]);
+                c
+            },
+            zero(),
+        ),
+    ];
+    for (what, mut cmd, stdin) in cases {
+        let (out, took) = timed(&mut cmd, stdin, limit);
+        let stderr = text(&out.stderr);
+        assert!(took < limit, "{what}: still reading after {took:?}");
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", describe(&out));
+        assert!(
+            stderr.contains("larger than 32 MiB, the limit on one input")
+                && stderr.contains("FIELDWISE_MAX_INPUT_BYTES"),
+            "{what}: the error names the limit and how to raise it: {stderr}"
+        );
+    }
+    // The limit is the user's to raise (or lower).
+    let patch = dir.join("patch.json");
+    std::fs::write(&patch, format!(r#"{{"data":{{"b":"{}"}}}}"#, "x".repeat(2000))).expect("write");
+    let out = run(safe_patch().arg("--patch-file").arg(&patch).env("FIELDWISE_MAX_INPUT_BYTES", "1000"));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("larger than 1000 bytes"), "{}", describe(&out));
+    let out = run(safe_patch().arg("--patch-file").arg(&patch).env("FIELDWISE_MAX_INPUT_BYTES", "100000"));
+    assert!(out.status.success(), "{}", describe(&out));
+}
+
+fn zero() -> Stdio {
+    Stdio::from(std::fs::File::open("/dev/zero").expect("/dev/zero"))
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn deeply_nested_input_is_refused_at_once() {
+    let cluster = require_cluster!();
+    let dir = scratch("deep");
+    let object = dir.join("cm.json");
+    std::fs::write(&object, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}"#)
+        .expect("write");
+    // 65,536 levels in a file; 20,000 on the command line (an argument is at most 128 KiB on Linux).
+    let deep = |levels: usize| format!("{}1{}", r#"{"a":"#.repeat(levels), "}".repeat(levels));
+    let file = dir.join("deep.json");
+    std::fs::write(&file, deep(65_536)).expect("write");
+    let inline = format!("{}{}", "[".repeat(20_000), "]".repeat(20_000));
+    let safe_patch = || {
+        let mut cmd = plugin(&cluster, "kubectl-safe_patch", &dir);
+        cmd.args(["--local", "-o", "json"]);
+        cmd
+    };
+    let limit = Duration::from_secs(20);
+    let cases: Vec<(&str, Command)> = vec![
+        ("-f deep.json", {
+            let mut c = safe_patch();
+            c.arg("-f").arg(&file).args(["-p", "{}"]);
+            c
+        }),
+        ("--patch-file deep.json", {
+            let mut c = safe_patch();
+            c.arg("-f").arg(&object).arg("--patch-file").arg(&file);
+            c
+        }),
+        ("-p", {
+            let mut c = safe_patch();
+            c.arg("-f").arg(&object).args(["-p", &inline]);
+            c
+        }),
+        ("a selection: -f cm.json -f tree/ -R (deep.json two levels down)", {
+            let tree = dir.join("tree");
+            std::fs::create_dir_all(tree.join("sub")).expect("mkdir");
+            std::fs::copy(&file, tree.join("sub").join("deep.json")).expect("copy");
+            let mut c = plugin(&cluster, "kubectl-safe_patch", &dir);
+            c.arg("-f").arg(&object).arg("-f").arg(&tree).args(["-R", "-p", "{}", "--yes"]);
+            c
+        }),
+        ("owners -f deep.json", {
+            let mut c = plugin(&cluster, "kubectl-owners", &dir);
+            c.arg("-f").arg(&file);
+            c
+        }),
+    ];
+    for (what, mut cmd) in cases {
+        let (out, took) = timed(&mut cmd, Stdio::null(), limit);
+        let stderr = text(&out.stderr);
+        assert!(took < Duration::from_secs(3), "{what}: took {took:?} (kubectl answers in 0.1 s)");
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", describe(&out));
+        assert!(stderr.contains("nests deeper than 128 levels"), "{what}: {stderr}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// #22.8: messages that say what happened
+
+/// A TCP server that accepts connections and never answers (not even TLS).
+fn silent_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    port
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn request_timeout_takes_kubectls_durations_and_says_which_limit_ran_out() {
+    let cluster = require_cluster!();
+    let dir = scratch("timeout");
+    let server = format!("https://127.0.0.1:{}", silent_server());
+    let owners = |timeout: &str| {
+        let mut cmd = plugin(&cluster, "kubectl-owners", &dir);
+        cmd.args(["-s", &server, "--insecure-skip-tls-verify", "--request-timeout", timeout, "cm/x"]);
+        cmd
+    };
+    // kubectl takes Go durations below a second.
+    let kubectl = run(cluster.kubectl().args(["get", "ns", "--request-timeout", "1ms"]));
+    assert!(!text(&kubectl.stderr).contains("invalid"), "kubectl accepts 1ms: {}", describe(&kubectl));
+    let (out, took) = timed(&mut owners("1ms"), Stdio::null(), Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(took < Duration::from_secs(5), "1ms: {took:?}");
+    assert!(text(&out.stderr).contains("no answer within --request-timeout 1ms"), "{}", describe(&out));
+    // 0 sets no limit on the answer; connecting still has kubectl's 30 s, and the message and --help say so.
+    let (out, took) = timed(&mut owners("0"), Stdio::null(), Duration::from_secs(90));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(took >= Duration::from_secs(25) && took < Duration::from_secs(60), "0: gave up after {took:?}");
+    assert!(text(&out.stderr).contains("no connection within 30 s"), "{}", describe(&out));
+    let help = text(&run(plugin(&cluster, "kubectl-owners", &dir).arg("--help")).stdout);
+    assert!(!help.contains("waits forever") && help.contains("connecting still gives up after 30 s"), "{help}");
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn names_namespaces_and_managed_fields_are_reported_as_they_are() {
+    let cluster = require_cluster!();
+    let dir = scratch("names");
+    let ns = cluster.namespace("fw-hard-msg");
+    cluster.kubectl_ok(&["create", "deployment", "web", "-n", &ns, "--image=busybox:1.36", "--replicas=0"]);
+
+    // An unknown subresource is refused before anything is sent, and the discovery cache stays.
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).args([
+        "-n",
+        &ns,
+        "deploy/web",
+        "--subresource",
+        "bogus",
+        "-p",
+        "{}",
+        "--yes",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("has no subresource \"bogus\" (it has: ") && !stderr.contains("cache"), "{stderr}");
+    let cached = fieldwise_e2e::files_below(&dir.join("cache"), None);
+    assert!(
+        cached.iter().any(|f| f.to_string_lossy().contains("discovery")),
+        "the discovery cache was cleared: {cached:?}"
+    );
+
+    // A name with -A: kubectl refuses, and so do we.
+    let kubectl = run(cluster.kubectl().args(["get", "-A", "deploy/web"]));
+    assert!(text(&kubectl.stderr).contains("a resource cannot be retrieved by name across all namespaces"));
+    let out = run(plugin(&cluster, "kubectl-owners", &dir).args(["-A", "deploy/web"]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("a resource cannot be retrieved by name across all namespaces"),
+        "{}",
+        describe(&out)
+    );
+
+    // `-n ''` is no -n at all: the context's namespace (default), as in kubectl.
+    let name = format!("fw-hard-empty-ns-{}", std::process::id());
+    cluster.kubectl_ok(&["create", "configmap", &name, "-n", "default", "--from-literal=a=1"]);
+    let kubectl = run(cluster.kubectl().args(["get", "-n", "", &format!("cm/{name}")]));
+    let out = run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", "", &format!("cm/{name}")]));
+    cluster.kubectl_ok(&["delete", "configmap", &name, "-n", "default"]);
+    assert!(kubectl.status.success(), "kubectl: {}", describe(&kubectl));
+    assert!(out.status.success(), "{}", describe(&out));
+
+    // An object whose makers set no tracked field has no managedFields: said as it is.
+    cluster.kubectl_ok(&["create", "serviceaccount", "bare", "-n", &ns]);
+    let out = run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", &ns, "sa/bare"]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        !stderr.contains("before server-side field tracking") && stderr.contains("kubectl create serviceaccount"),
+        "{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn json_patch_paths_and_position_guards_are_named_as_written() {
+    let cluster = require_cluster!();
+    let dir = scratch("pointers");
+    let ns = cluster.namespace("fw-hard-ptr");
+    cluster.kubectl_ok(&["create", "deployment", "web", "-n", &ns, "--image=busybox:1.36", "--replicas=0"]);
+    cluster.kubectl_ok(&["set", "env", "deploy/web", "-n", &ns, "A=1", "B=2"]);
+    let safe_patch = |patch: &str| {
+        run(plugin(&cluster, "kubectl-safe_patch", &dir).args([
+            "-n",
+            &ns,
+            "deploy/web",
+            "--type",
+            "json",
+            "-p",
+            patch,
+            "--dry-run=server",
+        ]))
+    };
+    let out = safe_patch(r#"[{"op":"add","path":"metadata/labels/x","value":"1"}]"#);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        stderr.contains("does not start with \"/\"") && stderr.contains("write \"/metadata/labels/x\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not found"), "{stderr}");
+
+    let out = safe_patch(r#"[{"op":"replace","path":"/spec/template/spec/containers/0/env/1/value","value":"3"}]"#);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{}", describe(&out));
+    let infos: Vec<&str> = stderr.lines().filter(|l| l.starts_with("info:")).collect();
+    assert_eq!(infos.len(), 2, "{stderr}");
+    assert!(
+        infos[0].starts_with("info: /spec/template/spec/containers/0 is a position")
+            && infos[0].contains("name=\"busybox\""),
+        "{infos:?}"
+    );
+    assert!(
+        infos[1].starts_with("info: /spec/template/spec/containers/0/env/1 is a position")
+            && infos[1].contains("name=\"B\""),
+        "{infos:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn several_objects_dry_runs_and_exit_codes_are_reported_like_kubectl() {
+    let cluster = require_cluster!();
+    let dir = scratch("several");
+    let ns = cluster.namespace("fw-hard-many");
+    for name in ["a", "b"] {
+        cluster.kubectl_ok(&["create", "configmap", name, "-n", &ns, "--from-literal=k=0"]);
+    }
+    // An object that fails is reported, and the others are still patched, as kubectl does.
+    let patch = r#"{"data":{"k":"1"}}"#;
+    let kubectl = run(cluster.kubectl().args(["patch", "-n", &ns, "cm", "a", "missing", "b", "-p", patch]));
+    assert_eq!(kubectl.status.code(), Some(1), "kubectl: {}", describe(&kubectl));
+    let patch = r#"{"data":{"k":"2"}}"#;
+    let out =
+        run(plugin(&cluster, "kubectl-safe_patch", &dir)
+            .args(["-n", &ns, "cm", "a", "missing", "b", "-p", patch, "--yes"]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("\"missing\" not found"), "{}", describe(&out));
+    assert!(
+        text(&out.stdout).contains("configmap/a patched") && text(&out.stdout).contains("configmap/b patched"),
+        "{}",
+        describe(&out)
+    );
+    for name in ["a", "b"] {
+        assert_eq!(cluster.get_json(&ns, &format!("cm/{name}"))["data"]["k"], "2", "{name} was patched");
+    }
+
+    // A dry run that would change nothing still says nothing was written.
+    let out =
+        run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "cm/a", "-p", patch, "--dry-run=server"]));
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(text(&out.stdout).trim(), "configmap/a patched (no change) (server dry run)");
+
+    // An undo of a write that was never confirmed needs --force: exit 2, as the exit-code table says.
+    // The hook makes the object move and then kills the command before its write: the record is
+    // left pending, and the next command finds the object moved: its write may have landed (unknown).
+    cluster.kubectl_ok(&["create", "configmap", "c", "-n", &ns, "--from-literal=k=0"]);
+    let hook = format!("kubectl annotate -n {ns} cm/c moved=1 >/dev/null 2>&1; kill -9 $PPID");
+    let killed = run(plugin(&cluster, "kubectl-safe_patch", &dir)
+        .args(["-n", &ns, "cm/c", "-p", r#"{"data":{"k":"3"}}"#, "--yes"])
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("PATH", fieldwise_e2e::path_with_plugins()));
+    assert!(!killed.status.success(), "{}", describe(&killed));
+    let history = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "history", "cm/c"])).stdout);
+    let unconfirmed = history.lines().find(|l| l.contains("(unknown)")).unwrap_or_else(|| panic!("{history}"));
+    let time = unconfirmed.split_whitespace().next().expect("a time");
+    // Without --to, undo says why it has nothing to restore while history lists a backup (#22.4).
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "cm/c", "--yes"]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("no confirmed write of configmap/c to undo: its 1 backup(s) are of writes whose outcome was never confirmed"),
+        "{}",
+        describe(&out)
+    );
+    let out =
+        run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "cm/c", "--to", time, "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("never confirmed; use --force"), "{}", describe(&out));
+    let help = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).arg("--help")).stdout);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("2 refused (") && help.contains("an undo of a write never confirmed without --force)"),
+        "{help}"
+    );
+
+    // `repair secret/x` exits 2, and last-applied's help says when it does.
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=hunter2"]);
+    let out = run(plugin(&cluster, "kubectl-last_applied", &dir).args(["-n", &ns, "repair", "secret/s", "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let help = text(&run(plugin(&cluster, "kubectl-last_applied", &dir).arg("--help")).stdout);
+    assert!(help.contains("refused (repair of a Secret without --store-secret-values"), "{help}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// #22.9: Secret data kept out of metadata
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_secret_value_copied_into_metadata_is_refused_without_allow_secret_exposure() {
+    let cluster = require_cluster!();
+    let dir = scratch("exposure");
+    let ns = cluster.namespace("fw-hard-exposure");
+    // "abcdef" is YWJjZGVm in data: a valid label value, so only the lint stands in the way.
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=abcdef"]);
+    cluster.kubectl_ok(&["label", "secret", "s", "-n", &ns, "app=web"]);
+    let copy = r#"[{"op":"copy","from":"/data/pw","path":"/metadata/labels/x"}]"#;
+    let safe_patch =
+        |args: &[&str]| run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "secret/s"]).args(args));
+    let labels = || cluster.get_json(&ns, "secret/s")["metadata"]["labels"].clone();
+
+    for extra in [&["--yes"][..], &["--yes", "--force"]] {
+        let out = safe_patch(&[&["--type", "json", "-p", copy][..], extra].concat());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", describe(&out));
+        assert!(
+            stderr.contains("exposes a Secret value: copies the value of the Secret's data.pw into metadata.labels.x")
+                && stderr.contains("--allow-secret-exposure"),
+            "{extra:?}: {stderr}"
+        );
+        assert_eq!(labels(), json!({"app": "web"}), "{extra:?}: nothing was written");
+    }
+    // Pasting the value (decoded) into an annotation is the same exposure.
+    let out = safe_patch(&["-p", r#"{"metadata":{"annotations":{"note":"abcdef"}}}"#, "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("into metadata.annotations.note"), "{}", describe(&out));
+    // Asked for explicitly, it is written.
+    let out = safe_patch(&["--type", "json", "-p", copy, "--yes", "--allow-secret-exposure"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(labels(), json!({"app": "web", "x": "YWJjZGVm"}));
 }

@@ -6,13 +6,18 @@
 //! writers of disjoint changes to one object, a field-manager conflict on
 //! apply, a validation refusal, undo of a subresource write, backups of two
 //! objects whose names used to collide, backup retention, and a bulk repair
-//! of 1,000 objects with the apiserver killed under it (on a private cluster).
+//! of 1,000 objects with the apiserver killed under it (on a private cluster);
+//! from issue #22, undo onto an object recreated since its backup, and bulk
+//! runs stopped by SIGINT, SIGTERM, a second SIGINT and SIGKILL
+//! (`reliability/signals.rs`).
 //! The figures each test measures go to `target/reports/RELIABILITY.md` (see
 //! `reliability/report.rs`), written by the run that measured them; `scripts/publish-reports`
 //! copies it to `docs/`.
 
 #[path = "reliability/report.rs"]
 mod report;
+#[path = "reliability/signals.rs"]
+mod signals;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -566,6 +571,51 @@ fn undo_of_a_scale_write_goes_through_the_scale_subresource_or_refuses_clearly()
     checks.verify();
 }
 
+/// A backup is of one object, and its UID says which: after the object was deleted and created
+/// again under the same name, `undo` (even with `--force`) refuses to put the old object's values
+/// onto the new one; `--onto-recreated` asks for exactly that.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn undo_refuses_a_recreated_object_unless_asked() {
+    let cluster = require_cluster!();
+    let mut section = Section::start("Undo onto a recreated object", &cluster);
+    let ns = cluster.namespace("fw-rel-uid");
+    let data = data_dir("uid");
+    cluster.kubectl_ok(&["create", "configmap", "app", "-n", &ns, "--from-literal=mode=old"]);
+    ok(&run(safe_patch(&cluster, &data, &ns).args(["cm/app", "--yes", "-p", r#"{"data":{"mode":"patched"}}"#])));
+    let old_uid = cluster.get_json(&ns, "cm/app")["metadata"]["uid"].clone();
+    cluster.kubectl_ok(&["delete", "configmap", "app", "-n", &ns]);
+    cluster.kubectl_ok(&["create", "configmap", "app", "-n", &ns, "--from-literal=mode=new", "--from-literal=keep=me"]);
+    let new_uid = cluster.get_json(&ns, "cm/app")["metadata"]["uid"].clone();
+    assert_ne!(old_uid, new_uid, "the object was recreated");
+
+    let mut checks = Checks::default();
+    for args in [&["undo", "cm/app", "--yes"][..], &["undo", "cm/app", "--yes", "--force"]] {
+        let command = args.join(" ");
+        let mark = cluster.audit_mark();
+        let out = run(safe_patch(&cluster, &data, &ns).args(args));
+        let writes = user_requests(&cluster, mark, "configmaps", &ns, "app").iter().filter(|e| e.is_write()).count();
+        let live = cluster.get_json(&ns, "cm/app");
+        let first_line = text(&out.stderr).lines().find(|l| l.starts_with("error")).unwrap_or_default().to_string();
+        section.figure(&format!("`{command}` on the recreated object"), format!("{}: {first_line}", exit(&out)));
+        checks.promise(out.status.code() == Some(3), || format!("`{command}` exits 3: {}", describe(&out)));
+        checks.promise(first_line.contains("created again") && first_line.contains("--onto-recreated"), || {
+            format!("`{command}` says the object was recreated and how to restore anyway: {}", describe(&out))
+        });
+        checks.promise(writes == 0 && live["data"] == json!({"mode": "new", "keep": "me"}), || {
+            format!("`{command}` refused but wrote ({writes} writes): {}", live["data"])
+        });
+    }
+    let out = run(safe_patch(&cluster, &data, &ns).args(["undo", "cm/app", "--yes", "--onto-recreated"]));
+    let live = cluster.get_json(&ns, "cm/app");
+    section.figure("`undo cm/app --onto-recreated`", format!("{}, data now {}", exit(&out), live["data"]));
+    checks.promise(out.status.success() && live["data"] == json!({"mode": "old"}), || {
+        format!("--onto-recreated restores the old values onto the new object: {}; {}", live["data"], describe(&out))
+    });
+    checks.promise(live["metadata"]["uid"] == new_uid, || "the new object stays (same UID)".into());
+    checks.verify();
+}
+
 /// `deployments/scale` or `deployments` for an audited request.
 fn subresource_of(e: &AuditEvent) -> String {
     if e.subresource.is_empty() {
@@ -758,6 +808,10 @@ fn backup_records(dir: &Path) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
+        // `%inflight` and `%tmp` hold the store's own files, not records.
+        if path.is_dir() && entry.file_name().to_string_lossy().starts_with('%') {
+            continue;
+        }
         if path.is_dir() {
             for (state, n) in backup_records(&path) {
                 *counts.entry(state).or_default() += n;

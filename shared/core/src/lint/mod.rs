@@ -12,7 +12,9 @@
 //! - [`foreign`]: fields the patch changes that another manager owns, when
 //!   that manager writes again (a controller, an applier, a tool);
 //! - [`next_apply`]: fields the last-applied annotation records otherwise, which
-//!   the next `kubectl apply` of the same file sets back.
+//!   the next `kubectl apply` of the same file sets back;
+//! - [`secret_exposure`]: a Secret's value copied, moved or pasted out of `data` into a
+//!   label or an annotation, where it is not secret.
 //!
 //! Every lint is pure: values in, findings out. The plugin decides what to
 //! show and whether a finding blocks the write.
@@ -23,6 +25,7 @@ pub mod next_apply;
 pub mod nulls;
 pub mod one_of;
 pub mod positions;
+pub mod secret_exposure;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -33,6 +36,9 @@ pub enum Severity {
     Warning,
     /// Writing would fight another owner; only with `--force`.
     NeedsForce,
+    /// Writing would put a Secret's value where it is not secret; only with
+    /// `--allow-secret-exposure` (`--force` does not cover it).
+    ExposesSecret,
 }
 
 /// One thing a lint found.

@@ -45,14 +45,14 @@ pub fn guard_positions(ops: &[Operation], live: &Value, schema: &Schema, ty: Opt
                             .collect();
                         format!(
                             "{} is a position in a list keyed by {}: added a test that it is still {}, so the write fails if the list moved",
-                            pointer.as_str(),
+                            position.at,
                             keys.join(" and "),
                             shown.join(", ")
                         )
                     }
                     Identity::Value => format!(
                         "{} is a position in a set: added a test that it is still {}, so the write fails if the list moved",
-                        pointer.as_str(),
+                        position.at,
                         super::short(&position.tests[0].1)
                     ),
                 };
@@ -87,6 +87,9 @@ struct Position {
     tests: Vec<(String, Value)>,
     /// The entry as a dotted field path, for the finding.
     dotted: String,
+    /// The entry as a JSON Pointer (`/spec/template/spec/containers/0`), for the message:
+    /// a path through several keyed lists has one position in each.
+    at: String,
 }
 
 /// Every index into a keyed list along `tokens`, with the tests that pin its entry.
@@ -121,6 +124,7 @@ fn keyed_positions(tokens: &[String], live: &Value, schema: &Schema, ty: Option<
                                 .map(|(k, v)| (format!("{pointer}/{index}/{}", escape_token(k)), v))
                                 .collect(),
                             dotted: format!("{dotted}[{}]", shown.join(",")),
+                            at: format!("{pointer}/{index}"),
                         })
                     }
                     Some(Identity::Value) if !item.is_object() && !item.is_array() => Some(Position {
@@ -130,6 +134,7 @@ fn keyed_positions(tokens: &[String], live: &Value, schema: &Schema, ty: Option<
                             "{dotted}[={}]",
                             item.as_str().map(str::to_string).unwrap_or_else(|| item.to_string())
                         ),
+                        at: format!("{pointer}/{index}"),
                     }),
                     _ => None,
                 };
@@ -212,6 +217,31 @@ mod tests {
         assert!(json_patch::apply(&live, &patch).is_ok());
         let moved = json!({"spec": {"template": {"spec": {"containers": [{"name": "sidecar"}, {"name": "busybox"}]}}}});
         assert!(json_patch::apply(&moved, &patch).is_err());
+    }
+
+    #[test]
+    fn each_position_along_a_path_is_named_by_its_own_pointer() {
+        let schema = builtin();
+        let ty = schema.root(&Gvk::new("apps", "v1", "Deployment"));
+        let live = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "busybox", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]}}}});
+        let ops = json_patch::parse(&json!([
+            {"op": "replace", "path": "/spec/template/spec/containers/0/env/1/value", "value": "3"}
+        ]))
+        .unwrap();
+        let findings = guard_positions(&ops, &live, schema, ty).findings;
+        let messages: Vec<&str> = findings.iter().map(|f| f.message.as_str()).collect();
+        assert!(
+            messages[0].starts_with("/spec/template/spec/containers/0 is a position in a list keyed by name"),
+            "{messages:?}"
+        );
+        assert!(messages[0].contains("name=\"busybox\""), "{messages:?}");
+        assert!(
+            messages[1].starts_with("/spec/template/spec/containers/0/env/1 is a position in a list keyed by name"),
+            "{messages:?}"
+        );
+        assert!(messages[1].contains("name=\"B\""), "{messages:?}");
+        assert_eq!(findings[1].path, "spec.template.spec.containers[name=busybox].env[name=B]");
     }
 
     #[test]

@@ -55,6 +55,26 @@ pub enum PlanError {
         /// kubectl's name of the object.
         object: String,
     },
+    /// A JSON Patch pointer without its leading `/`: the apiserver would silently drop its
+    /// first segment (`spec/replicas` writes `/replicas`), so it is refused before anything
+    /// is planned, rather than reported later as a path that is not found.
+    #[error(
+        "invalid JSON Patch: operation {operation}: its {field} {pointer:?} does not start with \"/\" (the apiserver would ignore {dropped:?} and use {used:?}); write {meant:?}"
+    )]
+    PointerWithoutSlash {
+        /// The operation's index, from 0.
+        operation: usize,
+        /// `path` or `from`.
+        field: &'static str,
+        /// The pointer as written.
+        pointer: String,
+        /// The segment the apiserver would drop.
+        dropped: String,
+        /// What the apiserver would use instead.
+        used: String,
+        /// The pointer with its `/`.
+        meant: String,
+    },
     /// The object's own `metadata.managedFields` cannot be read (the object is at fault, not the patch).
     #[error("{object}: {source}")]
     ManagedFields {

@@ -87,15 +87,41 @@ pub struct Planned {
     pub findings: Vec<Finding>,
 }
 
+/// Refuses a `path` or `from` that is neither `""` nor starts with `/` (see
+/// [`PlanError::PointerWithoutSlash`]).
+fn refuse_pointers_without_slash(ops: &[json_patch::Operation]) -> Result<(), PlanError> {
+    for (operation, op) in ops.iter().enumerate() {
+        for (field, pointer) in [("path", Some(op.path())), ("from", op.from())] {
+            let Some(pointer) = pointer else { continue };
+            let text = pointer.as_str();
+            if text.is_empty() || text.starts_with('/') {
+                continue;
+            }
+            let (dropped, rest) = text.split_once('/').unwrap_or((text, ""));
+            return Err(PlanError::PointerWithoutSlash {
+                operation,
+                field,
+                pointer: text.to_string(),
+                dropped: dropped.to_string(),
+                used: if text.contains('/') { format!("/{rest}") } else { "no member at all".to_string() },
+                meant: format!("/{text}"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Plans a patch; errors are the user's (a patch that cannot apply to this object),
 /// except [`PlanError::ManagedFields`] (see [`PlanError::is_usage`]).
 ///
 /// The planned patch carries no concurrency guard: the write path adds it.
 pub fn plan(input: &PlanInput<'_>) -> Result<Planned, PlanError> {
     let mut findings = Vec::new();
+    let mut json_ops = Vec::new();
     let (patch, result) = match input.patch_type {
         PatchType::Json => {
             let ops = json_patch::parse(input.patch).map_err(|e| PlanError::InvalidJsonPatch(Box::new(e)))?;
+            refuse_pointers_without_slash(&ops)?;
             // The result of the user's operations, so errors number them as the user wrote them; the
             // position tests added ahead of them pass on this object by construction.
             let result =
@@ -104,6 +130,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned, PlanError> {
                 })?;
             let guarded = lint::positions::guard_positions(&ops, input.live, input.schema, input.ty);
             findings.extend(guarded.findings);
+            json_ops = ops;
             (Value::Array(guarded.operations), result)
         }
         PatchType::Merge | PatchType::Strategic => {
@@ -171,6 +198,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Planned, PlanError> {
             (config, prediction.merged)
         }
     };
+    findings.extend(lint::secret_exposure::secret_exposures(input.live, &result, &json_ops));
     findings.extend(lint::next_apply::next_apply_reverts(input.live, &result, input.schema, input.ty));
     if let Ok(managed) = ownership::managed_fields_of(input.live) {
         findings.extend(lint::foreign::foreign_owners(
@@ -303,6 +331,25 @@ mod tests {
         assert!(matches!(err, PlanError::StrategicDoesNotApply { .. }));
         let err = err.to_string();
         assert!(err.contains("does not apply") && err.contains("merge key"), "{err}");
+    }
+
+    #[test]
+    fn pointers_without_a_leading_slash_are_refused_naming_what_was_meant() {
+        let patch = json!([{"op": "add", "path": "metadata/labels/x", "value": "1"}]);
+        let err = plan_for(patch, PatchType::Json).unwrap_err();
+        assert!(err.is_usage());
+        let err = err.to_string();
+        assert!(
+            err.contains("operation 0: its path \"metadata/labels/x\" does not start with \"/\"")
+                && err.contains("ignore \"metadata\" and use \"/labels/x\"")
+                && err.contains("write \"/metadata/labels/x\""),
+            "{err}"
+        );
+        assert!(!err.contains("not found"), "{err}");
+        let patch =
+            json!([{"op": "test", "path": "", "value": {}}, {"op": "move", "from": "spec/paused", "path": "/x"}]);
+        let err = plan_for(patch, PatchType::Json).unwrap_err().to_string();
+        assert!(err.contains("operation 1: its from \"spec/paused\""), "{err}");
     }
 
     #[test]

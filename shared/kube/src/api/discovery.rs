@@ -53,6 +53,18 @@ pub struct ResourceType {
 }
 
 impl ResourceType {
+    /// Refuses a subresource the type does not have (when discovery listed its subresources).
+    pub fn check_subresource(&self, name: &str) -> Result<()> {
+        if self.subresources.is_empty() || self.subresources.iter().any(|s| s == name) {
+            return Ok(());
+        }
+        Err(Error::usage(format!(
+            "{} has no subresource \"{name}\" (it has: {})",
+            self.display_name(),
+            self.subresources.join(", ")
+        )))
+    }
+
     /// `apps/v1`, or `v1` for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

@@ -2,12 +2,12 @@
 //! for standard input; YAML streams with several documents and `kind: List`
 //! wrappers become one value per object, each remembering where it came from.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::local::input;
 
 /// One object read from a manifest, and where it was read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,7 +18,7 @@ pub struct Manifest {
     pub value: Value,
 }
 
-/// Reads every `-f` argument in order. Directories are read in name order (and their
+/// Reads every `-f` argument in order, each bounded in size and nesting ([`input`]). Directories are read in name order (and their
 /// subdirectories too when `recursive`, as kubectl's `-R`), taking only the files kubectl
 /// takes: `*.yaml`, `*.yml` and `*.json`.
 ///
@@ -33,10 +33,7 @@ pub fn read(inputs: &[String], recursive: bool) -> Result<Vec<Manifest>> {
         let before = out.len();
         let mut files = 0;
         if input == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
+            let text = input::read_text(std::io::stdin().lock(), "standard input")?;
             out.extend(parse_documents(&text, "stdin")?);
             files += 1;
         } else {
@@ -99,8 +96,7 @@ fn read_path(path: &Path, recursive: bool, top: bool, out: &mut Vec<Manifest>, f
         }
         return Ok(());
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::usage(format!("the file \"{}\" cannot be read: {e}", path.display())))?;
+    let text = input::read_file(path, &format!("the file \"{}\"", path.display()))?;
     *files += 1;
     out.extend(parse_documents(&text, &path.display().to_string())?);
     Ok(())
@@ -193,10 +189,9 @@ impl ManifestStream {
         let Some((path, input, top)) = self.pending.pop_front() else { return };
         let shown = path.display().to_string();
         if top && shown == "-" {
-            let mut text = String::new();
-            match std::io::stdin().read_to_string(&mut text) {
-                Ok(_) => self.parsed(parse_documents(&text, "stdin")),
-                Err(e) => self.ready.push_back(Err(Error::usage(format!("cannot read standard input: {e}")))),
+            match input::read_text(std::io::stdin().lock(), "standard input") {
+                Ok(text) => self.parsed(parse_documents(&text, "stdin")),
+                Err(e) => self.ready.push_back(Err(e)),
             }
             return;
         }
@@ -239,9 +234,9 @@ impl ManifestStream {
             return;
         }
         self.files[input] += 1;
-        match std::fs::read_to_string(&path) {
+        match input::read_file(&path, &format!("the file \"{shown}\"")) {
             Ok(text) => self.parsed(parse_documents(&text, &shown)),
-            Err(e) => self.ready.push_back(Err(Error::usage(format!("the file \"{shown}\" cannot be read: {e}")))),
+            Err(e) => self.ready.push_back(Err(e)),
         }
     }
 

@@ -9,9 +9,20 @@ use crate::api::reference::ObjectRef;
 use crate::conn::client::Connection;
 use crate::error::{Error, Result};
 
-/// GETs one object (or one of its subresources).
+/// GETs one object (or one of its subresources). A subresource discovery says the type
+/// does not have is refused before anything is sent, as kubectl refuses it: the server's
+/// 404 would read like a type it no longer serves.
 pub async fn get(conn: &Connection, target: &ObjectRef, subresource: Option<&str>) -> Result<Value> {
+    if let Some(name) = subresource {
+        target.resource.check_subresource(name)?;
+    }
     send(conn, Request::get(target.path(subresource)).body(Vec::new())).await
+}
+
+/// GETs what is at an API path (`/api/v1/namespaces/x/configmaps/y`), as
+/// [`ObjectRef::path`] spells it.
+pub async fn get_path(conn: &Connection, path: &str) -> Result<Value> {
+    send(conn, Request::get(path).body(Vec::new())).await
 }
 
 /// Sends a request and decodes the JSON answer; errors become user errors naming the server.

@@ -122,7 +122,7 @@ impl EditSession {
         if !status.success() {
             return Err(Error::Program { command: editor, start_error: None, status: Some(status) });
         }
-        std::fs::read_to_string(&self.file).map_err(|e| io_error("cannot read", &self.file, e))
+        crate::local::input::read_file(&self.file, &format!("the edited file \"{}\"", self.file.display()))
     }
 
     /// Keeps the directory and the file when the session ends, and returns the file's path.

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::write::interrupt::{self, Action, Signal};
+
 /// Parses the command line, or prints help/version/usage error and exits. Also makes a
 /// closed stdout end the process quietly (see [`crate::output::stdout`]): every plugin parses first.
 pub fn parse<T: Parser>() -> T {
@@ -30,6 +32,10 @@ pub fn fail(err: &crate::Error) -> ExitCode {
 }
 
 /// Runs an async entry point on a small runtime: plugins are short-lived CLIs.
+///
+/// SIGINT and SIGTERM are handled as [`crate::write::interrupt`] says: with writes in
+/// flight the first lets them finish and the command then exits 130 or 143 (a bulk run
+/// prints its summary first); otherwise, or on a second signal, the process exits at once.
 pub fn run<F>(future: F) -> ExitCode
 where
     F: std::future::Future<Output = crate::Result<ExitCode>>,
@@ -40,9 +46,58 @@ where
             return fail(&crate::Error::LocalIo { action: "start the async runtime".into(), path: None, source: e })
         }
     };
-    match runtime.block_on(future) {
+    listen_for_signals();
+    let code = match runtime.block_on(future) {
         Ok(code) => code,
         Err(err) => fail(&err),
+    };
+    match interrupt::received() {
+        Some(signal) => ExitCode::from(signal.exit_code()),
+        None => code,
+    }
+}
+
+/// Listens for SIGINT and SIGTERM (Ctrl-C on Windows) on a thread of its own, so a signal
+/// is acted on even while the command's thread waits on something else (a prompt, a disk).
+fn listen_for_signals() {
+    let listener = std::thread::Builder::new().name("signals".into()).spawn(|| {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        runtime.block_on(async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                let (Ok(mut interrupts), Ok(mut terminations)) =
+                    (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+                else {
+                    return;
+                };
+                loop {
+                    let received = tokio::select! {
+                        _ = interrupts.recv() => Signal::Interrupt,
+                        _ = terminations.recv() => Signal::Terminate,
+                    };
+                    act_on(received);
+                }
+            }
+            #[cfg(not(unix))]
+            while tokio::signal::ctrl_c().await.is_ok() {
+                act_on(Signal::Interrupt);
+            }
+        });
+    });
+    if let Err(e) = listener {
+        eprintln!("warning: cannot listen for Ctrl-C ({e}): it will stop the command at once");
+    }
+}
+
+fn act_on(signal: Signal) {
+    match interrupt::on_signal(signal) {
+        Action::ExitNow(code) => std::process::exit(i32::from(code)),
+        Action::Finish => eprintln!(
+            "{}: finishing the writes in flight and starting no new ones; {} again to stop at once",
+            signal.name(),
+            if signal == Signal::Interrupt { "press Ctrl-C" } else { "signal" }
+        ),
     }
 }
 

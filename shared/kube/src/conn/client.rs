@@ -32,6 +32,9 @@ pub struct Connection {
     pub context: String,
     /// The server URL, for messages.
     pub server: String,
+    /// Which cluster this is, for keying what is kept about it (backups): the server's
+    /// host and port and a hash of its URL and CA (see [`cluster_identity`]).
+    pub cluster: String,
     /// The configuration the client was built from, to build another client
     /// for work that must not run on the caller's runtime (discovery refetches).
     config: kube::Config,
@@ -41,6 +44,8 @@ pub struct Connection {
     /// Set when this run's discovery came from the disk cache, so a 404 on a
     /// type the cache named can invalidate it.
     discovery_from_cache: Arc<AtomicBool>,
+    /// `--request-timeout`, for saying which limit a request that timed out ran into.
+    timeout: Option<std::time::Duration>,
 }
 
 impl Connection {
@@ -53,7 +58,12 @@ impl Connection {
     pub fn error(&self, err: kube::Error) -> Error {
         let unknown_path = matches!(&err, kube::Error::Api(status)
             if status.code == 404 && status.details.as_ref().is_none_or(|d| d.name.is_empty()));
-        let converted = Error::from_kube(err, &self.server);
+        let converted = match Error::from_kube(err, &self.server) {
+            Error::Unreachable { server, reason, maybe_sent } if reason == "deadline has elapsed" => {
+                Error::Unreachable { server, reason: self.timed_out(), maybe_sent }
+            }
+            other => other,
+        };
         if unknown_path && self.discovery_from_cache.swap(false, Ordering::SeqCst) {
             if let Some(cache) = self.discovery_cache() {
                 cache.forget_discovery();
@@ -67,6 +77,18 @@ impl Connection {
             };
         }
         converted
+    }
+
+    /// What a request that ran out of time ran into: `--request-timeout`, or (without one)
+    /// the 30 s connecting may take, as kubectl's dialer allows.
+    fn timed_out(&self) -> String {
+        match self.timeout {
+            Some(limit) => format!("no answer within --request-timeout {limit:?}"),
+            None => format!(
+                "no connection within {} s; --request-timeout 0 sets no limit on the answer, but connecting still has one",
+                CONNECT_TIMEOUT.as_secs()
+            ),
+        }
     }
 
     /// The on-disk cache of this server (`None` when the platform has no cache directory).
@@ -95,6 +117,9 @@ fn build_client(config: kube::Config, credentials: Option<&Arc<ExecCredentials>>
         None => builder.build(),
     })
 }
+
+/// How long connecting may take without `--request-timeout` (kubectl's dialer: 30 s).
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Loads the kubeconfig the way kubectl does (see the module docs).
 pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
@@ -159,16 +184,19 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
         .await
         .map_err(|e| Error::Kubeconfig(format!("context \"{context}\": {}", describe(&e))))?;
     let timeout = flags.timeout()?;
+    config.connect_timeout = Some(timeout.unwrap_or(CONNECT_TIMEOUT));
     if timeout.is_some() {
-        config.connect_timeout = timeout;
         config.read_timeout = timeout;
         config.write_timeout = timeout;
     }
     let agent = http::HeaderValue::from_str(&crate::conn::version::user_agent())
         .map_err(|e| Error::malformed("the User-Agent header", e))?;
     config.headers.push((http::header::USER_AGENT, agent));
-    let namespace = flags.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
+    // `-n ''` means no namespace flag, as in kubectl: the context's namespace, else default.
+    let namespace =
+        flags.namespace.clone().filter(|ns| !ns.is_empty()).unwrap_or_else(|| config.default_namespace.clone());
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
+    let cluster = cluster_identity(&server, config.root_cert.as_deref().unwrap_or_default());
     // The exec plugin runs here, once, rather than three times inside the client library.
     let credentials = ExecCredentials::take_from(&mut config.auth_info).map_err(Error::Credential)?;
     let client = build_client(config.clone(), credentials.as_ref())
@@ -180,10 +208,28 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
         namespace_from_flag,
         context,
         server,
+        cluster,
         config,
         credentials,
         discovery_from_cache: Arc::default(),
+        timeout,
     })
+}
+
+/// A cluster's identity, from what the client trusts it by: its URL and the CA that signs
+/// its certificate (none with `--insecure-skip-tls-verify`). Two contexts of one cluster
+/// (other users, other namespaces) share it; a context name reused for another cluster,
+/// or a cluster recreated at the same address with a new CA, does not.
+pub fn cluster_identity(server: &str, ca_certificates: &[Vec<u8>]) -> String {
+    let mut identity = server.as_bytes().to_vec();
+    for certificate in ca_certificates {
+        identity.push(b'\n');
+        identity.extend_from_slice(certificate);
+    }
+    let host = server.split("://").nth(1).unwrap_or(server).trim_end_matches('/');
+    let readable: String =
+        host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
+    format!("{readable}-{:016x}", crate::local::cache::fnv1a(&identity))
 }
 
 /// Applies the connection flags to the entries `context` uses, with kubectl's
@@ -377,6 +423,16 @@ contexts:
 
     fn cluster<'k>(k: &'k Kubeconfig, name: &str) -> &'k Cluster {
         k.clusters.iter().find(|c| c.name == name).and_then(|c| c.cluster.as_ref()).expect("cluster")
+    }
+
+    #[test]
+    fn cluster_identity_is_the_server_and_its_ca() {
+        let local = cluster_identity("https://127.0.0.1:6443", &[b"CA1".to_vec()]);
+        assert!(local.starts_with("127.0.0.1_6443-"), "{local}");
+        assert_eq!(local, cluster_identity("https://127.0.0.1:6443", &[b"CA1".to_vec()]));
+        assert_ne!(local, cluster_identity("https://127.0.0.1:6443", &[b"CA2".to_vec()]), "a recreated cluster");
+        assert_ne!(local, cluster_identity("https://127.0.0.1:7443", &[b"CA1".to_vec()]), "another server");
+        assert_ne!(local, cluster_identity("https://127.0.0.1:6443", &[]));
     }
 
     #[test]

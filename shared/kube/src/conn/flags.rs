@@ -29,7 +29,8 @@ pub struct KubeFlags {
     #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
 
-    /// How long to wait for a single server request ("0" waits forever; e.g. 5s, 1m, 2h).
+    /// How long to wait for a single server request, e.g. 500ms, 5s, 1m ("0", the default: no
+    /// limit on the answer; connecting still gives up after 30 s, as kubectl's does).
     #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
     pub request_timeout: String,
 
@@ -113,12 +114,13 @@ impl KubeFlags {
     }
 }
 
-/// Parses kubectl's `--request-timeout` syntax: a bare number of seconds, or a
-/// number followed by `s`, `m` or `h` (combinations like `1m30s` too).
+/// Parses kubectl's `--request-timeout` syntax: a bare number of seconds, or Go's duration
+/// syntax as kubectl reads it (`time.ParseDuration`): numbers with `h`, `m`, `s`, `ms`,
+/// `us` (or `µs`) or `ns`, combined (`1m30s`) and fractional (`1.5h`). Zero means no limit.
 pub fn parse_request_timeout(text: &str) -> Result<Option<Duration>> {
     let bad = || {
         Error::usage(format!(
-            "invalid --request-timeout {text:?}: use a number with a unit (s, m, h), e.g. 30s or 1m; 0 means no timeout"
+            "invalid --request-timeout {text:?}: use a number with a unit (h, m, s, ms), e.g. 30s, 1m or 500ms; 0 means no timeout"
         ))
     };
     let text = text.trim();
@@ -126,24 +128,26 @@ pub fn parse_request_timeout(text: &str) -> Result<Option<Duration>> {
         return Ok((secs > 0).then(|| Duration::from_secs(secs)));
     }
     let mut total = 0f64;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() || c == '.' {
-            number.push(c);
-            continue;
-        }
-        let value: f64 = number.parse().map_err(|_| bad())?;
-        number.clear();
-        total += value
-            * match c {
-                's' => 1.0,
-                'm' => 60.0,
-                'h' => 3600.0,
-                _ => return Err(bad()),
-            };
-    }
-    if !number.is_empty() || text.is_empty() {
+    let mut rest = text;
+    if rest.is_empty() {
         return Err(bad());
+    }
+    while !rest.is_empty() {
+        let number_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let value: f64 = rest[..number_end].parse().map_err(|_| bad())?;
+        rest = &rest[number_end..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let seconds = match &rest[..unit_end] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" | "μs" => 1e-6,
+            "ns" => 1e-9,
+            _ => return Err(bad()),
+        };
+        total += value * seconds;
+        rest = &rest[unit_end..];
     }
     Ok((total > 0.0).then(|| Duration::from_secs_f64(total)))
 }
@@ -159,7 +163,13 @@ mod tests {
         assert_eq!(parse_request_timeout("5s").unwrap(), Some(Duration::from_secs(5)));
         assert_eq!(parse_request_timeout("1m30s").unwrap(), Some(Duration::from_secs(90)));
         assert_eq!(parse_request_timeout("2h").unwrap(), Some(Duration::from_secs(7200)));
-        for bad in ["", "x", "5d", "s", "1m3"] {
+        // Go's units below a second, and fractions, as kubectl accepts them.
+        assert_eq!(parse_request_timeout("1ms").unwrap(), Some(Duration::from_millis(1)));
+        assert_eq!(parse_request_timeout("1.5h").unwrap(), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_request_timeout("2m300ms").unwrap(), Some(Duration::from_millis(120_300)));
+        assert_eq!(parse_request_timeout("250us").unwrap(), Some(Duration::from_micros(250)));
+        assert_eq!(parse_request_timeout("0s").unwrap(), None);
+        for bad in ["", "x", "5d", "s", "1m3", "ms", "1.2.3s"] {
             let err = parse_request_timeout(bad).unwrap_err().to_string();
             assert!(err.contains("--request-timeout"), "{bad}: {err}");
         }

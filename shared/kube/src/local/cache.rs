@@ -110,8 +110,9 @@ fn server_dir_name(server: &str) -> String {
     format!("{readable}-{:016x}", fnv1a(server.as_bytes()))
 }
 
-/// FNV-1a: a stable hash (the standard library's is not stable across releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// FNV-1a: a stable hash (the standard library's is not stable across releases), for names
+/// of directories kept across runs.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 

@@ -3,8 +3,11 @@
 //! - [`private_fs`]: directories (0700) and files (0600, created exclusively when asked)
 //!   that hold backups, edit sessions and caches.
 //! - [`cache`]: the per-server disk cache (discovery, OpenAPI), written whole and atomically.
+//! - [`input`]: what is read from the user (`-f`, `--patch-file`, stdin, `-p`), bounded in
+//!   size and nesting: the limits, in one place.
 //!
 //! Nothing here knows about Kubernetes objects: it stores bytes for the layers above.
 
 pub mod cache;
+pub mod input;
 pub mod private_fs;

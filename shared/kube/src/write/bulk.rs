@@ -8,6 +8,10 @@
 //!
 //! [`map`] is the same for work whose results the command needs back in order (the
 //! previews and server dry-runs of every object before a bulk write).
+//!
+//! A stop signal (Ctrl-C, SIGTERM) ends a run the same way: nothing more is started,
+//! the writes in flight finish, the summary is printed, and the command exits 130 or
+//! 143 (see [`crate::write::interrupt`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -18,6 +22,7 @@ use futures::stream::{self, Stream, StreamExt};
 use crate::api::listing::{for_each_concurrently, map_concurrently};
 use crate::error::{Error, Result};
 use crate::output::progress::Progress;
+use crate::write::interrupt::{self, InFlight, Signal};
 
 /// How a bulk write runs.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +65,8 @@ pub struct BulkSummary {
     pub refused: usize,
     /// The exit code a single write of the worst failed object would have had (0 when none failed).
     pub worst_exit_code: u8,
+    /// The run stopped on this signal.
+    pub interrupted: Option<Signal>,
 }
 
 /// How a failed write counts in a summary.
@@ -191,6 +198,12 @@ impl BulkSummary {
 
     /// Why the run stopped early and what to do, as an `error:` line; `None` when it ran to the end.
     pub fn stop_message(&self) -> Option<String> {
+        if let Some(signal) = self.interrupted {
+            return Some(format!(
+                "error: interrupted ({}): the writes in flight were finished and nothing more was started; running the same command again is safe and finishes the job.",
+                signal.name()
+            ));
+        }
         let why = self.stopped.as_ref()?;
         Some(if self.stopped_by_producer {
             format!(
@@ -239,7 +252,10 @@ where
 {
     let items: Vec<I> = items.into_iter().collect();
     let total = items.len();
-    let mut summary = drive(stream::iter(items.into_iter().map(Ok)), options, progress, name, work).await;
+    // Until the summary is printed, a first stop signal lets the run finish what it started.
+    let _in_flight = InFlight::start();
+    let stop = interrupt::stopped();
+    let mut summary = drive(stream::iter(items.into_iter().map(Ok)), options, progress, name, work, stop).await;
     // A list is known in full: whatever was not reached was not tried either.
     summary.not_tried = total - summary.tried();
     summary.not_reached = false;
@@ -262,21 +278,30 @@ where
     F: Fn(I) -> Fut,
     Fut: Future<Output = Result<&'static str>>,
 {
-    drive(items, options, &Progress::hidden(), name, work).await
+    // Until the summary is printed, a first stop signal lets the run finish what it started.
+    let _in_flight = InFlight::start();
+    drive(items, options, &Progress::hidden(), name, work, interrupt::stopped()).await
 }
 
+/// The runners' loop: stops starting work when the breaker opens, the producer fails,
+/// or `stop` resolves (with the signal that stopped it).
 async fn drive<I, F, Fut>(
     items: impl Stream<Item = Result<I>>,
     options: BulkOptions,
     progress: &Progress,
     name: impl Fn(&I) -> String,
     work: F,
+    stop: impl Future<Output = Signal>,
 ) -> BulkSummary
 where
     F: Fn(I) -> Fut,
     Fut: Future<Output = Result<&'static str>>,
 {
     let summary = RefCell::new(BulkSummary::default());
+    let interrupted: Cell<Option<Signal>> = Cell::new(None);
+    let interrupted_ref = &interrupted;
+    // Ends the items at once on a signal, even while the producer is still listing.
+    let stop = async move { interrupted_ref.set(Some(stop.await)) };
     let in_a_row = Cell::new(0usize);
     let open = Cell::new(false);
     let (summary_ref, in_a_row_ref, open_ref, work_ref, name_ref) = (&summary, &in_a_row, &open, &work, &name);
@@ -289,7 +314,8 @@ where
             exhausted_ref.set(true);
             std::task::Poll::Ready(None)
         }))
-        .take_while(|_| futures::future::ready(!open_ref.get()));
+        .take_while(|_| futures::future::ready(!open_ref.get()))
+        .take_until(stop);
     for_each_concurrently(items, options.concurrency, |item| async move {
         let item = match item {
             Ok(item) => item,
@@ -303,7 +329,7 @@ where
                 return;
             }
         };
-        if open_ref.get() {
+        if open_ref.get() || interrupted_ref.get().is_some() {
             summary_ref.borrow_mut().not_tried += 1;
             return;
         }
@@ -316,6 +342,8 @@ where
                 in_a_row_ref.set(0);
                 *summary.succeeded.entry(label).or_default() += 1;
             }
+            // Stopped by a signal before its write was sent: not tried, not failed.
+            Err(Error::Interrupted { .. }) => summary.not_tried += 1,
             Err(e) => {
                 summary.record_failure(&e);
                 let transport = is_transport(&e);
@@ -337,6 +365,10 @@ where
     })
     .await;
     let mut summary = summary.into_inner();
+    if let Some(signal) = interrupted.get() {
+        summary.interrupted = Some(signal);
+        summary.stopped.get_or_insert_with(|| format!("interrupted ({})", signal.name()));
+    }
     summary.not_reached = summary.stopped.is_some() && !exhausted.get();
     summary
 }
@@ -523,6 +555,44 @@ mod tests {
         );
         assert_eq!((worse_exit_code(2, 3), worse_exit_code(3, 1), worse_exit_code(0, 2)), (3, 1, 2));
         assert_eq!(Failure::of(&unreachable()), Failure::Failed);
+    }
+
+    #[test]
+    fn a_signal_stops_the_run_after_the_writes_in_flight() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (signal, received) = futures::channel::oneshot::channel::<()>();
+        let signal = RefCell::new(Some(signal));
+        let started = Cell::new(0usize);
+        let summary = runtime.block_on(drive(
+            stream::iter((0..1000).map(Ok)),
+            BulkOptions::with_concurrency(4),
+            &Progress::hidden(),
+            |i: &i32| format!("cm/{i}"),
+            |i| {
+                started.set(started.get() + 1);
+                if i == 20 {
+                    signal.borrow_mut().take().map(|s| s.send(()));
+                }
+                async move {
+                    tokio::task::yield_now().await;
+                    // One write the signal caught before it was sent.
+                    if i == 21 {
+                        return Err(Error::Interrupted { object: format!("cm/{i}"), signal: "SIGINT" });
+                    }
+                    Ok("repaired")
+                }
+            },
+            async move {
+                let _ = received.await;
+                Signal::Interrupt
+            },
+        ));
+        assert_eq!(summary.interrupted, Some(Signal::Interrupt));
+        assert!(started.get() <= 21 + 4, "{} writes started after the signal", started.get() - 21);
+        assert_eq!(summary.failed, 0, "the writes in flight finished: {summary:?}");
+        assert_eq!(summary.succeeded.get("repaired").copied().unwrap_or(0) + summary.not_tried, started.get());
+        assert!(summary.not_reached && !summary.all_succeeded(), "{summary:?}");
+        assert!(summary.line().contains("not tried"), "{}", summary.line());
     }
 
     #[test]

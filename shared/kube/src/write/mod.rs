@@ -11,8 +11,10 @@
 //! - [`guarded`]: [`GuardedWrite`], the read, plan, dry-run, back up, send,
 //!   re-plan, retry cycle of one object, driven by the command's planner.
 //! - [`bulk`]: many guarded writes with bounded concurrency and a circuit breaker.
+//! - [`interrupt`]: Ctrl-C and SIGTERM: writes in flight finish, nothing new starts.
 //! - [`backup`]: the pre-image of every write, for `history` and `undo`.
 //! - [`runs`]: the writes of one bulk command, listed and undone as one.
+//! - [`settle`]: the `pending` records of a process that died, settled by the next command.
 //! - [`dry_run`]: kubectl's `--dry-run` values.
 //!
 //! Plugins describe *what* to change (a planner from the live object to a
@@ -26,8 +28,10 @@ pub mod classify;
 pub mod dry_run;
 pub mod guard;
 pub mod guarded;
+pub mod interrupt;
 pub mod request;
 pub mod runs;
+pub mod settle;
 
 pub use dry_run::DryRun;
 pub use guarded::{Committed, GuardedWrite, Intent, Planned, Planner, Preview, WriteOptions, DEFAULT_RETRY_BUDGET};

@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use fieldwise_core::restore::{next_to_undo, UndoStep};
 
-use super::backup::{Backup, BackupStore, Provenance, WriteState};
+use super::backup::{Backup, BackupStore, ClusterKey, Provenance, WriteState};
 use crate::error::{Error, Result};
 
 /// A fresh run id: the UTC time to the second and four hex digits, e.g.
@@ -29,7 +29,7 @@ pub fn new_run_id() -> String {
 pub struct Run {
     /// Its id.
     pub id: String,
-    /// The kubeconfig context it wrote in.
+    /// The kubeconfig context it wrote in (for people: the cluster is the key).
     pub context: String,
     /// When its first backup was taken.
     pub started: String,
@@ -57,11 +57,11 @@ impl Run {
     }
 }
 
-/// The runs recorded in `context`, oldest first.
-pub fn runs(store: &BackupStore, context: &str) -> Result<Vec<Run>> {
+/// The runs recorded on `cluster` (whatever context named it), oldest first.
+pub fn runs(store: &BackupStore, cluster: &ClusterKey) -> Result<Vec<Run>> {
     let mut runs: Vec<Run> = Vec::new();
     for backup in store.all()? {
-        if backup.record.context != context {
+        if !cluster.holds(&backup.record) {
             continue;
         }
         let Provenance { run: Some(id), undoes_run, .. } = backup.record.provenance.clone() else { continue };
@@ -72,7 +72,7 @@ pub fn runs(store: &BackupStore, context: &str) -> Result<Vec<Run>> {
             }
             None => runs.push(Run {
                 id,
-                context: context.to_string(),
+                context: backup.record.context.clone(),
                 started: backup.record.time.clone(),
                 operation: backup.record.operation.clone(),
                 undoes_run,
@@ -84,11 +84,12 @@ pub fn runs(store: &BackupStore, context: &str) -> Result<Vec<Run>> {
     Ok(runs)
 }
 
-/// The run `id` of `context`, refused clearly when there is none.
-pub fn find(store: &BackupStore, context: &str, id: &str) -> Result<Run> {
-    runs(store, context)?.into_iter().find(|r| r.id == id).ok_or_else(|| {
+/// The run `id` on `cluster`, refused clearly when there is none.
+pub fn find(store: &BackupStore, cluster: &ClusterKey, id: &str) -> Result<Run> {
+    runs(store, cluster)?.into_iter().find(|r| r.id == id).ok_or_else(|| {
         Error::usage(format!(
-            "no run {id} in context {context} (its backups may have been pruned); see `kubectl safe-patch history --runs`"
+            "no run {id} on this cluster ({}) (its backups may have been pruned); see `kubectl safe-patch history --runs`",
+            cluster.server
         ))
     })
 }
@@ -113,6 +114,7 @@ mod tests {
         BackupRecord {
             time: time.into(),
             context: "ctx".into(),
+            cluster: "c1".into(),
             server: "https://127.0.0.1:6443".into(),
             namespace: "ns".into(),
             resource: "configmaps".into(),
@@ -134,7 +136,12 @@ mod tests {
         let root = std::env::temp_dir().join(format!("fw-runs-{}", std::process::id()));
         std::fs::remove_dir_all(&root).ok();
         let store = BackupStore::at(&root);
-        let written = |r: BackupRecord| store.begin(r).unwrap().written(&json!({"metadata": {"resourceVersion": "9"}}));
+        let written = |r: BackupRecord| {
+            store
+                .begin(r, "/api/v1/namespaces/ns/configmaps/x")
+                .unwrap()
+                .written(&json!({"metadata": {"resourceVersion": "9"}}))
+        };
         for name in ["a", "b", "c"] {
             written(record(name, "2026-01-01T00:00:00.000Z", "r1", None)).unwrap();
         }
@@ -142,25 +149,40 @@ mod tests {
             written(record(name, "2026-01-02T00:00:00.000Z", "r2", None)).unwrap();
         }
         // A run that never confirmed a write does not count for --last-run.
-        store.begin(record("z", "2026-01-03T00:00:00.000Z", "r3", None)).unwrap().unknown().unwrap();
-        let mut other_context = record("a", "2026-01-04T00:00:00.000Z", "elsewhere", None);
-        other_context.context = "other".into();
-        written(other_context).unwrap();
+        store.begin(record("z", "2026-01-03T00:00:00.000Z", "r3", None), "/x").unwrap().unknown().unwrap();
+        // Another cluster that a kubeconfig names with the same context: not this cluster's run.
+        let mut other_cluster = record("a", "2026-01-04T00:00:00.000Z", "elsewhere", None);
+        other_cluster.cluster = "c2".into();
+        written(other_cluster).unwrap();
+        // A record of an earlier version names no cluster: its server says which it is.
+        let mut earlier = record("d", "2026-01-01T00:00:00.000Z", "r1", None);
+        (earlier.cluster, earlier.context, earlier.state) = (String::new(), "renamed".into(), WriteState::Written);
+        earlier.after_resource_version = Some("9".into());
+        let legacy_dir = root.join("renamed/ns/configmaps/d");
+        std::fs::create_dir_all(&legacy_dir).unwrap();
+        std::fs::write(legacy_dir.join("2026-01-01T00-00-00.000Z.json"), serde_json::to_vec(&earlier).unwrap())
+            .unwrap();
 
-        let all = runs(&store, "ctx").unwrap();
+        let here = ClusterKey { cluster: "c1".into(), server: "https://127.0.0.1:6443".into() };
+        let all = runs(&store, &here).unwrap();
         assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["r1", "r2", "r3"]);
-        assert_eq!((all[0].written(), all[1].written(), all[2].written(), all[2].unknown()), (3, 2, 0, 1));
+        assert_eq!((all[0].written(), all[1].written(), all[2].written(), all[2].unknown()), (4, 2, 0, 1));
         assert_eq!(last_to_undo(&all).map(|r| r.id.as_str()), Some("r2"));
 
         for name in ["a", "b"] {
             written(record(name, "2026-01-05T00:00:00.000Z", "u1", Some("r2"))).unwrap();
         }
-        let all = runs(&store, "ctx").unwrap();
+        let all = runs(&store, &here).unwrap();
         assert_eq!(all[3].undoes_run.as_deref(), Some("r2"));
         assert_eq!(last_to_undo(&all).map(|r| r.id.as_str()), Some("r1"), "a second undo steps back further");
-        assert_eq!(find(&store, "ctx", "r1").unwrap().backups.len(), 3);
-        let err = find(&store, "ctx", "nope").unwrap_err().to_string();
-        assert!(err.contains("no run nope in context ctx") && err.contains("history --runs"), "{err}");
+        assert_eq!(find(&store, &here, "r1").unwrap().backups.len(), 4);
+        let err = find(&store, &here, "nope").unwrap_err().to_string();
+        assert!(
+            err.contains("no run nope on this cluster (https://127.0.0.1:6443)") && err.contains("history --runs"),
+            "{err}"
+        );
+        let elsewhere = ClusterKey { cluster: "c2".into(), server: "https://10.0.0.1:6443".into() };
+        assert_eq!(runs(&store, &elsewhere).unwrap().iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["elsewhere"]);
         std::fs::remove_dir_all(root).unwrap();
     }
 

@@ -16,15 +16,17 @@ use std::time::Instant;
 use fieldwise_e2e::{reports_dir, run, text, workspace_root, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 10] = [
     "Preview/write races",
     "Parallel writers",
     "Field-manager conflict on apply",
     "Validation refusal",
     "Subresource undo",
+    "Undo onto a recreated object",
     "Backup keys",
     "Backup retention",
     "Bulk repair with the apiserver killed",
+    "Signals during a bulk run",
 ];
 
 /// What one section measured.

@@ -4,9 +4,11 @@
 //! A record is written to a private temporary file in the store's `%tmp` directory (a
 //! name no encoded path component can take), synced, and then linked to its final name
 //! (which fails if the name is taken: a record is never overwritten) or renamed over the
-//! record it replaces. The writer holds a lock on its temporary file while it exists; a
-//! temporary file nobody holds was left by a process that died (SIGKILL, power loss) and
-//! is removed by [`remove_abandoned`].
+//! record it replaces. The writer holds a shared lock on its file while it exists (and on
+//! a `pending` record while its write is in flight: [`held_by_a_live_process`]); a file
+//! nobody holds was left by a process that died (SIGKILL, power loss), and a temporary
+//! one is removed by [`remove_abandoned`]. Shared, so that readers are never refused
+//! (Windows locks are mandatory), and any holder makes an exclusive try fail.
 
 use std::fs;
 use std::io::{self, Write};
@@ -27,8 +29,8 @@ const ABANDONED_AFTER: Duration = Duration::from_secs(1);
 /// dropped unless it was moved into place.
 pub(super) struct TempFile {
     path: PathBuf,
-    /// Open while the file exists, for its lock.
-    handle: fs::File,
+    /// Open while the file exists, for its lock (taken by [`TempFile::persist`]).
+    handle: Option<fs::File>,
 }
 
 impl TempFile {
@@ -36,24 +38,32 @@ impl TempFile {
     pub(super) fn write(temp_dir: &Path, bytes: &[u8]) -> io::Result<TempFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         create_dirs(temp_dir)?;
-        let path = temp_dir.join(format!("{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
-        let temp = TempFile { handle: create_file(&path, true)?, path };
-        let _ = temp.handle.try_lock();
-        (&temp.handle).write_all(bytes)?;
-        temp.handle.sync_all()?;
+        let path = temp_dir.join(format!("{}-{}.tmp", unique_stem(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let handle = create_file(&path, true)?;
+        let _ = handle.try_lock_shared();
+        let temp = TempFile { handle: Some(handle), path };
+        if let Some(handle) = &temp.handle {
+            (&*handle).write_all(bytes)?;
+            handle.sync_all()?;
+        }
         Ok(temp)
     }
 
-    /// Windows locks are mandatory: the bytes are released before they get their name, or
-    /// a reader of the record could be refused for a moment.
-    fn release_for_readers(&self) {
-        #[cfg(windows)]
-        let _ = self.handle.unlock();
+    /// Renames the file to `file` and returns it still open and locked: a file that says
+    /// "in flight" while this process lives, and "abandoned" once it is gone.
+    pub(super) fn persist(mut self, file: &Path) -> io::Result<fs::File> {
+        fs::rename(&self.path, file)?;
+        self.handle.take().ok_or_else(|| io::Error::other("the temporary file was closed"))
+    }
+
+    /// The open (and locked) file, once its bytes have their name ([`TempFile::link_new`]):
+    /// held while the record's write is in flight.
+    pub(super) fn into_held(mut self) -> Option<fs::File> {
+        self.handle.take()
     }
 
     /// Gives the bytes the name `file` unless a file has it already (`AlreadyExists`).
     pub(super) fn link_new(&self, file: &Path) -> io::Result<()> {
-        self.release_for_readers();
         match fs::hard_link(&self.path, file) {
             Ok(()) => Ok(()),
             Err(e) if matches!(e.kind(), io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound) => Err(e),
@@ -65,14 +75,27 @@ impl TempFile {
 
     /// Replaces `file` with the bytes in one step.
     pub(super) fn replace(self, file: &Path) -> io::Result<()> {
-        self.release_for_readers();
         fs::rename(&self.path, file)
     }
+}
+
+/// `<pid>-<nanoseconds>`: a process that reuses a dead one's pid does not reuse its names.
+pub(super) fn unique_stem() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}", std::process::id())
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Whether a live process holds `file` (see the module docs); `false` when it is not there.
+pub(super) fn held_by_a_live_process(file: &Path) -> bool {
+    match fs::OpenOptions::new().read(true).write(true).open(file) {
+        Ok(handle) => handle.try_lock().is_err(),
+        Err(_) => false,
     }
 }
 
@@ -90,8 +113,7 @@ pub(super) fn remove_abandoned(dir: &Path) {
             .metadata()
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|age| age >= ABANDONED_AFTER));
-        let Ok(handle) = fs::OpenOptions::new().write(true).open(&path) else { continue };
-        if old_enough && handle.try_lock().is_ok() {
+        if old_enough && !held_by_a_live_process(&path) {
             let _ = fs::remove_file(&path);
         }
     }

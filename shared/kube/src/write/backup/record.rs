@@ -22,24 +22,76 @@ pub enum WriteState {
 /// Which object a backup belongs to: the directory key, and what every record repeats.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectKey {
-    /// The kubeconfig context.
-    pub context: String,
+    /// Which cluster ([`Connection::cluster`](crate::conn::client::Connection::cluster)):
+    /// backups are kept per cluster, never per context name, which another kubeconfig may
+    /// give to another cluster.
+    pub cluster: String,
     /// The namespace; empty for cluster-scoped objects.
     pub namespace: String,
     /// `plural.group` of the object's type.
     pub resource: String,
     /// The object's name.
     pub name: String,
+    /// The kubeconfig context: earlier versions kept backups under its name, and
+    /// those records count as this cluster's only when they name [`ObjectKey::server`].
+    pub context: String,
+    /// The server URL.
+    pub server: String,
 }
 
 impl ObjectKey {
-    /// The key of `target` in the context of `conn`.
+    /// The key of `target` on the cluster of `conn`.
     pub fn of(conn: &crate::conn::client::Connection, target: &crate::api::reference::ObjectRef) -> Self {
         ObjectKey {
-            context: conn.context.clone(),
+            cluster: conn.cluster.clone(),
             namespace: target.namespace.clone().unwrap_or_default(),
             resource: target.resource.plural_group(),
             name: target.name.clone(),
+            context: conn.context.clone(),
+            server: conn.server.clone(),
+        }
+    }
+
+    /// Whether `record` is a backup of this object on this cluster. Records of earlier
+    /// versions name no cluster: theirs is the server they name.
+    pub fn is_of(&self, record: &BackupRecord) -> bool {
+        self.cluster_key().holds(record)
+            && record.namespace == self.namespace
+            && record.resource == self.resource
+            && record.name == self.name
+    }
+}
+
+impl ObjectKey {
+    /// The cluster this object is on.
+    pub fn cluster_key(&self) -> ClusterKey {
+        ClusterKey { cluster: self.cluster.clone(), server: self.server.clone() }
+    }
+}
+
+/// Which cluster backup records are of, for the queries that span objects (a bulk run's
+/// records, [`crate::write::runs`]): its identity, never the context's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterKey {
+    /// The cluster's identity ([`Connection::cluster`](crate::conn::client::Connection::cluster)).
+    pub cluster: String,
+    /// Its server URL: records of earlier versions name no identity, only the server.
+    pub server: String,
+}
+
+impl ClusterKey {
+    /// The cluster of `conn`.
+    pub fn of(conn: &crate::conn::client::Connection) -> Self {
+        ClusterKey { cluster: conn.cluster.clone(), server: conn.server.clone() }
+    }
+
+    /// Whether `record` is of a write on this cluster. Records of earlier versions name no
+    /// cluster: theirs is the server they name.
+    pub fn holds(&self, record: &BackupRecord) -> bool {
+        if record.cluster.is_empty() {
+            record.server == self.server
+        } else {
+            record.cluster == self.cluster
         }
     }
 }
@@ -50,8 +102,11 @@ impl ObjectKey {
 pub struct BackupRecord {
     /// When the backup was taken (RFC 3339, UTC).
     pub time: String,
-    /// The kubeconfig context.
+    /// The kubeconfig context (for people reading the record; the cluster is the key).
     pub context: String,
+    /// Which cluster ([`ObjectKey::cluster`]); empty in records of earlier versions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cluster: String,
     /// The server URL.
     pub server: String,
     /// The object's namespace; empty for cluster-scoped objects.
@@ -119,7 +174,8 @@ impl BackupRecord {
         BackupRecord {
             time: now(),
             context: key.context,
-            server: conn.server.clone(),
+            cluster: key.cluster,
+            server: key.server,
             namespace: key.namespace,
             resource: key.resource,
             name: key.name,
@@ -138,10 +194,12 @@ impl BackupRecord {
     /// The object this record belongs to.
     pub fn key(&self) -> ObjectKey {
         ObjectKey {
-            context: self.context.clone(),
+            cluster: self.cluster.clone(),
             namespace: self.namespace.clone(),
             resource: self.resource.clone(),
             name: self.name.clone(),
+            context: self.context.clone(),
+            server: self.server.clone(),
         }
     }
 

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::local::private_fs::create_dirs;
-use crate::write::backup::atomic::{remove_abandoned, remove_record, TempFile, TEMP_DIR};
+use crate::write::backup::atomic::{held_by_a_live_process, remove_abandoned, remove_record, TempFile, TEMP_DIR};
+use crate::write::backup::in_flight::{find_abandoned, Abandoned, Marker, IN_FLIGHT_DIR};
 use crate::write::backup::record::{Backup, BackupRecord, ObjectKey, WriteState};
 use crate::write::backup::retention::{prune_sorted, PruneReport, Retention};
 
@@ -36,19 +37,73 @@ impl BackupStore {
 
     /// The directory of one object's backups.
     pub fn dir_of(&self, key: &ObjectKey) -> PathBuf {
+        self.encoded_dir(&key.cluster, key)
+    }
+
+    /// `<top>/<namespace or _cluster>/<resource>/<name>`, each percent-encoded.
+    fn encoded_dir(&self, top: &str, key: &ObjectKey) -> PathBuf {
         let ns = if key.namespace.is_empty() { "_cluster" } else { key.namespace.as_str() };
-        [key.context.as_str(), ns, key.resource.as_str(), key.name.as_str()]
+        [top, ns, key.resource.as_str(), key.name.as_str()]
             .iter()
             .fold(self.root.clone(), |p, part| p.join(encode_component(part)))
     }
 
-    /// Saves the record of a write about to be sent; the write path completes or removes it.
-    pub fn begin(&self, record: BackupRecord) -> Result<PendingBackup> {
-        let file = self.save_new(&record)?;
-        Ok(PendingBackup { file, record, temp_dir: self.temp_dir() })
+    /// Saves the record of a write about to be sent; the write path completes or removes
+    /// it. Until then the write is in the journal of writes in flight ([`super::in_flight`]),
+    /// with the API path its object is read at (`read`), so that the record is settled even
+    /// if this process dies first.
+    pub fn begin(&self, record: BackupRecord, read: &str) -> Result<PendingBackup> {
+        let (file, held) = self.save_new(&record)?;
+        let marker = Marker::create(&self.root, &self.temp_dir(), &record.cluster, &file, read)
+            .map_err(|e| Error::local_io("note the write in flight in", &self.root.join(IN_FLIGHT_DIR), e));
+        let marker = match marker {
+            Ok(marker) => marker,
+            Err(e) => {
+                let _ = remove_record(&file);
+                return Err(e);
+            }
+        };
+        Ok(PendingBackup { file, record, temp_dir: self.temp_dir(), marker: Some(marker), _held: held })
     }
 
-    fn save_new(&self, record: &BackupRecord) -> Result<PathBuf> {
+    /// The writes of `cluster` whose process died before settling their records (see
+    /// [`super::in_flight`]); each is held by this process until it is settled.
+    pub fn abandoned(&self, cluster: &str) -> Vec<Abandoned> {
+        find_abandoned(&self.root, cluster)
+    }
+
+    /// Settles the record of an abandoned write against its object as it is now (`None`:
+    /// the object is gone). A record whose pre-image has the live resourceVersion is of a
+    /// write that never landed, and goes; one whose object moved on, or is gone, may have
+    /// landed, and is marked `unknown`. Records already settled are left as they are.
+    pub fn settle_abandoned(&self, abandoned: Abandoned, live: Option<&Value>) -> Result<Settled> {
+        let outcome = match read_record(&abandoned.record)? {
+            None => Settled::AlreadySettled,
+            Some(mut record) if matches!(record.state, WriteState::Pending | WriteState::Unknown) => {
+                let rv = |object: &Value| {
+                    object.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from)
+                };
+                let live_rv = live.and_then(rv);
+                if live_rv.is_some() && live_rv == rv(&record.before) {
+                    remove_record(&abandoned.record)?;
+                    if let Some(dir) = abandoned.record.parent() {
+                        remove_empty_dirs(dir, &self.root);
+                    }
+                    Settled::Removed
+                } else {
+                    record.state = WriteState::Unknown;
+                    rewrite(&self.temp_dir(), &abandoned.record, &record)?;
+                    Settled::MarkedUnknown
+                }
+            }
+            Some(_) => Settled::AlreadySettled,
+        };
+        abandoned.done();
+        Ok(outcome)
+    }
+
+    /// Saves a new record; returns its file, and the file held open (locked) by this process.
+    fn save_new(&self, record: &BackupRecord) -> Result<(PathBuf, Option<fs::File>)> {
         let dir = self.dir_of(&record.key());
         create_private_dirs(&dir)?;
         let temp = TempFile::write(&self.temp_dir(), &record_bytes(record)?)
@@ -58,7 +113,7 @@ impl BackupStore {
         while attempt < 1000 {
             let file = dir.join(if attempt == 0 { format!("{stamp}.json") } else { format!("{stamp}-{attempt}.json") });
             match temp.link_new(&file) {
-                Ok(()) => return Ok(file),
+                Ok(()) => return Ok((file, temp.into_held())),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
                 // Another process removed the directory when it emptied it (a discarded or
                 // pruned backup) between our creating it and our file: create it again.
@@ -82,35 +137,44 @@ impl BackupStore {
     }
 
     /// Every backup of one object, oldest first. Backups written by older versions
-    /// (whose directory names were not reversible) are found too, and only records
-    /// of exactly this object are returned.
+    /// (under the context's name, and before that with names that were not reversible)
+    /// are found too, and only records of exactly this object on this cluster are returned.
     pub fn list(&self, key: &ObjectKey) -> Result<Vec<Backup>> {
-        let mut dirs = vec![self.dir_of(key)];
-        let legacy = self.legacy_dir_of(key);
-        if !dirs.contains(&legacy) {
-            dirs.push(legacy);
-        }
         let mut backups = Vec::new();
-        for dir in dirs {
-            backups.extend(read_dir_records(&dir)?.into_iter().filter(|b| b.record.key() == *key));
+        for dir in self.dirs_of(key) {
+            backups.extend(read_dir_records(&dir)?.into_iter().filter(|b| key.is_of(&b.record)));
         }
         sort_oldest_first(&mut backups);
         Ok(backups)
     }
 
-    /// Settles the `unknown` records of one object against its live version: a record
-    /// whose pre-image has the live resourceVersion is of a write that never landed
-    /// (the object has not changed since), so it is removed. Returns how many were.
+    /// Settles the `unknown` records of one object against its live version, and the
+    /// `pending` ones a process that died left: a record whose pre-image has the live
+    /// resourceVersion is of a write that never landed (the object has not changed since),
+    /// so it is removed; a `pending` one whose object moved on may have landed, and is
+    /// marked `unknown`. Returns how many were removed.
     pub fn settle_unknown(&self, key: &ObjectKey, live: &Value) -> Result<usize> {
-        let live_rv = live.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+        let rv = |object: &Value| object.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(String::from);
+        let live_rv = rv(live);
         let mut settled = 0;
         for backup in self.list(key)? {
-            let before_rv = backup.record.before.pointer("/metadata/resourceVersion").and_then(Value::as_str);
-            if backup.record.state == WriteState::Unknown && live_rv.is_some() && before_rv == live_rv {
+            let abandoned = match backup.record.state {
+                WriteState::Unknown => true,
+                WriteState::Pending => !held_by_a_live_process(&backup.file),
+                WriteState::Written => false,
+            };
+            if !abandoned {
+                continue;
+            }
+            if live_rv.is_some() && rv(&backup.record.before) == live_rv {
                 // Another process settling the same record first is no failure.
                 if remove_record(&backup.file)? {
                     settled += 1;
                 }
+            } else if backup.record.state == WriteState::Pending {
+                let mut record = backup.record;
+                record.state = WriteState::Unknown;
+                rewrite(&self.temp_dir(), &backup.file, &record)?;
             }
         }
         Ok(settled)
@@ -121,8 +185,10 @@ impl BackupStore {
         let backups = self.list(key)?;
         let report = prune_sorted(&backups, policy);
         remove_abandoned(&self.temp_dir());
-        remove_abandoned(&self.dir_of(key));
-        remove_empty_dirs(&self.dir_of(key), &self.root);
+        for dir in self.dirs_of(key) {
+            remove_abandoned(&dir);
+            remove_empty_dirs(&dir, &self.root);
+        }
         report
     }
 
@@ -151,13 +217,13 @@ impl BackupStore {
             sort_oldest_first(&mut backups);
             // One directory may hold several objects only in the legacy layout.
             let mut keys: Vec<ObjectKey> = Vec::new();
-            for key in backups.iter().map(|b| b.record.key()) {
-                if !keys.contains(&key) {
-                    keys.push(key);
+            for backup in &backups {
+                if !keys.iter().any(|k| k.is_of(&backup.record)) {
+                    keys.push(backup.record.key());
                 }
             }
             for key in keys {
-                let of_key: Vec<Backup> = backups.iter().filter(|b| b.record.key() == key).cloned().collect();
+                let of_key: Vec<Backup> = backups.iter().filter(|b| key.is_of(&b.record)).cloned().collect();
                 let report = prune_sorted(&of_key, policy)?;
                 total.removed += report.removed;
                 total.kept += report.kept;
@@ -167,7 +233,20 @@ impl BackupStore {
         Ok(total)
     }
 
-    /// Where versions before 0.2 put an object's backups (names with `_` for unsafe bytes).
+    /// The directories that may hold an object's backups: its own, and where older versions
+    /// put them (under the context's name).
+    fn dirs_of(&self, key: &ObjectKey) -> Vec<PathBuf> {
+        let mut dirs = vec![self.dir_of(key)];
+        for dir in [self.encoded_dir(&key.context, key), self.legacy_dir_of(key)] {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+
+    /// Where the first versions put an object's backups (under the context's name, with
+    /// `_` for unsafe bytes).
     pub(super) fn legacy_dir_of(&self, key: &ObjectKey) -> PathBuf {
         let ns = if key.namespace.is_empty() { "_cluster" } else { key.namespace.as_str() };
         [key.context.as_str(), ns, key.resource.as_str(), key.name.as_str()]
@@ -176,13 +255,29 @@ impl BackupStore {
     }
 }
 
+/// What [`BackupStore::settle_abandoned`] did with a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// The write never landed: the record is gone.
+    Removed,
+    /// The write may have landed: the record says `unknown`.
+    MarkedUnknown,
+    /// The record was settled already (written, or removed).
+    AlreadySettled,
+}
+
 /// A backup saved before its write was sent. The write path ends it one of three
-/// ways; dropping it without ending it leaves the record `pending` (as a crash would).
+/// ways; dropping it without ending it leaves the record `pending` (as a crash would),
+/// for the next command on the cluster to settle.
 #[derive(Debug)]
 pub struct PendingBackup {
     file: PathBuf,
     record: BackupRecord,
     temp_dir: PathBuf,
+    marker: Option<Marker>,
+    /// The record held open (locked) while the write is in flight, so another process can
+    /// tell it from one a dead process left (see [`super::atomic`]).
+    _held: Option<fs::File>,
 }
 
 impl PendingBackup {
@@ -195,13 +290,17 @@ impl PendingBackup {
     pub fn rebase(&mut self, before: &Value, patch: &Value) -> Result<()> {
         self.record.before = before.clone();
         self.record.patch = patch.clone();
-        rewrite(&self.temp_dir, &self.file, &self.record)
+        let fail = |e: std::io::Error| Error::local_io("update the backup", &self.file, e);
+        let temp = TempFile::write(&self.temp_dir, &record_bytes(&self.record)?).map_err(fail)?;
+        self._held = Some(temp.persist(&self.file).map_err(fail)?);
+        Ok(())
     }
 
     /// The write happened and produced `object`.
     pub fn written(mut self, object: &Value) -> Result<PathBuf> {
         self.record.written(object);
         rewrite(&self.temp_dir, &self.file, &self.record)?;
+        self.settled();
         Ok(self.file)
     }
 
@@ -209,14 +308,23 @@ impl PendingBackup {
     pub fn unknown(mut self) -> Result<PathBuf> {
         self.record.state = WriteState::Unknown;
         rewrite(&self.temp_dir, &self.file, &self.record)?;
+        self.settled();
         Ok(self.file)
     }
 
     /// The write certainly did not happen: the record goes.
-    pub fn discard(self) {
+    pub fn discard(mut self) {
         fs::remove_file(&self.file).ok();
         if let Some(dir) = self.file.parent() {
             fs::remove_dir(dir).ok();
+        }
+        self.settled();
+    }
+
+    /// The record says what became of the write: it is no longer in flight.
+    fn settled(&mut self) {
+        if let Some(marker) = self.marker.take() {
+            marker.remove();
         }
     }
 }
@@ -250,6 +358,17 @@ fn legacy_sanitize(part: &str) -> String {
     }
 }
 
+/// One record; `None` when it is not there (any more).
+fn read_record(file: &Path) -> Result<Option<BackupRecord>> {
+    match fs::read(file) {
+        Ok(text) => serde_json::from_slice::<BackupRecord>(&text)
+            .map(|record| Some(record.normalized()))
+            .map_err(|e| Error::malformed(format!("the backup {} (damaged)", file.display()), e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::local_io("read", file, e)),
+    }
+}
+
 fn read_dir_records(dir: &Path) -> Result<Vec<Backup>> {
     let Ok(entries) = fs::read_dir(dir) else { return Ok(Vec::new()) };
     let mut backups = Vec::new();
@@ -279,7 +398,7 @@ fn sort_oldest_first(backups: &mut [Backup]) {
     });
 }
 
-/// The directories four levels down (context/namespace/resource/name).
+/// The directories four levels down (cluster/namespace/resource/name).
 fn collect_leaf_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {

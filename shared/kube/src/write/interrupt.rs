@@ -1,0 +1,178 @@
+//! Ctrl-C and SIGTERM while writes are in flight, handled as kubectl-style tools handle
+//! them: the first signal stops new work, lets the writes in flight finish (so their
+//! backup records are settled), lets a bulk run print its summary, and the command then
+//! exits 130 (SIGINT) or 143 (SIGTERM); a second signal exits at once. With nothing in
+//! flight (a prompt, a read, a listing) the first signal exits at once.
+//!
+//! [`crate::cli::entry::run`] listens for the signals and reports them here; the write
+//! path ([`crate::write::guarded`], [`crate::write::bulk`]) marks the stretches that must
+//! finish with [`InFlight`] and checks [`received`] before it starts anything new.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use tokio::sync::watch;
+
+/// A signal that asks the command to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM (`kill`, a container runtime stopping the pod).
+    Terminate,
+}
+
+impl Signal {
+    /// The exit code a shell reports for a process the signal ended: 128 + its number.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Signal::Interrupt => 130,
+            Signal::Terminate => 143,
+        }
+    }
+
+    /// Its name, as `kill -l` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Signal::Interrupt => 2,
+            Signal::Terminate => 15,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Signal> {
+        match code {
+            2 => Some(Signal::Interrupt),
+            15 => Some(Signal::Terminate),
+            _ => None,
+        }
+    }
+}
+
+/// What this process was told: the first signal, and how many stretches are in flight.
+struct State {
+    /// The first signal received (0: none yet).
+    received: AtomicU8,
+    /// How many [`InFlight`] stretches are running.
+    in_flight: AtomicUsize,
+    /// The first signal's code, for the futures waiting in [`stopped`] (works across
+    /// runtimes and threads).
+    stopped: watch::Sender<u8>,
+}
+
+impl State {
+    fn new() -> State {
+        State { received: AtomicU8::new(0), in_flight: AtomicUsize::new(0), stopped: watch::channel(0).0 }
+    }
+
+    fn received(&self) -> Option<Signal> {
+        Signal::from_code(self.received.load(Ordering::SeqCst))
+    }
+
+    fn stopped(&self) -> impl Future<Output = Signal> + Send + 'static {
+        let mut receiver = self.stopped.subscribe();
+        async move {
+            let code = receiver.wait_for(|code| *code != 0).await.map(|code| *code).ok();
+            match code.and_then(Signal::from_code) {
+                Some(signal) => signal,
+                // The state is gone (a test's own): nothing will come.
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    fn on_signal(&self, signal: Signal) -> Action {
+        let first = self.received.compare_exchange(0, signal.code(), Ordering::SeqCst, Ordering::SeqCst).is_ok();
+        if !first {
+            return Action::ExitNow(self.received().unwrap_or(signal).exit_code());
+        }
+        self.stopped.send_replace(signal.code());
+        if self.in_flight.load(Ordering::SeqCst) == 0 {
+            Action::ExitNow(signal.exit_code())
+        } else {
+            Action::Finish
+        }
+    }
+}
+
+static PROCESS: OnceLock<State> = OnceLock::new();
+
+fn process() -> &'static State {
+    PROCESS.get_or_init(State::new)
+}
+
+/// The first stop signal this process received, if any.
+pub fn received() -> Option<Signal> {
+    process().received()
+}
+
+/// Resolves, with the signal, once a stop signal is received (at once if one was).
+pub fn stopped() -> impl Future<Output = Signal> + Send + 'static {
+    process().stopped()
+}
+
+/// What to do about a signal, decided by [`on_signal`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Exit now with this code: nothing is in flight, or this is the second signal.
+    ExitNow(u8),
+    /// Let the writes in flight finish; the command exits with the signal's code afterwards.
+    Finish,
+}
+
+/// Records `signal` and says what to do: the first one with work in flight lets it
+/// finish, anything else exits at once (with the first signal's code).
+pub fn on_signal(signal: Signal) -> Action {
+    process().on_signal(signal)
+}
+
+/// A stretch of work a first signal lets finish (a write from its backup to its settled
+/// record, a bulk run until its summary). Held while it lives.
+#[derive(Debug)]
+pub struct InFlight(());
+
+impl InFlight {
+    /// Marks the start of a stretch that must finish.
+    pub fn start() -> InFlight {
+        process().in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        process().in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_signal_finishes_what_is_in_flight_and_the_second_exits() {
+        // A state of its own: the process's is shared with every other test.
+        let state = State::new();
+        assert_eq!(state.on_signal(Signal::Interrupt), Action::ExitNow(130), "nothing in flight: exit at once");
+
+        let state = State::new();
+        state.in_flight.fetch_add(1, Ordering::SeqCst);
+        let waiting = state.stopped();
+        let waiter = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(waiting);
+        });
+        assert_eq!(state.on_signal(Signal::Terminate), Action::Finish);
+        waiter.join().unwrap();
+        assert_eq!(state.received(), Some(Signal::Terminate));
+        assert_eq!(state.on_signal(Signal::Interrupt), Action::ExitNow(143), "the second exits with the first's code");
+        assert_eq!((Signal::Interrupt.exit_code(), Signal::Terminate.exit_code()), (130, 143));
+    }
+}
