@@ -762,9 +762,11 @@ fn main() {
                 title: "7. 50 parallel writers of disjoint fields: `kubectl safe-patch --yes` vs `kubectl patch` (#22.10)",
                 intro: "50 processes at once, each adding its own label to the same ConfigMap (50 disjoint \
                         changes to one object), release builds, the local cluster on the same 2 cores. Each \
-                        write of `kubectl safe-patch --yes` is planned, linted, dry-run, backed up and guarded \
+                        write of `kubectl safe-patch --yes` is planned, linted, dry-run, backed up (the pre-image \
+                        synced to disk before the write is sent, so an undo survives a power loss) and guarded \
                         by the fields it changes, so disjoint writers never conflict; `kubectl patch` sends \
-                        each patch once, unguarded. Each run starts from a fresh ConfigMap; the last column \
+                        each patch once, unguarded. The third row runs the plugin binary itself, without \
+                        kubectl's plugin lookup. Each run starts from a fresh ConfigMap; the last column \
                         checks all 50 labels landed.",
                 baseline: "kubectl patch (50 at once)",
                 done_key: "landed",

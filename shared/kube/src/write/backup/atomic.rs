@@ -34,8 +34,21 @@ pub(super) struct TempFile {
 }
 
 impl TempFile {
-    /// Writes `bytes` to a new temporary file in `temp_dir` and syncs it.
+    /// Writes `bytes` to a new temporary file in `temp_dir` and syncs it to disk: for
+    /// records, whose pre-image must survive a power loss once the write is sent.
     pub(super) fn write(temp_dir: &Path, bytes: &[u8]) -> io::Result<TempFile> {
+        TempFile::create(temp_dir, bytes, true)
+    }
+
+    /// [`TempFile::write`] without the sync, for files that mean nothing after a power
+    /// loss: a marker of a write in flight says "this process lives", and no process
+    /// survives a power loss; its record (synced) is settled when its object is next
+    /// written. A sync costs a disk flush, which 50 writers at once wait on in turn.
+    pub(super) fn write_unsynced(temp_dir: &Path, bytes: &[u8]) -> io::Result<TempFile> {
+        TempFile::create(temp_dir, bytes, false)
+    }
+
+    fn create(temp_dir: &Path, bytes: &[u8], sync: bool) -> io::Result<TempFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         create_dirs(temp_dir)?;
         let path = temp_dir.join(format!("{}-{}.tmp", unique_stem(), COUNTER.fetch_add(1, Ordering::Relaxed)));
@@ -44,7 +57,9 @@ impl TempFile {
         let temp = TempFile { handle: Some(handle), path };
         if let Some(handle) = &temp.handle {
             (&*handle).write_all(bytes)?;
-            handle.sync_all()?;
+            if sync {
+                handle.sync_all()?;
+            }
         }
         Ok(temp)
     }

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::write::backup::atomic::{unique_stem, TempFile};
-use crate::write::backup::store::encode_component;
+use crate::write::backup::names::encode_component;
 
 /// The directory of markers below the store's root (a name no encoded component can take).
 pub(super) const IN_FLIGHT_DIR: &str = "%inflight";
@@ -47,7 +47,7 @@ impl Marker {
         let content =
             MarkerContent { record: record.strip_prefix(root).unwrap_or(record).to_path_buf(), read: read.to_string() };
         let bytes = serde_json::to_vec(&content).map_err(io::Error::other)?;
-        let temp = TempFile::write(temp_dir, &bytes)?;
+        let temp = TempFile::write_unsynced(temp_dir, &bytes)?;
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let path = dir.join(format!("{}-{}.json", unique_stem(), COUNTER.fetch_add(1, Ordering::Relaxed)));
         let held = temp.persist(&path)?;

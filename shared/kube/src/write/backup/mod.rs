@@ -31,6 +31,7 @@
 
 mod atomic;
 pub mod in_flight;
+mod names;
 pub mod record;
 pub mod retention;
 pub mod store;

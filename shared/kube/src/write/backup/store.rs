@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::local::private_fs::create_dirs;
 use crate::write::backup::atomic::{held_by_a_live_process, remove_abandoned, remove_record, TempFile, TEMP_DIR};
 use crate::write::backup::in_flight::{find_abandoned, Abandoned, Marker, IN_FLIGHT_DIR};
+use crate::write::backup::names::{encode_component, legacy_sanitize};
 use crate::write::backup::record::{Backup, BackupRecord, ObjectKey, WriteState};
 use crate::write::backup::retention::{prune_sorted, PruneReport, Retention};
 
@@ -326,35 +327,6 @@ impl PendingBackup {
         if let Some(marker) = self.marker.take() {
             marker.remove();
         }
-    }
-}
-
-/// Percent-encodes a path component: reversible, and safe on every filesystem.
-pub(super) fn encode_component(part: &str) -> String {
-    if part.is_empty() {
-        return "%".into();
-    }
-    if part == "." || part == ".." {
-        return part.replace('.', "%2E");
-    }
-    let mut out = String::with_capacity(part.len());
-    for b in part.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.@".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-fn legacy_sanitize(part: &str) -> String {
-    let cleaned: String =
-        part.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.@".contains(c) { c } else { '_' }).collect();
-    if cleaned.is_empty() || cleaned == "." || cleaned == ".." {
-        "_".into()
-    } else {
-        cleaned
     }
 }
 

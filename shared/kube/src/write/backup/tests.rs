@@ -4,7 +4,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::store::encode_component;
+use super::names::encode_component;
 use super::*;
 
 fn key(name: &str) -> ObjectKey {
