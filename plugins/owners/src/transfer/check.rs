@@ -14,7 +14,7 @@ use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
 use fieldwise_kube::{Error, Result};
 use serde_json::{json, Value};
 
-use super::preview::{fields_json, fields_text};
+use super::field_list::{fields_json, fields_text};
 
 /// The `--to` manager's next apply, predicted, with the schema it was predicted under and,
 /// when the server could not say which removed fields it defaults again, why not.

@@ -11,6 +11,7 @@
 //! is checked with a server dry run ([`check`]).
 
 mod check;
+mod field_list;
 mod objects;
 mod preview;
 

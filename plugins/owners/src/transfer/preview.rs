@@ -4,15 +4,12 @@
 //! conflicts on. Field paths only, never values: the object may be a Secret.
 
 use colored::Colorize;
-use fieldwise_core::fieldpath::{Path, Set};
 use fieldwise_core::ownership::{Manager, NextApply, Operation, StillShared, Transfer, TransferTarget};
 use serde_json::{json, Value};
 
 use super::check::Predicted;
+use super::field_list::{fields_json, fields_text, SHOWN};
 use super::objects::Subject;
-
-/// How many fields a list shows before "and N more" (the JSON output has them all).
-const SHOWN: usize = 8;
 
 /// One object's transfer as planned against the object read.
 #[derive(Debug, Clone)]
@@ -33,24 +30,6 @@ pub fn manager_label(m: &Manager) -> String {
     }
     label.push(')');
     label
-}
-
-/// Up to [`SHOWN`] paths of a set, comma-separated.
-pub fn fields_text(set: &Set) -> String {
-    paths_text(&set.paths())
-}
-
-fn paths_text(paths: &[Path]) -> String {
-    let mut text = paths.iter().take(SHOWN).map(Path::to_string).collect::<Vec<_>>().join(", ");
-    if paths.len() > SHOWN {
-        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
-    }
-    text
-}
-
-/// Every path of a set, as JSON strings.
-pub fn fields_json(set: &Set) -> Value {
-    set.paths().iter().map(|p| Value::String(p.to_string())).collect()
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -269,7 +248,5 @@ mod tests {
             subresource: "scale".into(),
         };
         assert_eq!(manager_label(&scale), "kubectl-scale (Update, /scale)");
-        let many: Set = (0..10).map(|i| Path::fields(["data", &format!("k{i}")])).collect();
-        assert!(fields_text(&many).ends_with(".data.k7 and 2 more"), "{}", fields_text(&many));
     }
 }
