@@ -6,32 +6,29 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use colored::Colorize;
 use fieldwise_core::lint::{Finding, Severity};
 use fieldwise_core::ownership;
-use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
-use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
+use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{self, ObjectRef};
 use fieldwise_kube::api::selection::{self, Selection};
 use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
-use fieldwise_kube::output::diff::{self, without_server_noise};
+use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, WriteOptions};
 use serde_json::Value;
 
-use crate::plan::{plan, PlanInput};
+use crate::exit_code::EXIT_REFUSED;
+use crate::plan::{choose_type, explain_rejection, plan, plan_input, takes_strategic};
+use crate::preview::{finding_line, show_diff};
 use crate::PatchArgs;
 use crate::{edit, input, many};
-
-/// Exit code when a lint needs `--force` or the user declined.
-pub const EXIT_REFUSED: u8 = 2;
 
 /// Where the patch comes from.
 pub enum PatchSource {
@@ -89,41 +86,6 @@ fn selection_of(args: &PatchArgs) -> Selection<'_> {
         all: args.all,
         all_namespaces: args.all_namespaces,
     }
-}
-
-/// The patch type: the flag, else strategic where the server takes it (built-in types), else merge.
-pub fn choose_type(requested: Option<PatchType>, strategic: bool, display: &str) -> PatchType {
-    match requested {
-        Some(t) => t,
-        None if strategic => PatchType::Strategic,
-        None => {
-            eprintln!(
-                "note: {display} takes no strategic merge patch (a custom resource): using --type merge (--type apply for server-side apply)"
-            );
-            PatchType::Merge
-        }
-    }
-}
-
-/// Whether the server takes a strategic merge patch of `target` through `subresource`:
-/// it must for the object read (the `Scale` of the scale subresource, `typed`) and for
-/// the type that serves it, since a custom resource refuses strategic merge on every
-/// subresource (415), although its `Scale` is a built-in type.
-pub async fn takes_strategic(
-    schemas: &mut Schemas,
-    typed: &TypeSchema,
-    target: &ObjectRef,
-    subresource: Option<&str>,
-) -> Result<bool> {
-    if !typed.takes_strategic() {
-        return Ok(false);
-    }
-    if subresource.is_none() {
-        return Ok(true);
-    }
-    let resource = &target.resource;
-    let served = schemas.for_gvk(&Gvk::new(&resource.group, &resource.version, &resource.kind)).await?;
-    Ok(served.takes_strategic())
 }
 
 async fn patch_one(
@@ -239,81 +201,9 @@ async fn patch_one(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The planner's input from the command line's choices and the object's schema;
-/// `strategic`: whether the server takes strategic merge patches here ([`takes_strategic`]).
-pub fn plan_input<'a>(
-    live: &'a Value,
-    patch: &'a Value,
-    patch_type: PatchType,
-    typed: &'a TypeSchema,
-    strategic: bool,
-    args: &'a PatchArgs,
-    display: &'a str,
-) -> PlanInput<'a> {
-    PlanInput {
-        live,
-        patch,
-        patch_type,
-        schema: &typed.schema,
-        ty: typed.root,
-        strategic,
-        field_manager: &args.field_manager,
-        fix: args.fix,
-        force: args.force,
-        display,
-    }
-}
-
-/// A server refusal with what to do about it.
-pub fn explain_rejection(err: Error, display: &str) -> Error {
-    match err {
-        Error::Api { code: 422, reason, message, causes } => Error::Api {
-            code: 422,
-            reason,
-            message: format!(
-                "{message} (the server validated the patched {display} and refused it; nothing was written)"
-            ),
-            causes,
-        },
-        other => other,
-    }
-}
-
-/// The diff a user is shown: server noise stripped, Secret values hidden unless
-/// --show-secrets; with the managers when `managers` (the patch sets
-/// `metadata.managedFields`, so they are the change).
-pub fn show_diff(
-    old_label: &str,
-    new_label: &str,
-    old: &Value,
-    new: &Value,
-    show_secrets: bool,
-    managers: bool,
-) -> Option<String> {
-    if managers {
-        diff::human_with_managers(old_label, new_label, old, new, show_secrets)
-    } else {
-        diff::human(old_label, new_label, old, new, show_secrets)
-    }
-}
-
 fn print_findings(findings: &[Finding]) {
     for f in findings {
         eprintln!("{}", finding_line(f));
-    }
-}
-
-/// One finding as printed: `warning: MESSAGE (fix: FIX)`, its label colored on a terminal.
-pub fn finding_line(f: &Finding) -> String {
-    let label = match f.severity {
-        Severity::Info => "info".normal(),
-        Severity::Warning => "warning".yellow(),
-        Severity::NeedsForce => "needs --force".red().bold(),
-        Severity::ExposesSecret => "exposes a Secret value".red().bold(),
-    };
-    match &f.fix {
-        Some(fix) => format!("{label}: {} (fix: {fix})", f.message),
-        None => format!("{label}: {}", f.message),
     }
 }
 

@@ -5,11 +5,14 @@
 //! `fieldwise_core::ownership`), cluster I/O in `fieldwise-kube`.
 
 mod edit;
+mod exit_code;
 mod flow;
 mod history;
 mod input;
 mod many;
 mod plan;
+mod prepared;
+mod preview;
 mod run_preview;
 mod undo;
 mod undo_run;

@@ -17,7 +17,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fieldwise_core::effect::Effect;
-use fieldwise_core::lint::{Finding, Severity};
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
@@ -32,10 +31,12 @@ use fieldwise_kube::write::backup::Provenance;
 use fieldwise_kube::write::bulk::{self, BulkOptions, BulkSummary, Failure};
 use fieldwise_kube::write::runs::new_run_id;
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, Preview, WriteOptions};
+use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
-use crate::flow::{choose_type, explain_rejection, plan_input, takes_strategic, EXIT_REFUSED};
+use crate::exit_code::EXIT_REFUSED;
+use crate::plan::{choose_type, explain_rejection, plan_input, takes_strategic};
+use crate::prepared::Prepared;
 use crate::run_preview::{self, count, located};
 use crate::PatchArgs;
 
@@ -48,34 +49,6 @@ pub struct TypePlan {
     pub strategic: bool,
     /// The patch type sent.
     pub patch_type: PatchType,
-}
-
-/// One object, read, planned and dry-run: what the preview shows and the write sends.
-pub struct Prepared {
-    /// The object.
-    pub target: ObjectRef,
-    /// The approved change, with the server's dry-run result.
-    pub preview: Preview,
-    /// What the lints found (and the server's null resets).
-    pub findings: Vec<Finding>,
-    /// Objects with the same key get the same change (their effect, server noise aside).
-    pub change_key: String,
-}
-
-impl Prepared {
-    /// Why a finding stops this object from being written, if one does: a lint that needs
-    /// `--force`, or a Secret's value put where it is not secret without
-    /// `--allow-secret-exposure` (which `--force` does not cover), as the single write refuses.
-    pub fn refusal(&self, force: bool, allow_secret_exposure: bool) -> Option<&'static str> {
-        let any = |severity: Severity| self.findings.iter().any(|f| f.severity == severity);
-        if !allow_secret_exposure && any(Severity::ExposesSecret) {
-            Some("a finding above puts a Secret's value where it is not secret (--allow-secret-exposure writes it anyway)")
-        } else if !force && any(Severity::NeedsForce) {
-            Some("a finding above needs --force")
-        } else {
-            None
-        }
-    }
 }
 
 /// Runs the patch on every target (see the module docs).

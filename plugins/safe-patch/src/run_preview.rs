@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::output::diff::without_server_noise;
 
-use crate::flow::{finding_line, show_diff};
-use crate::many::Prepared;
+use crate::prepared::Prepared;
+use crate::preview::{finding_line, show_diff};
 
 /// What the run does, as the preview words it: (`patch`, `patched`), (`restore`, `restored`).
 pub type Verb = (&'static str, &'static str);

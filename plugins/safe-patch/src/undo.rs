@@ -31,11 +31,8 @@ use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
-use crate::flow::EXIT_REFUSED;
+use crate::exit_code::{EXIT_CHANGED, EXIT_REFUSED};
 use crate::FIELD_MANAGER;
-
-/// Exit code when the object changed since the write being undone.
-pub const EXIT_CHANGED: u8 = 3;
 
 /// `kubectl safe-patch undo`.
 #[derive(Debug, Args)]

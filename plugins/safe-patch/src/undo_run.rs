@@ -26,10 +26,10 @@ use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, WriteOptions};
 use serde_json::Value;
 
-use crate::flow::EXIT_REFUSED;
-use crate::many::Prepared;
+use crate::exit_code::{EXIT_CHANGED, EXIT_REFUSED};
+use crate::prepared::Prepared;
 use crate::run_preview::{self, count, located};
-use crate::undo::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal, UndoArgs, EXIT_CHANGED};
+use crate::undo::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal, UndoArgs};
 
 /// One object of the run being undone.
 struct Item {
