@@ -13,8 +13,10 @@ mod many;
 mod plan;
 mod prepared;
 mod preview;
+mod restore;
 mod run_preview;
 mod undo;
+mod undo_args;
 mod undo_run;
 
 use std::process::ExitCode;
@@ -143,7 +145,7 @@ struct Cli {
 enum Command {
     /// Take back the last safe-patch write of an object (or restore a chosen backup), or every write of a bulk run.
     #[command(after_help = UNDO_EXAMPLES)]
-    Undo(undo::UndoArgs),
+    Undo(undo_args::UndoArgs),
     /// List the backups saved for an object, the bulk runs (--runs), or prune old backups (--prune).
     #[command(after_help = HISTORY_EXAMPLES)]
     History(history::HistoryArgs),

@@ -7,17 +7,13 @@
 //! What to restore and how is the core's ([`fieldwise_core::restore`]): the backup to
 //! undo (an undo stack: a second undo steps back further), whether the object was
 //! changed by someone else since that write, and the merge patch that restores it.
-//! This module reads the backups, asks, and writes. A whole bulk run is undone by
-//! [`crate::undo_run`].
+//! This module chooses the backup, shows the restore, asks, and writes; whether and
+//! how one object is restored is [`crate::restore`], shared with the undo of a whole
+//! bulk run, to which [`undo`] hands `--run` and `--last-run` ([`crate::undo_run`]).
 
 use std::process::ExitCode;
 
-use clap::Args;
-use fieldwise_core::ownership::patch_sets_managed_fields;
-use fieldwise_core::restore::{
-    next_to_undo, plan_restore, recreated, replay, restore_sides, since_the_write, SinceTheWrite, UndoStep,
-};
-use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_core::restore::{next_to_undo, restore_sides, UndoStep};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
@@ -28,51 +24,12 @@ use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff;
 use fieldwise_kube::write::backup::{Backup, BackupStore, ObjectKey, Provenance, WriteState};
 use fieldwise_kube::write::settle;
-use fieldwise_kube::write::{Committed, DryRun, GuardedWrite, PatchType, Planned, WriteOptions};
+use fieldwise_kube::write::{Committed, DryRun, WriteOptions};
 use serde_json::Value;
 
-use crate::exit_code::{EXIT_CHANGED, EXIT_REFUSED};
-use crate::FIELD_MANAGER;
-
-/// `kubectl safe-patch undo`.
-#[derive(Debug, Args)]
-pub struct UndoArgs {
-    /// The object: TYPE/NAME or TYPE NAME (not with --run or --last-run).
-    #[arg(value_name = "TYPE/NAME", required_unless_present_any = ["run", "last_run"], conflicts_with_all = ["run", "last_run"])]
-    pub targets: Vec<String>,
-    /// Restore the pre-image of the backup taken at this time (as `history` prints it, or a prefix of it).
-    #[arg(long, value_name = "TIME", conflicts_with_all = ["run", "last_run"])]
-    pub to: Option<String>,
-    /// Undo every write of the bulk run with this id (as printed at the run's end and by `history --runs`).
-    #[arg(long, value_name = "ID", conflicts_with = "last_run")]
-    pub run: Option<String>,
-    /// Undo the last bulk run still in effect (a second --last-run undoes the run before it).
-    #[arg(long)]
-    pub last_run: bool,
-    /// Restore even if the object changed since the write being undone (with a run: restore those objects too).
-    #[arg(long)]
-    pub force: bool,
-    /// Restore even onto an object that was deleted and created again since the backup
-    /// (another UID): the backup is of the old object, and its values replace the new one's.
-    /// `--force` does not cover this.
-    #[arg(long)]
-    pub onto_recreated: bool,
-    /// Only show what would be restored: client previews, server also sends the restore as a server-side dry run.
-    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client", require_equals = true)]
-    pub dry_run: DryRun,
-    /// Do not ask for confirmation.
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-    /// Field manager recorded for the restoring write.
-    #[arg(long, default_value = FIELD_MANAGER)]
-    pub field_manager: String,
-    /// With --run or --last-run: how many objects are read, dry-run and restored at once.
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub concurrency: u16,
-    /// Show Secret values in the diff.
-    #[arg(long)]
-    pub show_secrets: bool,
-}
+use crate::exit_code::EXIT_REFUSED;
+use crate::restore::{refusal, restorable_subresource, restore_plan, restore_writer, sets_managers};
+use crate::undo_args::UndoArgs;
 
 /// Connects and resolves exactly one `TYPE/NAME`.
 pub async fn one_target(kube: &KubeFlags, targets: &[String]) -> Result<(Connection, ObjectRef)> {
@@ -168,109 +125,6 @@ fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, server: &s
             "nothing left to undo for {display}: every write in its backups is undone already (restore an older one with --to TIME; see `kubectl safe-patch history {display}`)"
         )),
     })
-}
-
-/// The subresource the backup's write went through, if undo can restore through it.
-pub fn restorable_subresource<'b>(backup: &'b Backup, display: &str) -> Result<Option<&'b str>> {
-    match backup.record.subresource.as_deref() {
-        Some(other) if !matches!(other, "scale" | "status") => Err(Error::usage(format!(
-            "that backup is of a write through the {other} subresource, which undo cannot restore; restore it with `kubectl safe-patch {display} --subresource {other}`"
-        ))),
-        subresource => Ok(subresource),
-    }
-}
-
-/// Why an object may not be restored, and the exit code a single undo ends with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// The `error:` line.
-    pub message: String,
-    /// 3 when the object changed or was created again since the write, 2 when the write
-    /// was never confirmed (refused for want of `--force`, like a finding that needs it).
-    pub exit_code: u8,
-}
-
-/// Why the object may not be restored: created again since the backup (another UID)
-/// without `--onto-recreated`, which `--force` does not cover; changed since the write, or
-/// the write never confirmed, without `--force`. `None` to go ahead (with a warning when a
-/// flag lets it).
-pub fn refusal(backup: &Backup, live: &Value, args: &UndoArgs, display: &str) -> Option<Refusal> {
-    let record = &backup.record;
-    if let Some((then, now)) = recreated(&record.before, live) {
-        if args.onto_recreated {
-            eprintln!("warning: {display} was created again since that backup; restoring the old object's values onto it (--onto-recreated)");
-            return None;
-        }
-        return Some(Refusal {
-            message: format!(
-                "error: {display} was deleted and created again since that backup (UID {then} then, {now} now): the backup is of the old object, and restoring it would replace the new one's values; nothing was written. Use --onto-recreated to restore it onto the new object anyway."
-            ),
-            exit_code: EXIT_CHANGED,
-        });
-    }
-    let since = since_the_write(
-        record.after_resource_version.as_deref(),
-        record.after.as_ref(),
-        live,
-        record.subresource.as_deref(),
-    );
-    let (why, exit_code) = match since {
-        SinceTheWrite::Untouched => return None,
-        SinceTheWrite::Changed { written, now } => (
-            format!(
-                "{display} changed since the write being undone (resourceVersion {written}, now {now}); nothing was written. Use --force to restore anyway."
-            ),
-            EXIT_CHANGED,
-        ),
-        SinceTheWrite::NeverConfirmed => (
-            "the write of that backup was never confirmed; use --force to restore its pre-image anyway".to_string(),
-            EXIT_REFUSED,
-        ),
-    };
-    if args.force {
-        eprintln!("warning: {display} changed since that write, or it was never confirmed; restoring anyway (--force)");
-        return None;
-    }
-    Some(Refusal { message: format!("error: {why}"), exit_code })
-}
-
-/// The guarded write of a restore of `backup` onto `target` (the record names what it undoes).
-pub fn restore_writer<'a>(
-    conn: &'a Connection,
-    target: &'a ObjectRef,
-    backup: &'a Backup,
-    args: &'a UndoArgs,
-    retry_budget: std::time::Duration,
-    provenance: Provenance,
-) -> GuardedWrite<'a> {
-    let provenance = Provenance { undoes: Some(backup.id()), ..provenance };
-    let options = WriteOptions::new("safe-patch undo", &args.field_manager, &backup.record.before, retry_budget)
-        .subresource(backup.record.subresource.as_deref())
-        .show_secrets(args.show_secrets);
-    GuardedWrite::new(conn, target, options).with_provenance(provenance)
-}
-
-/// The restore of `backup` planned against `live` ([`plan_restore`]): what its write
-/// changed, taken back (the write's patch replayed on the pre-image, else what the server
-/// answered); with `whole`, the whole pre-image put back. Onto an object created again since
-/// the backup (which only `--onto-recreated` lets through) the whole pre-image too: the write
-/// was of the old object, so what it changed says nothing about the new one.
-pub fn restore_plan(live: &Value, backup: &Backup, whole: bool) -> Result<Planned> {
-    let record = &backup.record;
-    let whole = whole || recreated(&record.before, live).is_some();
-    let schema = builtin();
-    let ty = Gvk::of_object(&record.before).and_then(|gvk| schema.root(&gvk));
-    let patch_type = record.patch_type.as_deref().and_then(|name| name.parse::<PatchType>().ok());
-    let replayed = patch_type.and_then(|t| replay(&record.before, &record.patch, t, schema, ty));
-    let written = if whole { None } else { replayed.as_ref().or(record.after.as_ref()) };
-    plan_restore(live, &record.before, written, record.subresource.as_deref(), sets_managers(backup))
-        .map_err(|e| Error::semantics("the restore patch", e))
-}
-
-/// Whether the write `backup` holds set `metadata.managedFields` itself (`kubectl owners
-/// transfer`, `last-applied migrate`, a patch of them): its undo puts the managers back.
-pub fn sets_managers(backup: &Backup) -> bool {
-    patch_sets_managed_fields(&backup.record.patch)
 }
 
 /// Exactly what is restored (`live` and the `restored` object): no status, no server

@@ -28,8 +28,9 @@ use serde_json::Value;
 
 use crate::exit_code::{EXIT_CHANGED, EXIT_REFUSED};
 use crate::prepared::Prepared;
+use crate::restore::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal};
 use crate::run_preview::{self, count, located};
-use crate::undo::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal, UndoArgs};
+use crate::undo_args::UndoArgs;
 
 /// One object of the run being undone.
 struct Item {
