@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
+use super::manager_fields::ManagerFields;
 use super::managers::Manager;
-use super::simulate::ManagerFields;
 use crate::fieldpath::shape::{item_element, shape_of, Shape};
 use crate::fieldpath::{Path, PathElement, Set};
 use crate::lint::{Finding, Severity};

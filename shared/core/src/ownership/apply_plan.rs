@@ -9,10 +9,11 @@
 //!   longer sets them, pruned or kept by a co-owner;
 //! - **lints** ([`super::apply_lints`]): duplicate list-map keys, fields a scaler owns.
 
+use super::apply_conflict::Conflict;
 use super::apply_lints::{duplicate_keys, scaled_fields};
 use super::classify::{ConflictClass, Fix};
-use super::conflicts::Conflict;
-use super::simulate::{live_managers, simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField};
+use super::manager_fields::live_managers;
+use super::simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField};
 use crate::lint::Finding;
 
 /// A conflict, with who owns the field and the way out.

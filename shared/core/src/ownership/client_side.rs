@@ -2,8 +2,11 @@
 //! file is applied without server-side apply, whose fields `kubectl apply
 //! --server-side` moves to the applier on its first run (client-go's csaupgrade).
 
+use serde_json::Value;
+
 use super::managers::{ManagedFieldsEntry, Operation};
-use crate::fieldpath::Path;
+use crate::fieldpath::{compare, field_set_lossy, Path, Set};
+use crate::schema::{Schema, TypeId};
 use crate::well_known::{CLIENT_SIDE_APPLY_MANAGER, CREATE_MANAGER, LAST_APPLIED_ANNOTATION};
 
 /// Whether `entry` is `kubectl apply` (client-side) or `kubectl create` writing the object
@@ -34,6 +37,25 @@ pub fn client_side_managers(entries: &[ManagedFieldsEntry]) -> Vec<String> {
         }
     }
     names
+}
+
+/// The fields client-side apply set that still hold their last-applied value (upstream's
+/// `lastAppliedManager.allowedConflictsFromLastApplied`), or `None` when there is no usable annotation.
+pub(crate) fn allowed_by_last_applied(live: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Option<Set> {
+    let text = live.get("metadata")?.get("annotations")?.get(LAST_APPLIED_ANNOTATION)?.as_str()?;
+    if text.is_empty() {
+        return None;
+    }
+    let last_applied: Value = serde_json::from_str(text).ok()?;
+    if !last_applied.is_object() || last_applied.get("apiVersion") != config.get("apiVersion") {
+        return None;
+    }
+    let (set, errors) = field_set_lossy(&last_applied, schema, Some(ty));
+    if !errors.is_empty() {
+        return None;
+    }
+    let diff = compare(&last_applied, live, schema, Some(ty));
+    Some(set.difference(&diff.modified).difference(&diff.added).difference(&diff.removed))
 }
 
 #[cfg(test)]

@@ -14,45 +14,12 @@
 
 use serde_json::Value;
 
+use super::apply_conflict::{Conflict, SharedField};
+use super::apply_options::ApplyOptions;
 use super::managers::{ManagedFieldsEntry, Manager};
 use super::simulate::{simulate_apply, ApplyInput};
-use crate::fieldpath::{compare, field_set_lossy, Path, Set};
+use crate::fieldpath::Set;
 use crate::schema::{Gvk, Schema, TypeId};
-use crate::well_known::LAST_APPLIED_ANNOTATION;
-
-/// One field another manager owns that the apply would change.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Conflict {
-    /// The field.
-    pub path: Path,
-    /// The manager that owns it.
-    pub manager: Manager,
-    /// Its live value (`None` if the live object lacks it).
-    pub theirs: Option<Value>,
-    /// The value after the apply (`None` if the field would be absent).
-    pub yours: Option<Value>,
-}
-
-impl Conflict {
-    /// The apiserver's cause message: `conflict with "kubectl-edit" using apps/v1`.
-    pub fn message(&self) -> String {
-        format!("conflict with {}", self.manager)
-    }
-
-    /// The apiserver's cause field: `.spec.replicas`.
-    pub fn field(&self) -> String {
-        self.path.to_string()
-    }
-}
-
-/// A field the applier sets to the value it already has while another manager owns it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SharedField {
-    /// The field.
-    pub path: Path,
-    /// The manager that keeps owning it beside the applier.
-    pub with: Manager,
-}
 
 /// The outcome of a server-side apply, predicted.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -99,88 +66,6 @@ impl ApplyPrediction {
     }
 }
 
-/// Settings of an apply beyond the object: which subresource, and which fields the resource resets.
-#[derive(Debug, Clone, Default)]
-pub struct ApplyOptions {
-    /// The subresource applied to (`status`, `scale`), empty for the main resource.
-    pub subresource: String,
-    /// Fields the resource's strategy resets, which never conflict (upstream's `IgnoredFields`).
-    pub reset_fields: Set,
-    /// The only API version whose managers the reset fields are ignored for, or `None` for
-    /// every version. A custom resource's strategy declares them for the version applied
-    /// through only, so a status writer recorded under another served version still
-    /// conflicts with status fields in a main-resource apply (built-in types declare every
-    /// version).
-    pub reset_only_at: Option<String>,
-}
-
-impl ApplyOptions {
-    /// The options of an apply to the main resource of `gvk`: built-in kinds with a
-    /// `status` subresource reset `status`. Custom resources reset `status` only when their
-    /// CRD enables the status subresource, which the object does not tell: set it yourself.
-    pub fn main_resource(gvk: &Gvk) -> Self {
-        let mut reset_fields = Set::new();
-        if resets_status(gvk) {
-            reset_fields.insert(Path::fields(["status"]).elements());
-        }
-        ApplyOptions { subresource: String::new(), reset_fields, reset_only_at: None }
-    }
-}
-
-impl ApplyOptions {
-    /// The options of an apply to the main resource of a type whose subresources discovery
-    /// lists: a type with a `status` subresource (built-in or custom) resets `status` on its
-    /// main resource, so status fields in a configuration are ignored, never conflicts.
-    pub fn for_main_resource_of(subresources: &[String]) -> Self {
-        let mut reset_fields = Set::new();
-        if subresources.iter().any(|s| s == "status") {
-            reset_fields.insert(Path::fields(["status"]).elements());
-        }
-        ApplyOptions { subresource: String::new(), reset_fields, reset_only_at: None }
-    }
-
-    /// These options for a custom resource applied through `api_version`: its reset fields
-    /// count for the managers recorded under that version only (see [`ApplyOptions::reset_only_at`]).
-    pub fn for_custom_resource(self, api_version: &str) -> Self {
-        ApplyOptions { reset_only_at: Some(api_version.to_string()), ..self }
-    }
-
-    /// Whether the reset fields are ignored for a manager recorded under `api_version`.
-    pub fn resets_at(&self, api_version: &str) -> bool {
-        self.reset_only_at.as_deref().is_none_or(|only| only == api_version)
-    }
-}
-
-/// Built-in kinds whose main resource ignores `status` (their strategies' `GetResetFields`).
-fn resets_status(gvk: &Gvk) -> bool {
-    let kinds: &[&str] = match gvk.group.as_str() {
-        "" => &[
-            "Pod",
-            "Service",
-            "Node",
-            "Namespace",
-            "PersistentVolume",
-            "PersistentVolumeClaim",
-            "ReplicationController",
-            "ResourceQuota",
-        ],
-        "apps" => &["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"],
-        "batch" => &["Job", "CronJob"],
-        "autoscaling" => &["HorizontalPodAutoscaler"],
-        "policy" => &["PodDisruptionBudget"],
-        "networking.k8s.io" => &["Ingress", "ServiceCIDR"],
-        "apiextensions.k8s.io" => &["CustomResourceDefinition"],
-        "apiregistration.k8s.io" => &["APIService"],
-        "certificates.k8s.io" => &["CertificateSigningRequest"],
-        "flowcontrol.apiserver.k8s.io" => &["FlowSchema", "PriorityLevelConfiguration"],
-        "storage.k8s.io" => &["VolumeAttachment"],
-        "admissionregistration.k8s.io" => &["ValidatingAdmissionPolicy"],
-        "resource.k8s.io" => &["ResourceClaim"],
-        _ => &[],
-    };
-    kinds.contains(&gvk.kind.as_str())
-}
-
 /// Predicts a server-side apply of `config` by `manager` to the main resource of `live`.
 ///
 /// `managed` is the live object's `metadata.managedFields`; `ty` is the object's type in
@@ -223,23 +108,4 @@ pub fn predict_apply(
         rejected,
         errors: outcome.errors,
     }
-}
-
-/// The fields client-side apply set that still hold their last-applied value (upstream's
-/// `lastAppliedManager.allowedConflictsFromLastApplied`), or `None` when there is no usable annotation.
-pub(crate) fn allowed_by_last_applied(live: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Option<Set> {
-    let text = live.get("metadata")?.get("annotations")?.get(LAST_APPLIED_ANNOTATION)?.as_str()?;
-    if text.is_empty() {
-        return None;
-    }
-    let last_applied: Value = serde_json::from_str(text).ok()?;
-    if !last_applied.is_object() || last_applied.get("apiVersion") != config.get("apiVersion") {
-        return None;
-    }
-    let (set, errors) = field_set_lossy(&last_applied, schema, Some(ty));
-    if !errors.is_empty() {
-        return None;
-    }
-    let diff = compare(&last_applied, live, schema, Some(ty));
-    Some(set.difference(&diff.modified).difference(&diff.added).difference(&diff.removed))
 }

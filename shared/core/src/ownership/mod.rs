@@ -7,7 +7,10 @@
 //!   server-side apply hands over;
 //! - [`server_owned`]: what the server and controllers own and a user never writes back
 //!   (server-set metadata, controller-managed labels and annotations);
+//! - [`manager_fields`]: every manager's fields as the apiserver decodes `managedFields`;
 //! - [`merge`](mod@merge): the object a server-side apply produces;
+//! - [`apply_options`]: an apply's subresource and the fields its resource resets;
+//! - [`apply_conflict`]: the fields an apply would change (conflicts) or share with other managers;
 //! - [`conflicts`]: which fields an apply would take from whom, and whether
 //!   the apiserver would refuse it;
 //! - [`prune`](mod@prune): which fields an applier's dropped fields take with them, and which survive;
@@ -40,11 +43,14 @@
 //! assert_eq!(owners[0].kind(), ManagerKind::Kubectl);
 //! ```
 
+pub mod apply_conflict;
 pub mod apply_lints;
+pub mod apply_options;
 pub mod apply_plan;
 pub mod classify;
 pub mod client_side;
 pub mod conflicts;
+pub mod manager_fields;
 pub mod managers;
 pub mod merge;
 pub mod next_apply;
@@ -61,9 +67,12 @@ pub mod zero_objects;
 
 pub use client_side::{client_side_managers, is_client_side_write};
 
+pub use apply_conflict::{Conflict, SharedField};
+pub use apply_options::ApplyOptions;
 pub use apply_plan::{ApplyPlan, ClassifiedConflict};
 pub use classify::{ConflictClass, Fix};
-pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyOptions, ApplyPrediction, Conflict, SharedField};
+pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyPrediction};
+pub use manager_fields::{live_managers, ManagerFields};
 pub use managers::{
     managed_fields_of, owners_of, parse_managed_fields, ManagedFieldsEntry, ManagedFieldsError, Manager, ManagerKind,
     Operation,
@@ -74,7 +83,7 @@ pub use server_owned::{
     controller_owned_metadata, remove_server_set_metadata, without_write_noise, CHANGED_BY_EVERY_WRITE,
     SERVER_SET_METADATA,
 };
-pub use simulate::{live_managers, simulate_apply, ApplyInput, ApplyOutcome, Fate, ManagerFields, ReleasedField};
+pub use simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField};
 pub use values::owners_by_value;
 pub use verify::{verify_forced, verify_unforced, ServerAnswer, Verification};
 

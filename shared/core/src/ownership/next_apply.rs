@@ -19,7 +19,8 @@
 
 use serde_json::Value;
 
-use super::conflicts::{predict_apply_conflicts, Conflict};
+use super::apply_conflict::Conflict;
+use super::conflicts::predict_apply_conflicts;
 use super::managers::{ManagedFieldsEntry, Manager};
 use super::merge::merge;
 use super::transfer::StillShared;

@@ -23,8 +23,11 @@
 
 use serde_json::{Map, Value};
 
+use super::apply_conflict::{Conflict, SharedField};
 use super::apply_lints::duplicate_keys;
-use super::conflicts::{allowed_by_last_applied, ApplyOptions, Conflict, SharedField};
+use super::apply_options::ApplyOptions;
+use super::client_side::allowed_by_last_applied;
+use super::manager_fields::{live_managers, sort_by_identifier, ManagerFields};
 use super::managers::{ManagedFieldsEntry, Manager, Operation};
 use super::merge::merge;
 use super::prune::prune;
@@ -50,17 +53,6 @@ pub struct ApplyInput<'a> {
     pub ty: TypeId,
     /// The subresource applied to and the fields the resource resets.
     pub options: &'a ApplyOptions,
-}
-
-/// One manager's fields, as a `managedFields` entry holds them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ManagerFields {
-    /// Who (the identity the apiserver keys entries by).
-    pub manager: Manager,
-    /// The API version the fields are recorded in.
-    pub api_version: String,
-    /// The fields.
-    pub fields: Set,
 }
 
 /// What becomes of a field the applier owned and no longer applies.
@@ -257,30 +249,6 @@ pub fn simulate_apply(input: &ApplyInput<'_>) -> ApplyOutcome {
             )
             .collect(),
     }
-}
-
-/// The managers as the apiserver decodes `managedFields`: one per identity (a later entry
-/// replaces an earlier one), sorted by the apiserver's identifier.
-pub fn live_managers(managed: &[ManagedFieldsEntry]) -> Vec<ManagerFields> {
-    let mut out: Vec<ManagerFields> = Vec::new();
-    for entry in managed {
-        let identity = entry.identity();
-        let fields = ManagerFields {
-            manager: identity.clone(),
-            api_version: entry.api_version.clone(),
-            fields: entry.fields.clone(),
-        };
-        match out.iter_mut().find(|m| m.manager == identity) {
-            Some(slot) => *slot = fields,
-            None => out.push(fields),
-        }
-    }
-    sort_by_identifier(&mut out);
-    out
-}
-
-fn sort_by_identifier(managers: &mut [ManagerFields]) {
-    managers.sort_by_cached_key(|m| m.manager.identifier());
 }
 
 /// Every field `object` holds, as an update from the empty object of the kind (read from

@@ -12,8 +12,9 @@
 
 use serde_json::Value;
 
+use super::manager_fields::{live_managers, ManagerFields};
 use super::managers::managed_fields_of;
-use super::simulate::{live_managers, ApplyOutcome, Fate, ManagerFields};
+use super::simulate::{ApplyOutcome, Fate};
 use crate::fieldpath::{value_at, Set};
 
 /// What the apiserver answered to a dry-run apply.
