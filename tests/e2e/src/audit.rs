@@ -75,6 +75,13 @@ impl AuditEvent {
 #[derive(Debug, Clone, Copy)]
 pub struct AuditMark(u64);
 
+impl AuditMark {
+    /// The beginning of the log: everything the cluster was ever sent.
+    pub fn start() -> Self {
+        AuditMark(0)
+    }
+}
+
 impl Cluster {
     /// The end of the audit log now.
     pub fn audit_mark(&self) -> AuditMark {
