@@ -17,9 +17,9 @@ use fieldwise_kube::write::bulk::{self, BulkOptions, BulkSummary};
 use futures::stream::StreamExt;
 use serde_json::Value;
 
-use crate::progress::Progress;
 use crate::scan::{Flagged, Scan};
 use crate::ScopeArgs;
+use fieldwise_kube::output::listing_progress::ListingProgress;
 
 /// How a `--from-scan` run ended.
 #[derive(Debug)]
@@ -55,7 +55,7 @@ where
     let keep = |found: &Result<Flagged>| futures::future::ready(found.as_ref().map_or(true, &wanted));
     let summary = match question.filter(|_| prompt::interactive()) {
         Some(question) => {
-            let progress = Progress::new(scan.types.len());
+            let progress = ListingProgress::new(scan.types.len());
             let mut found = std::pin::pin!(scan.flagged(&progress).filter(keep));
             let mut names = Vec::new();
             while let Some(f) = found.next().await {
@@ -72,7 +72,7 @@ where
         }
         None => {
             // The result lines show the progress.
-            let progress = Progress::hidden(scan.types.len());
+            let progress = ListingProgress::hidden(scan.types.len());
             let found = scan.flagged(&progress).filter(keep);
             bulk::run_stream(found, options, |f| f.target.display(), |f| work(f.target, f.live)).await
         }

@@ -7,7 +7,6 @@
 mod flagged;
 mod from_scan;
 mod migrate;
-mod progress;
 mod repair;
 mod report;
 mod scan;

@@ -14,7 +14,7 @@ use fieldwise_kube::output::stdout;
 use serde_json::{json, Value};
 
 use crate::flagged::{Flagged, Skipped};
-use crate::progress::Progress;
+use fieldwise_kube::output::listing_progress::ListingProgress;
 
 /// Table rows aligned together before they are written.
 const TABLE_BLOCK: usize = 64;
@@ -40,7 +40,7 @@ pub struct ReportWriter<'a, W: Write> {
     sink: W,
     format: Format,
     namespace: Option<String>,
-    progress: &'a Progress,
+    progress: &'a ListingProgress,
     findings: usize,
     objects: usize,
     types: usize,
@@ -52,7 +52,7 @@ pub struct ReportWriter<'a, W: Write> {
 
 impl<'a, W: Write> ReportWriter<'a, W> {
     /// A report of a scan of `namespace` (`None`: all) written to `sink`.
-    pub fn new(sink: W, format: Format, namespace: Option<String>, progress: &'a Progress) -> Self {
+    pub fn new(sink: W, format: Format, namespace: Option<String>, progress: &'a ListingProgress) -> Self {
         ReportWriter {
             sink,
             format,
@@ -271,7 +271,7 @@ mod tests {
 
     /// The report written by a ReportWriter fed `objects` (one type, 7 objects).
     fn streamed(objects: &[Flagged], format: Format) -> String {
-        let progress = Progress::new(1);
+        let progress = ListingProgress::new(1);
         let mut sink = Vec::new();
         let mut writer = ReportWriter::new(&mut sink, format, Some("prod".into()), &progress);
         writer.begin().unwrap();

@@ -33,9 +33,9 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 
 pub use crate::flagged::{Flagged, Skipped};
-use crate::progress::Progress;
 use crate::report::{Format, ReportWriter};
 use crate::ScopeArgs;
+use fieldwise_kube::output::listing_progress::ListingProgress;
 
 /// Exit code when the scan found problems.
 pub const EXIT_FINDINGS: u8 = 2;
@@ -83,7 +83,7 @@ pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let scan = Scan::new(&conn, &catalog, &args.scope)?;
-    let progress = Progress::new(scan.types.len());
+    let progress = ListingProgress::new(scan.types.len());
     let mut report = ReportWriter::new(std::io::stdout(), format, scan.namespace(), &progress);
     report.begin()?;
     let mut stream = std::pin::pin!(scan.events(false, &progress));
@@ -136,7 +136,7 @@ impl<'a> Scan<'a> {
     /// (missing and stale candidates), so a repair need not GET it again. The first `Err`
     /// ends the scan; types the user may not list are [`ScanEvent::Skipped`], not errors.
     /// Dropping the stream stops the scan.
-    pub fn events<'s>(&'s self, keep_live: bool, progress: &'s Progress) -> impl Stream<Item = Result<ScanEvent>> + 's {
+    pub fn events<'s>(&'s self, keep_live: bool, progress: &'s ListingProgress) -> impl Stream<Item = Result<ScanEvent>> + 's {
         let check_of = move |resource: &ResourceType| ScanCheck {
             resource: resource.clone(),
             keep_live,
@@ -173,7 +173,7 @@ impl<'a> Scan<'a> {
     /// (`repair --from-scan`, `migrate --from-scan`): nothing is collected. Types that could
     /// not be listed are reported on stderr as warnings and the scan goes on; the first error
     /// ends the stream.
-    pub fn flagged<'s>(&'s self, progress: &'s Progress) -> impl Stream<Item = Result<Flagged>> + 's {
+    pub fn flagged<'s>(&'s self, progress: &'s ListingProgress) -> impl Stream<Item = Result<Flagged>> + 's {
         self.events(true, progress).filter_map(move |event| {
             futures::future::ready(match event {
                 Ok(ScanEvent::Flagged(f)) => Some(Ok(f)),
@@ -211,7 +211,7 @@ fn types_to_scan(catalog: &ResourceCatalog, scope: &ScopeArgs, listing_scope: &S
 struct ScanCheck<'a> {
     resource: ResourceType,
     keep_live: bool,
-    progress: &'a Progress,
+    progress: &'a ListingProgress,
     schemas: &'a Mutex<Schemas>,
     /// How `kubectl apply` merges the kind (server's schema: by key for built-in types,
     /// whole lists for custom resources), read once an object carries an annotation.

@@ -6,11 +6,13 @@
 //! - [`color`]: color only on a terminal and never with `NO_COLOR`.
 //! - [`stdout`]: writes that end quietly on a closed pipe (`| head`).
 //! - [`progress`]: a progress bar by objects for commands that act on many, only on a terminal.
+//! - [`listing_progress`]: the progress line of a listing across many types (pages, objects, types).
 //!
 //! Secret values pass [`crate::redact`] before anything here prints them.
 
 pub mod color;
 pub mod diff;
+pub mod listing_progress;
 pub mod output_format;
 pub mod printer;
 pub mod progress;

@@ -1,8 +1,10 @@
-//! The scan's progress line: pages and objects read, types done, the type being listed.
+//! The progress line of a listing across many types (`last-applied scan -A`): pages and
+//! objects read, types done, the type being listed. Beside [`super::progress`]'s bar by
+//! objects because a scan does not know its objects up front, only its types.
 //!
 //! Counting types alone sat at "6/52 types" for seconds on a large cluster and then jumped;
 //! pages and objects move with every answer. Shown on stderr, only when stderr is a
-//! terminal; rows printed meanwhile go through [`Progress::suspend`] so they do not tear it.
+//! terminal; rows printed meanwhile go through [`ListingProgress::suspend`] so they do not tear it.
 
 use std::cell::Cell;
 use std::io::IsTerminal;
@@ -10,9 +12,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// The progress of one scan (single-threaded: the scan runs on one task).
+/// The progress of one listing (single-threaded: the scan runs on one task).
 #[derive(Debug)]
-pub struct Progress {
+pub struct ListingProgress {
     bar: ProgressBar,
     types: usize,
     types_done: Cell<usize>,
@@ -20,7 +22,7 @@ pub struct Progress {
     objects: Cell<u64>,
 }
 
-impl Progress {
+impl ListingProgress {
     /// A progress line for `types` types: drawn when stderr is a terminal, hidden otherwise.
     pub fn new(types: usize) -> Self {
         let bar = if std::io::stderr().is_terminal() {
@@ -33,7 +35,8 @@ impl Progress {
         } else {
             ProgressBar::hidden()
         };
-        let progress = Progress { bar, types, types_done: Cell::new(0), pages: Cell::new(0), objects: Cell::new(0) };
+        let progress =
+            ListingProgress { bar, types, types_done: Cell::new(0), pages: Cell::new(0), objects: Cell::new(0) };
         progress.redraw("");
         progress
     }
@@ -41,7 +44,7 @@ impl Progress {
     /// No progress line: for runs whose own output (a result line per write) shows the progress.
     pub fn hidden(types: usize) -> Self {
         let bar = ProgressBar::hidden();
-        Progress { bar, types, types_done: Cell::new(0), pages: Cell::new(0), objects: Cell::new(0) }
+        ListingProgress { bar, types, types_done: Cell::new(0), pages: Cell::new(0), objects: Cell::new(0) }
     }
 
     /// One more page of `objects` objects of the type `listing`.
