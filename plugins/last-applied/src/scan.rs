@@ -136,7 +136,11 @@ impl<'a> Scan<'a> {
     /// (missing and stale candidates), so a repair need not GET it again. The first `Err`
     /// ends the scan; types the user may not list are [`ScanEvent::Skipped`], not errors.
     /// Dropping the stream stops the scan.
-    pub fn events<'s>(&'s self, keep_live: bool, progress: &'s ListingProgress) -> impl Stream<Item = Result<ScanEvent>> + 's {
+    pub fn events<'s>(
+        &'s self,
+        keep_live: bool,
+        progress: &'s ListingProgress,
+    ) -> impl Stream<Item = Result<ScanEvent>> + 's {
         let check_of = move |resource: &ResourceType| ScanCheck {
             resource: resource.clone(),
             keep_live,
