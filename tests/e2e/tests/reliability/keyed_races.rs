@@ -6,7 +6,9 @@
 //! The concurrent writer is the before-write hook, so the race happens in every round: the
 //! assertion is exact, not statistical.
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -131,6 +133,15 @@ fn round(cluster: &Cluster, ns: &str, data: &std::path::Path, race: KeyedRace, i
     RoundOutcome { landed_elsewhere, writes, problem }
 }
 
+/// The text a panic carried.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
 /// `422: n, 200: m` over the rounds' PATCH answers.
 fn answer_counts<'a>(outcomes: impl Iterator<Item = &'a RoundOutcome>) -> String {
     let mut counts: BTreeMap<u16, usize> = BTreeMap::from([(422, 0), (200, 0)]);
@@ -154,7 +165,13 @@ fn keyed_list_races_land_as_previewed_or_stop_every_round() {
                 let ns = web(cluster, "fw-rel-keyed");
                 let data = data_dir(&format!("keyed-{race:?}"));
                 for i in 0..ROUNDS {
-                    let outcome = round(cluster, &ns, &data, race, i);
+                    // A helper that fails (a kubectl that errs) is this round's problem, with its
+                    // message in the report, not a bare "a scoped thread panicked".
+                    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| round(cluster, &ns, &data, race, i)))
+                        .unwrap_or_else(|payload| RoundOutcome {
+                            problem: Some(format!("round {i} of {race:?} in {ns}: {}", panic_message(&*payload))),
+                            ..RoundOutcome::default()
+                        });
                     outcomes.lock().expect("outcomes").push((race, outcome));
                 }
             });
