@@ -9,6 +9,7 @@
 //! to run never passes without having run.
 
 pub mod audit;
+pub mod keyed_race;
 pub mod private_cluster;
 pub mod raw_api;
 

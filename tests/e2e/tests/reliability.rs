@@ -7,13 +7,16 @@
 //! apply, a validation refusal, undo of a subresource write, backups of two
 //! objects whose names used to collide, backup retention, and a bulk repair
 //! of 1,000 objects with the apiserver killed under it (on a private cluster);
-//! from issue #22, undo onto an object recreated since its backup, and bulk
-//! runs stopped by SIGINT, SIGTERM, a second SIGINT and SIGKILL
-//! (`reliability/signals.rs`).
+//! from issue #22, keyed-list re-plan races repeated round after round
+//! (`reliability/keyed_races.rs`), undo onto an object recreated since its
+//! backup, and bulk runs stopped by SIGINT, SIGTERM, a second SIGINT and
+//! SIGKILL (`reliability/signals.rs`).
 //! The figures each test measures go to `target/reports/RELIABILITY.md` (see
 //! `reliability/report.rs`), written by the run that measured them; `scripts/publish-reports`
 //! copies it to `docs/`.
 
+#[path = "reliability/keyed_races.rs"]
+mod keyed_races;
 #[path = "reliability/report.rs"]
 mod report;
 #[path = "reliability/signals.rs"]

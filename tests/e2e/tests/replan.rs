@@ -6,15 +6,17 @@
 //! while one of the same fields stops it (#22.10).
 //!
 //! The concurrent writer is `FIELDWISE_HOOK_BEFORE_WRITE`: it runs once, after the
-//! preview (and its server dry run) and before the write.
+//! preview (and its server dry run) and before the write. The Deployment and the race
+//! helpers are `fieldwise_e2e::keyed_race`, which the reliability suite repeats.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
-use std::time::Duration;
 
-use fieldwise_e2e::audit::AuditEvent;
-use fieldwise_e2e::{require_cluster, run, text, Cluster};
-use serde_json::Value;
+use fieldwise_e2e::keyed_race::{
+    concurrent_json_patch, json_patch_racing, names, safe_patch_writes as writes, web, APPEND_LATE, ENV, INIT,
+    INSERT_BACKUP_DB_SECOND, INSERT_ENV_B_SECOND, INSERT_ENV_Z_FIRST, INSERT_HOOK_INIT_FIRST,
+};
+use fieldwise_e2e::{require_cluster, run, text};
 
 /// A private, empty backup directory per test.
 fn data_dir(name: &str) -> PathBuf {
@@ -27,90 +29,17 @@ fn describe(out: &Output) -> String {
     format!("exit {:?}\nstdout: {}\nstderr: {}", out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
-/// The Deployment of the issue: init containers migrate-db then warm-cache; the app's env A then
-/// C (C refers to B, which the patch adds between them); two ports on 53 told apart by protocol.
-const WEB: &str = r#"
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      initContainers:
-      - {name: migrate-db, image: "busybox:1.28"}
-      - {name: warm-cache, image: "busybox:1.28"}
-      containers:
-      - name: app
-        image: "busybox:1.28"
-        env:
-        - {name: A, value: a}
-        - {name: C, value: "$(B)/c"}
-        ports:
-        - {containerPort: 53, protocol: TCP}
-        - {containerPort: 53, protocol: UDP}
-"#;
-
-fn web(cluster: &Cluster, prefix: &str) -> String {
-    let ns = cluster.namespace(prefix);
-    cluster.kubectl_stdin(&["apply", "-n", &ns, "-f", "-"], WEB);
-    ns
-}
-
-/// `kubectl safe-patch -n ns deploy/web --type json -p ops --yes`, with `hook` as the concurrent writer.
-fn json_patch_racing(cluster: &Cluster, data: &Path, ns: &str, ops: &str, hook: &str) -> Output {
-    run(cluster
-        .plugin("kubectl-safe_patch")
-        .env("FIELDWISE_DATA_DIR", data)
-        .env("FIELDWISE_HOOK_BEFORE_WRITE", hook)
-        .args(["-n", ns, "deploy/web", "--type", "json", "-p", ops, "--yes"]))
-}
-
-/// The hook: `kubectl patch` of deploy/web with this JSON Patch.
-fn concurrent_json_patch(ns: &str, ops: &str) -> String {
-    format!("kubectl patch -n {ns} deploy/web --type json -p '{ops}' >/dev/null")
-}
-
-fn names(cluster: &Cluster, ns: &str, pointer: &str) -> Vec<String> {
-    let d = cluster.get_json(ns, "deploy/web");
-    d.pointer(pointer)
-        .and_then(Value::as_array)
-        .map(|l| l.iter().map(|e| e["name"].as_str().unwrap_or_default().to_string()).collect())
-        .unwrap_or_default()
-}
-
-/// The PATCHes (not dry runs) safe-patch sent to deploy/web after `mark`: their answer codes.
-fn writes(cluster: &Cluster, mark: fieldwise_e2e::audit::AuditMark, ns: &str) -> Vec<u16> {
-    std::thread::sleep(Duration::from_millis(500));
-    cluster
-        .audit_of(mark, "deployments", ns, "web")
-        .into_iter()
-        .filter(|e: &AuditEvent| e.is_from("kubectl-safe_patch") && e.verb == "patch" && !e.dry_run)
-        .map(|e| e.code)
-        .collect()
-}
-
-const INIT: &str = "/spec/template/spec/initContainers";
-const ENV: &str = "/spec/template/spec/containers/0/env";
-
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn an_init_container_inserted_by_index_stops_when_another_insert_would_move_it() {
     let cluster = require_cluster!();
     let ns = web(&cluster, "fw-replan-init");
     let data = data_dir("init");
-    let ours = r#"[{"op":"add","path":"/spec/template/spec/initContainers/1","value":{"name":"backup-db","image":"busybox:1.28"}}]"#;
     // Previewed after migrate-db; meanwhile hook-init is inserted first. Re-planned, `add .../1`
     // would put backup-db before migrate-db: the write stops and names the entry.
-    let hook = concurrent_json_patch(
-        &ns,
-        r#"[{"op":"add","path":"/spec/template/spec/initContainers/0","value":{"name":"hook-init","image":"busybox:1.28"}}]"#,
-    );
+    let hook = concurrent_json_patch(&ns, INSERT_HOOK_INIT_FIRST);
     let mark = cluster.audit_mark();
-    let out = json_patch_racing(&cluster, &data, &ns, ours, &hook);
+    let out = json_patch_racing(&cluster, &data, &ns, INSERT_BACKUP_DB_SECOND, &hook);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     let stderr = text(&out.stderr);
     assert!(
@@ -128,13 +57,9 @@ fn an_init_container_inserted_by_index_lands_as_previewed_when_another_entry_is_
     let cluster = require_cluster!();
     let ns = web(&cluster, "fw-replan-append");
     let data = data_dir("append");
-    let ours = r#"[{"op":"add","path":"/spec/template/spec/initContainers/1","value":{"name":"backup-db","image":"busybox:1.28"}}]"#;
-    let hook = concurrent_json_patch(
-        &ns,
-        r#"[{"op":"add","path":"/spec/template/spec/initContainers/-","value":{"name":"late","image":"busybox:1.28"}}]"#,
-    );
+    let hook = concurrent_json_patch(&ns, APPEND_LATE);
     let mark = cluster.audit_mark();
-    let out = json_patch_racing(&cluster, &data, &ns, ours, &hook);
+    let out = json_patch_racing(&cluster, &data, &ns, INSERT_BACKUP_DB_SECOND, &hook);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(names(&cluster, &ns, INIT), ["migrate-db", "backup-db", "warm-cache", "late"]);
     // The first write's guard failed (the list grew), the re-plan kept backup-db after
@@ -149,12 +74,8 @@ fn an_env_entry_inserted_by_index_stops_when_another_insert_would_move_it() {
     let ns = web(&cluster, "fw-replan-env");
     let data = data_dir("env");
     // B goes between A and C (C refers to B); meanwhile Z is inserted first.
-    let ours = r#"[{"op":"add","path":"/spec/template/spec/containers/0/env/1","value":{"name":"B","value":"b"}}]"#;
-    let hook = concurrent_json_patch(
-        &ns,
-        r#"[{"op":"add","path":"/spec/template/spec/containers/0/env/0","value":{"name":"Z","value":"z"}}]"#,
-    );
-    let out = json_patch_racing(&cluster, &data, &ns, ours, &hook);
+    let hook = concurrent_json_patch(&ns, INSERT_ENV_Z_FIRST);
+    let out = json_patch_racing(&cluster, &data, &ns, INSERT_ENV_B_SECOND, &hook);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     assert!(
         text(&out.stderr).contains(r#"[name="B"] would now come before [name="A"]; the preview put it after"#),

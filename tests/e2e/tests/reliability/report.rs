@@ -16,8 +16,9 @@ use std::time::Instant;
 use fieldwise_e2e::{reports_dir, run, text, workspace_root, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
-pub const SECTIONS: [&str; 10] = [
+pub const SECTIONS: [&str; 11] = [
     "Preview/write races",
+    "Keyed-list re-plan races",
     "Parallel writers",
     "Field-manager conflict on apply",
     "Validation refusal",
