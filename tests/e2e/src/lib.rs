@@ -133,6 +133,19 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The stdout of a command that must have succeeded; its exit code and both streams otherwise.
+pub fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// Writes `content` to `dir/name` and returns the file's path, for `-f`.
+pub fn write_file(dir: &Path, name: &str, content: &str) -> String {
+    let file = dir.join(name);
+    std::fs::write(&file, content).unwrap();
+    file.to_str().unwrap().to_string()
+}
+
 impl Cluster {
     /// The real `kubectl`, pointed at this cluster, with the plugins on PATH.
     pub fn kubectl(&self) -> Command {

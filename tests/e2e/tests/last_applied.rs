@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use fieldwise_e2e::{busybox_in, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{
+    busybox_in, install_widget_crd, namespace_mismatch, ok, require_cluster, run, text, write_file, Cluster,
+};
 use serde_json::Value;
 
 const ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -26,17 +28,6 @@ fn plugin(cluster: &Cluster, dir: &Path, ns: &str) -> Command {
 
 fn la(cluster: &Cluster, dir: &Path, ns: &str, args: &[&str]) -> Output {
     run(plugin(cluster, dir, ns).args(args))
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
-    text(&out.stdout)
-}
-
-fn write(dir: &Path, name: &str, content: &str) -> String {
-    let file = dir.join(name);
-    std::fs::write(&file, content).unwrap();
-    file.to_str().unwrap().to_string()
 }
 
 fn annotation(object: &Value) -> Option<String> {
@@ -75,7 +66,7 @@ fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
     let dir = scratch("missing");
     let full = [("keep", "1"), ("drop", "<2>")];
     for name in ["repaired", "untouched"] {
-        let file = write(&dir, &format!("{name}.yaml"), &configmap(name, &full));
+        let file = write_file(&dir, &format!("{name}.yaml"), &configmap(name, &full));
         cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
     }
     let (code, report) = scan_json(&cluster, &dir, &ns, "cm");
@@ -87,7 +78,7 @@ fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
     let out = la(&cluster, &dir, &ns, &["repair", "-f", repaired_file.to_str().unwrap()]);
     assert_eq!(ok(&out).trim(), "configmap/repaired repaired");
     // Byte for byte what the real kubectl apply stores for the same file.
-    let reference = write(&dir, "reference.yaml", &configmap("reference", &full));
+    let reference = write_file(&dir, "reference.yaml", &configmap("reference", &full));
     cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &reference]);
     let ours = annotation(&cluster.get_json(&ns, "cm/repaired")).unwrap();
     let theirs = annotation(&cluster.get_json(&ns, "cm/reference")).unwrap();
@@ -100,7 +91,7 @@ fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
 
     // Dropping a key from the file: the real kubectl apply deletes it only where the annotation was repaired.
     for name in ["repaired", "untouched"] {
-        let file = write(&dir, &format!("{name}-v2.yaml"), &configmap(name, &[("keep", "1")]));
+        let file = write_file(&dir, &format!("{name}-v2.yaml"), &configmap(name, &[("keep", "1")]));
         cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &file]);
     }
     assert!(cluster.get_json(&ns, "cm/repaired")["data"].get("drop").is_none());
@@ -118,7 +109,7 @@ fn repair_from_live_leaves_an_autoscalers_replicas_alone() {
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n{replicas}  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: registry.k8s.io/pause:3.10\n"
         )
     };
-    let with = write(&dir, "with.yaml", &deployment("  replicas: 2\n"));
+    let with = write_file(&dir, "with.yaml", &deployment("  replicas: 2\n"));
     cluster.kubectl_ok(&["create", "-n", &ns, "-f", &with]);
     let scaler = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n";
     cluster.kubectl_stdin(
@@ -135,7 +126,7 @@ fn repair_from_live_leaves_an_autoscalers_replicas_alone() {
     let out = la(&cluster, &dir, &ns, &["repair", "deploy/web"]);
     assert_eq!(ok(&out).trim(), "deployment.apps/web unchanged");
     // The file without replicas, applied for real, leaves the autoscaler's 5 alone.
-    let without = write(&dir, "without.yaml", &deployment(""));
+    let without = write_file(&dir, "without.yaml", &deployment(""));
     cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &without]);
     assert_eq!(cluster.get_json(&ns, "deploy/web")["spec"]["replicas"], 5);
 }
@@ -148,7 +139,7 @@ fn oversized_configmap_migrates_to_server_side_apply() {
     let dir = scratch("big");
     let values: Vec<(String, String)> = (0..3).map(|i| (format!("key{i}"), "x".repeat(100_000))).collect();
     let data: Vec<(&str, &str)> = values.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let file = write(&dir, "big.yaml", &configmap("big", &data));
+    let file = write_file(&dir, "big.yaml", &configmap("big", &data));
     cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
     let out = run(cluster.kubectl().args(["apply", "-n", &ns, "-f", &file]));
     assert!(!out.status.success());
@@ -189,7 +180,7 @@ fn secret_values_are_never_printed() {
     let dir = scratch("secret");
     let secret =
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: hunter2-very-secret\n";
-    let file = write(&dir, "secret.yaml", secret);
+    let file = write_file(&dir, "secret.yaml", secret);
     cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &file]);
     let encoded = "aHVudGVyMi12ZXJ5LXNlY3JldA=="; // base64 of the value
     let never = |out: &Output| {
@@ -293,7 +284,7 @@ fn repair_through_a_freeze(cluster: &Cluster, ns: &str, freeze_secs: u32, reques
             "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm-{i:04}\n  data:\n    num: \"{i}\"\n"
         ));
     }
-    let file = write(&dir, "many.yaml", &list);
+    let file = write_file(&dir, "many.yaml", &list);
     cluster.kubectl_ok(&["create", "-n", ns, "-f", &file]);
 
     // Every stored write shows up as one MODIFIED event: the ground truth for "repaired exactly once".
@@ -440,9 +431,9 @@ fn custom_resources_are_scanned_and_repaired() {
     let ns = cluster.namespace("fw-la-cr");
     let dir = scratch("cr");
     for name in ["clean", "drift"] {
-        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write(&dir, &format!("{name}.yaml"), &widget(name))]);
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write_file(&dir, &format!("{name}.yaml"), &widget(name))]);
     }
-    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write(&dir, "created.yaml", &widget("created"))]);
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write_file(&dir, "created.yaml", &widget("created"))]);
     // Someone adds an entry to the keyed list of the drifted one (`kubectl patch`, an update).
     let add = r#"[{"op":"add","path":"/spec/workers/0/env/-","value":{"name":"C","value":"c"}}]"#;
     cluster.kubectl_ok(&["patch", "-n", &ns, "widget/drift", "--type", "json", "-p", add]);
@@ -477,7 +468,7 @@ fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     let cluster = require_cluster!();
     let (ns_a, ns_b) = (cluster.namespace("fw-la-nsa"), cluster.namespace("fw-la-nsb"));
     let dir = scratch("namespaces");
-    let file = write(&dir, "in-b.yaml", &busybox_in(&ns_b));
+    let file = write_file(&dir, "in-b.yaml", &busybox_in(&ns_b));
     // Created, not applied: the annotation is missing, and repair would write it.
     cluster.kubectl_ok(&["create", "-f", &file]);
     cluster.kubectl_ok(&["create", "-n", &ns_a, "-f", fieldwise_e2e::fixture("busybox-demo.yaml").to_str().unwrap()]);
@@ -504,7 +495,7 @@ fn a_file_in_another_namespace_than_dash_n_is_refused_and_nothing_written() {
     assert!(text(&out.stderr).contains("deployment.apps/busybox-demo"), "{}", text(&out.stderr));
 
     // An -f file with no object is an error naming it.
-    let empty = write(&dir, "empty.yaml", "");
+    let empty = write_file(&dir, "empty.yaml", "");
     let out = la(&cluster, &dir, &ns_a, &["repair", "-f", &empty]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -523,10 +514,10 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
     let ns = cluster.namespace("fw-la-stream");
     let dir = scratch("stream");
     for name in ["a", "b", "c"] {
-        let file = write(&dir, &format!("{name}.yaml"), &configmap(name, &[("k", name)]));
+        let file = write_file(&dir, &format!("{name}.yaml"), &configmap(name, &[("k", name)]));
         cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
     }
-    let clean = write(&dir, "clean.yaml", &configmap("clean", &[("k", "v")]));
+    let clean = write_file(&dir, "clean.yaml", &configmap("clean", &[("k", "v")]));
     cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &clean]);
     std::thread::sleep(std::time::Duration::from_secs(2)); // the audit log is written in batches
     let before = writes_in(&cluster, &ns);
@@ -588,12 +579,12 @@ fn view_diff_and_scan_agree_on_every_fixture_object() {
     let busybox = fieldwise_e2e::fixture("busybox-demo.yaml");
     cluster.kubectl_ok(&["apply", "-n", &ns, "-f", busybox.to_str().unwrap()]);
     for name in ["clean", "drift", "scaled"] {
-        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write(&dir, &format!("{name}.yaml"), &widget(name))]);
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write_file(&dir, &format!("{name}.yaml"), &widget(name))]);
     }
-    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write(&dir, "created.yaml", &widget("created"))]);
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write_file(&dir, "created.yaml", &widget("created"))]);
     for name in ["cm-clean", "cm-edited", "cm-managed"] {
         let cm = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: \"1\"\n");
-        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write(&dir, &format!("{name}.yaml"), &cm)]);
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write_file(&dir, &format!("{name}.yaml"), &cm)]);
     }
     let add = r#"[{"op":"add","path":"/spec/workers/0/env/-","value":{"name":"C","value":"c"}}]"#;
     cluster.kubectl_ok(&["patch", "-n", &ns, "widget/drift", "--type", "json", "-p", add]);

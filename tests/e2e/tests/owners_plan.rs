@@ -12,11 +12,11 @@ mod scenarios;
 #[path = "owners_plan/corpus.rs"]
 mod corpus;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use fieldwise_e2e::{eventually, fixture, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{eventually, fixture, install_widget_crd, require_cluster, run, text, write_file, Cluster};
 use serde_json::Value;
 
 /// `kubectl-owners plan -n NAMESPACE`, run directly.
@@ -32,12 +32,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch directory");
     dir
-}
-
-fn write(dir: &Path, name: &str, content: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, content).expect("write a manifest");
-    path.display().to_string()
 }
 
 /// The plan's JSON document, asserting the exit code.
@@ -100,7 +94,7 @@ fn status_of_a_custom_resource_with_a_status_subresource_is_ignored_not_a_confli
         r#"{"status":{"phase":"Ready","replicas":1}}"#,
     ]);
     let dir = scratch("status");
-    let file = write(&dir, "w.yaml", &format!("{base}status: {{phase: Done, replicas: 7}}\n"));
+    let file = write_file(&dir, "w.yaml", &format!("{base}status: {{phase: Done, replicas: 7}}\n"));
     let doc = plan_json(&run(plan(&cluster, &ns).args(["-f", &file, "--field-manager", "team", "-o", "json"])), 0);
     let w = object(&doc, "w");
     assert_eq!(fields(&w["conflicts"]), Vec::<String>::new(), "{w:#}");
@@ -133,7 +127,7 @@ fn an_object_without_managed_fields_conflicts_with_before_first_apply() {
         assert!(live["metadata"].get("managedFields").is_none(), "{what} still has managedFields");
     }
     let dir = scratch("bfa");
-    let changed = write(
+    let changed = write_file(
         &dir,
         "changed.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: \"9\", c: \"3\"}\n---\n\
@@ -155,7 +149,8 @@ fn an_object_without_managed_fields_conflicts_with_before_first_apply() {
     assert_eq!(fields(&web["conflicts"]), [".spec.template.spec.containers[name=\"busybox\"].image"], "{web:#}");
     assert_checked(web);
     // The same values are shared, not conflicts.
-    let same = write(&dir, "same.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: \"1\"}\n");
+    let same =
+        write_file(&dir, "same.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: \"1\"}\n");
     let doc = plan_json(&run(plan(&cluster, &ns).args(["-f", &same, "--field-manager", "ci", "-o", "json"])), 0);
     let cfg = object(&doc, "cfg");
     assert_eq!(fields(&cfg["shared"]), [".data.a"], "{cfg:#}");
@@ -174,10 +169,10 @@ fn schema_refusals_are_reported_per_object_never_as_clean() {
              template:\n    metadata: {{labels: {{app: x}}}}\n    spec:\n      containers: [{{name: c, image: busybox}}]\n"
         )
     };
-    write(&dir, "a-undeclared.yaml", &deployment("undeclared", "replicass: 2"));
-    write(&dir, "b-wrong-type.yaml", &deployment("wrong-type", "replicas: two"));
-    write(&dir, "c-fine.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\ndata: {k: v}\n");
-    write(
+    write_file(&dir, "a-undeclared.yaml", &deployment("undeclared", "replicass: 2"));
+    write_file(&dir, "b-wrong-type.yaml", &deployment("wrong-type", "replicas: two"));
+    write_file(&dir, "c-fine.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\ndata: {k: v}\n");
+    write_file(
         &dir,
         "d-duplicate.yaml",
         &deployment("duplicate", "replicas: 1").replace(
@@ -219,10 +214,10 @@ fn a_directory_with_a_kustomization_an_unknown_kind_and_new_objects_is_planned_t
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-plan-dir");
     let dir = scratch("dir");
-    write(&dir, "a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n");
-    write(&dir, "kustomization.yaml", "resources: [a.yaml]\n");
-    write(&dir, "m.yaml", "apiVersion: fieldwise.test/v1\nkind: NotInstalled\nmetadata: {name: x}\nspec: {}\n");
-    write(&dir, "z.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: z}\ndata: {k: v}\n");
+    write_file(&dir, "a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n");
+    write_file(&dir, "kustomization.yaml", "resources: [a.yaml]\n");
+    write_file(&dir, "m.yaml", "apiVersion: fieldwise.test/v1\nkind: NotInstalled\nmetadata: {name: x}\nspec: {}\n");
+    write_file(&dir, "z.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: z}\ndata: {k: v}\n");
     let out = run(plan(&cluster, &ns).args(["-f", dir.to_str().unwrap()]));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
@@ -241,8 +236,8 @@ fn dash_k_plans_what_kubectl_kustomize_builds_and_stdin_takes_a_render() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-plan-k");
     let dir = scratch("k");
-    write(&dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {k: v}\n");
-    write(&dir, "kustomization.yaml", "namePrefix: prod-\nresources: [cm.yaml]\n");
+    write_file(&dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {k: v}\n");
+    write_file(&dir, "kustomization.yaml", "namePrefix: prod-\nresources: [cm.yaml]\n");
     // Through kubectl, as users run it: the plugin builds -k with the kubectl that runs it.
     let out = run(cluster.kubectl().args(["owners", "plan", "-n", &ns, "-k", dir.to_str().unwrap(), "-o", "json"]));
     let doc = plan_json(&out, 0);
@@ -283,14 +278,14 @@ fn a_field_removed_from_the_file_survives_when_client_side_apply_co_owns_it() {
     let ns = cluster.namespace("fw-plan-survives");
     let dir = scratch("survives");
     let full = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, labels: {team: a, tier: web}}\ndata: {a: \"1\", b: \"2\"}\n";
-    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write(&dir, "full.yaml", full)]);
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write_file(&dir, "full.yaml", full)]);
     let raw = fieldwise_e2e::raw_api::RawApi::connect(&cluster, &ns);
     let path = format!("/api/v1/namespaces/{ns}/configmaps/app?fieldManager=ci");
     let apply = "application/apply-patch+yaml";
     let with_c = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "app", "labels": {"team": "a", "tier": "web"}}, "data": {"a": "1", "b": "2", "c": "3"}});
     raw.patch(&path, apply, &with_c);
-    let smaller = write(
+    let smaller = write_file(
         &dir,
         "smaller.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, labels: {team: a}}\ndata: {a: \"1\"}\n",
@@ -324,12 +319,12 @@ fn outputs_exit_codes_fail_on_and_force_conflicts_for_ci() {
     let ns = cluster.namespace("fw-plan-ci");
     let dir = scratch("ci");
     let base = std::fs::read_to_string(fixture("busybox-demo.yaml")).unwrap();
-    let file = write(&dir, "deploy.yaml", &base);
+    let file = write_file(&dir, "deploy.yaml", &base);
     cluster.kubectl_ok(&["apply", "--server-side", "-n", &ns, "-f", &file]);
     cluster.kubectl_ok(&["scale", "-n", &ns, "deploy/busybox-demo", "--replicas=3"]);
     let plans = scratch("ci-plan");
-    write(&plans, "deploy.yaml", &base.replace("replicas: 1", "replicas: 4"));
-    write(&plans, "new.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {k: v}\n");
+    write_file(&plans, "deploy.yaml", &base.replace("replicas: 1", "replicas: 4"));
+    write_file(&plans, "new.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {k: v}\n");
     let dir_arg = plans.to_str().unwrap();
     // Text: a table per object, a summary line, exit 3 for the conflict.
     let out = run(plan(&cluster, &ns).args(["-f", dir_arg]));
@@ -383,7 +378,7 @@ fn secret_values_are_hidden_unless_asked_and_an_unset_value_is_unset() {
     cluster.kubectl_ok(&["create", "secret", "generic", "-n", &ns, "db", "--from-literal=password=hunter2-live"]);
     let dir = scratch("secret");
     // password changes (a conflict with kubectl-create); token is new (unset live).
-    let file = write(
+    let file = write_file(
         &dir,
         "secret.yaml",
         "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\ndata: {password: aHVudGVyMi1taW5l, token: dG9rZW4tc2VjcmV0}\n",
@@ -403,7 +398,7 @@ fn secret_values_are_hidden_unless_asked_and_an_unset_value_is_unset() {
     assert!(shown.contains("aHVudGVyMi1saXZl") && shown.contains("aHVudGVyMi1taW5l"), "{shown}");
     // A field the apply removes is unset afterwards, not ***.
     cluster.kubectl_ok(&["apply", "--server-side", "--force-conflicts", "--field-manager=ci", "-n", &ns, "-f", &file]);
-    let fewer = write(
+    let fewer = write_file(
         &dir,
         "fewer.yaml",
         "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\ndata: {password: aHVudGVyMi1taW5l}\n",

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use fieldwise_e2e::{files_below, install_widget_crd, require_cluster, run, text, Cluster};
+use fieldwise_e2e::{files_below, install_widget_crd, ok, require_cluster, run, text, write_file, Cluster};
 use serde_json::Value;
 
 /// A private directory per test (backups and files), so tests never see each other's backups.
@@ -26,17 +26,6 @@ fn plugin(cluster: &Cluster, exe: &str, dir: &Path, ns: &str) -> Command {
 
 fn owners(cluster: &Cluster, dir: &Path, ns: &str, args: &[&str]) -> Output {
     run(plugin(cluster, "kubectl-owners", dir, ns).args(args))
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
-    text(&out.stdout)
-}
-
-fn write(dir: &Path, name: &str, content: &str) -> String {
-    let file = dir.join(name);
-    std::fs::write(&file, content).unwrap();
-    file.to_str().unwrap().to_string()
 }
 
 /// `(manager, operation, subresource)` of every managedFields entry, in order.
@@ -109,10 +98,13 @@ fn the_trap_then_transfer_then_the_same_apply_deletes_the_field() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-transfer-trap");
     let dir = scratch("trap");
-    let created = write(&dir, "created.yaml", &deployment("web", &[("app", "web")], &[("A", "1")]));
-    let full =
-        write(&dir, "full.yaml", &deployment("web", &[("app", "web"), ("tier", "backend")], &[("A", "1"), ("B", "2")]));
-    let dropped = write(&dir, "dropped.yaml", &deployment("web", &[("app", "web")], &[("A", "1")]));
+    let created = write_file(&dir, "created.yaml", &deployment("web", &[("app", "web")], &[("A", "1")]));
+    let full = write_file(
+        &dir,
+        "full.yaml",
+        &deployment("web", &[("app", "web"), ("tier", "backend")], &[("A", "1"), ("B", "2")]),
+    );
+    let dropped = write_file(&dir, "dropped.yaml", &deployment("web", &[("app", "web")], &[("A", "1")]));
     cluster.kubectl_ok(&["create", "-n", &ns, "-f", &created]);
     cluster.kubectl_ok(&["patch", "-n", &ns, "deploy/web", "-p", r#"{"metadata":{"labels":{"tier":"backend"}}}"#]);
     cluster.kubectl_ok(&["set", "env", "-n", &ns, "deploy/web", "B=2"]);
@@ -206,7 +198,7 @@ fn custom_resources_with_list_maps_and_sets_and_subresource_entries_left_alone()
     install_widget_crd(&cluster);
     let ns = cluster.namespace("fw-transfer-cr");
     let dir = scratch("cr");
-    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write(&dir, "w.yaml", &widget("w", &[80], &["a"]))]);
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &write_file(&dir, "w.yaml", &widget("w", &[80], &["a"]))]);
     let add = r#"[{"op":"add","path":"/spec/ports/-","value":{"port":81,"protocol":"TCP"}},{"op":"add","path":"/spec/tags/-","value":"b"}]"#;
     cluster.kubectl_ok(&["patch", "-n", &ns, "widget/w", "--type", "json", "-p", add]);
     cluster.kubectl_ok(&[
@@ -221,8 +213,8 @@ fn custom_resources_with_list_maps_and_sets_and_subresource_entries_left_alone()
         "-p",
         r#"{"status":{"phase":"Ready"}}"#,
     ]);
-    let full = write(&dir, "full.yaml", &widget("w", &[80, 81], &["a", "b"]));
-    let dropped = write(&dir, "dropped.yaml", &widget("w", &[80], &["a"]));
+    let full = write_file(&dir, "full.yaml", &widget("w", &[80, 81], &["a", "b"]));
+    let dropped = write_file(&dir, "dropped.yaml", &widget("w", &[80], &["a"]));
     let apply = |file: &str| {
         cluster.kubectl_ok(&["apply", "-n", &ns, "--server-side", "--field-manager", "argocd", "-f", file])
     };
@@ -440,7 +432,7 @@ fn migrate_moves_human_managers_and_before_first_apply_and_scan_and_repair_agree
     let ns = cluster.namespace("fw-transfer-migrate");
     let dir = scratch("migrate");
     let la = |args: &[&str]| run(plugin(&cluster, "kubectl-last_applied", &dir, &ns).args(args));
-    let full = write(&dir, "full.yaml", &configmap("m", &[("a", "1"), ("b", "2")]));
+    let full = write_file(&dir, "full.yaml", &configmap("m", &[("a", "1"), ("b", "2")]));
     cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &full]);
     cluster.kubectl_ok(&["patch", "-n", &ns, "cm/m", "-p", r#"{"data":{"c":"3"}}"#]);
     // Without --also, kubectl patch's field stays co-owned; with it, it moves too.
@@ -464,7 +456,7 @@ fn migrate_moves_human_managers_and_before_first_apply_and_scan_and_repair_agree
     assert_eq!(la(&["scan", "--kinds", "cm"]).status.code(), Some(0));
 
     // argocd's apply without c now deletes it.
-    let dropped = write(&dir, "dropped.yaml", &configmap("m", &[("a", "1"), ("b", "2")]));
+    let dropped = write_file(&dir, "dropped.yaml", &configmap("m", &[("a", "1"), ("b", "2")]));
     cluster.kubectl_ok(&["apply", "-n", &ns, "--server-side", "--field-manager", "argocd", "-f", &dropped]);
     assert!(cluster.get_json(&ns, "cm/m")["data"].get("c").is_none());
 
@@ -480,7 +472,7 @@ fn migrate_moves_human_managers_and_before_first_apply_and_scan_and_repair_agree
         "-p",
         r#"{"metadata":{"managedFields":[{}]}}"#,
     ]);
-    let partial = write(&dir, "old.yaml", &configmap("old", &[("a", "1")]));
+    let partial = write_file(&dir, "old.yaml", &configmap("old", &[("a", "1")]));
     cluster.kubectl_ok(&["apply", "-n", &ns, "--server-side", "--field-manager", "argocd", "-f", &partial]);
     assert!(names(&cluster.get_json(&ns, "cm/old")).contains(&"before-first-apply".to_string()));
     let out = la(&["migrate", "cm/old", "--field-manager", "argocd", "--yes"]);

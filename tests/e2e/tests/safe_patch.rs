@@ -5,7 +5,7 @@ use std::process::Output;
 
 use fieldwise_e2e::audit::AuditMark;
 use fieldwise_e2e::{
-    busybox_in, files_below, fixture, install_widget_crd, namespace_mismatch, require_cluster, run, text, Cluster,
+    busybox_in, files_below, fixture, install_widget_crd, namespace_mismatch, ok, require_cluster, run, text, Cluster,
 };
 use serde_json::{json, Value};
 
@@ -18,11 +18,6 @@ fn data_dir(name: &str) -> PathBuf {
 
 fn safe_patch(cluster: &Cluster, data: &PathBuf, ns: &str, args: &[&str]) -> Output {
     run(cluster.plugin("kubectl-safe_patch").env("FIELDWISE_DATA_DIR", data).args(["-n", ns]).args(args))
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
-    text(&out.stdout)
 }
 
 fn busybox(cluster: &Cluster, prefix: &str) -> String {

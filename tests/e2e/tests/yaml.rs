@@ -6,9 +6,8 @@
 //! too (`insecure-skip-tls-verify: yes`, paths relative to the file).
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use fieldwise_e2e::{require_cluster, run, text, Cluster};
+use fieldwise_e2e::{ok, require_cluster, run, text, Cluster};
 use serde_json::{json, Value};
 
 /// The strings a YAML 1.1 reader turns into something else when left unquoted.
@@ -25,11 +24,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "failed ({:?}): {}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
-    text(&out.stdout)
 }
 
 /// `kubectl apply -f` of `yaml` (written to a file, as a user would save it).
