@@ -21,7 +21,7 @@ use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
-use fieldwise_kube::cli::prompt;
+use fieldwise_kube::cli::prompt::{self, Approval};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff::without_server_noise;
@@ -117,23 +117,26 @@ pub async fn run(
         eprintln!("{} ({how}; nothing was written)", summary.outcome_line(&["patched", "unchanged"]));
         return Ok(ExitCode::from(summary.exit_code()));
     }
-    if changing > 0 && !args.yes {
+    if changing > 0 {
         let question = format!(
             "Patch {} in {}?",
             count(changing, "object"),
             run_preview::namespaces_phrase(ready.iter().map(|p| &p.target))
         );
-        if !prompt::interactive() {
-            eprintln!(
-                "error: not patching {}: there is no terminal to confirm on, and --yes was not given. \
-                 Nothing was written; review the preview above, then run the same command with --yes.",
-                count(changing, "object")
-            );
-            return Ok(ExitCode::from(EXIT_REFUSED));
-        }
-        if !prompt::confirm(&question) {
-            eprintln!("Not patched.");
-            return Ok(ExitCode::from(EXIT_REFUSED));
+        match prompt::approval(args.yes, &question) {
+            Approval::Approved => {}
+            Approval::Declined => {
+                eprintln!("Not patched.");
+                return Ok(ExitCode::from(EXIT_REFUSED));
+            }
+            Approval::NoTerminal => {
+                eprintln!(
+                    "error: not patching {}: there is no terminal to confirm on, and --yes was not given. \
+                     Nothing was written; review the preview above, then run the same command with --yes.",
+                    count(changing, "object")
+                );
+                return Ok(ExitCode::from(EXIT_REFUSED));
+            }
         }
     }
     let run_id = new_run_id();

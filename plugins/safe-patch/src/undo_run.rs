@@ -12,7 +12,7 @@ use fieldwise_core::schema::builtin;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::ObjectRef;
-use fieldwise_kube::cli::prompt;
+use fieldwise_kube::cli::prompt::{self, Approval};
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
@@ -103,18 +103,22 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         eprintln!("{} ({how}; nothing was written)", summary.outcome_line(&["restored", "unchanged"]));
         return Ok(ExitCode::from(summary.exit_code()));
     }
-    if changing > 0 && !args.yes {
-        if !prompt::interactive() {
-            eprintln!(
-                "error: not restoring {}: there is no terminal to confirm on, and --yes was not given. \
-                 Nothing was written; review the preview above, then run the same command with --yes.",
-                count(changing, "object")
-            );
-            return Ok(ExitCode::from(EXIT_REFUSED));
-        }
-        if !prompt::confirm(&format!("Restore {} to their state before run {}?", count(changing, "object"), run.id)) {
-            eprintln!("Not restored.");
-            return Ok(ExitCode::from(EXIT_REFUSED));
+    if changing > 0 {
+        let question = format!("Restore {} to their state before run {}?", count(changing, "object"), run.id);
+        match prompt::approval(args.yes, &question) {
+            Approval::Approved => {}
+            Approval::Declined => {
+                eprintln!("Not restored.");
+                return Ok(ExitCode::from(EXIT_REFUSED));
+            }
+            Approval::NoTerminal => {
+                eprintln!(
+                    "error: not restoring {}: there is no terminal to confirm on, and --yes was not given. \
+                     Nothing was written; review the preview above, then run the same command with --yes.",
+                    count(changing, "object")
+                );
+                return Ok(ExitCode::from(EXIT_REFUSED));
+            }
         }
     }
     let run_id = new_run_id();
