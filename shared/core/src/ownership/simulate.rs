@@ -303,6 +303,12 @@ fn released_fields(
 ) -> Vec<ReleasedField> {
     let mut out: Vec<ReleasedField> = Vec::new();
     for path in last.difference(applied).paths() {
+        // A map or list the applier stops owning as such (an entry it took over from an
+        // Update manager owned `.data` itself) while it still applies fields under it: the
+        // applier keeps it through those, so nothing leaves and nobody else keeps it.
+        if !applied.under(&path).is_empty() {
+            continue;
+        }
         let present = value_at(object, path.elements()).is_some_and(|v| !v.is_null());
         let fate = if present {
             let owners = after
@@ -417,6 +423,36 @@ mod tests {
                 ("kubectl-edit".to_string(), vec![".metadata.labels.b".to_string()])
             ]
         );
+    }
+
+    #[test]
+    fn a_map_owned_as_such_is_not_released_while_the_applier_keeps_fields_under_it() {
+        let (schema, root) = pod_schema();
+        let live = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"a": "1", "b": "2"}}});
+        // Taken over from an Update manager: ci owns the labels map itself (`.`) and both labels.
+        let managed = parse_managed_fields(&json!([entry(
+            "ci",
+            "Apply",
+            json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}, "f:b": {}}}})
+        )]))
+        .unwrap();
+        let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}}});
+        let options = ApplyOptions::default();
+        let input = ApplyInput {
+            live: Some(&live),
+            managed: &managed,
+            config: &config,
+            manager: "ci",
+            schema: &schema,
+            ty: root,
+            options: &options,
+        };
+        let outcome = simulate_apply(&input);
+        let released: Vec<String> = outcome.released.iter().map(|r| r.path.to_string()).collect();
+        // b leaves; the labels map stays through a, which ci still applies: not a finding.
+        assert_eq!(released, [".metadata.labels.b"]);
+        assert_eq!(outcome.object["metadata"]["labels"], json!({"a": "1"}));
     }
 
     #[test]
