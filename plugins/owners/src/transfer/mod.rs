@@ -135,8 +135,9 @@ Examples:
   # A controller that updates takes a script's fields
   kubectl owners transfer cm/settings --from my-script --to settings-operator --to-operation Update
 
-  # Undo it
-  kubectl safe-patch undo deploy/web";
+  # Undo it: one object, or a transfer of several objects by the run ID it printed
+  kubectl safe-patch undo deploy/web
+  kubectl safe-patch undo --last-run";
 
 /// Runs `kubectl owners transfer`.
 pub async fn run(kube: &KubeFlags, args: &TransferArgs) -> Result<ExitCode> {

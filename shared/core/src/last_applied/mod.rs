@@ -7,7 +7,7 @@
 //! field in the annotation and not in the file is deleted. So the annotation
 //! must hold exactly the fields the user's configuration sets:
 //! - [`encode`]: the annotation text `kubectl apply -f FILE` stores, byte for byte;
-//! - [`rebuild`]: an annotation rebuilt from a live object's `managedFields`,
+//! - [`rebuild`](mod@rebuild): an annotation rebuilt from a live object's `managedFields`,
 //!   from the fields kubectl's own managers own and nobody else does;
 //! - [`check`]: the problems a scan reports (missing, stale, oversized, leaking);
 //! - [`string_data`]: a Secret's `stringData` as the server stores it (in `data`), so

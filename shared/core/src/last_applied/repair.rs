@@ -2,7 +2,7 @@
 //! what `kubectl last-applied repair` sends, or why it refuses.
 //!
 //! The wanted configuration (from a file, or rebuilt from the live object by
-//! [`super::rebuild`]) is encoded as `kubectl apply` would store it; an annotation that
+//! [`super::rebuild`](mod@super::rebuild)) is encoded as `kubectl apply` would store it; an annotation that
 //! already holds exactly that needs no write; one that would hold Secret values (without
 //! the user's explicit consent) or push the annotations past the apiserver's limit is
 //! refused. The write is a JSON merge patch of the annotation alone.

@@ -84,7 +84,7 @@ pub fn predict_apply_conflicts(
 }
 
 /// Like [`predict_apply_conflicts`], with explicit [`ApplyOptions`]: the conflict part of
-/// [`simulate_apply`](super::simulate::simulate_apply).
+/// [`simulate_apply`].
 #[allow(clippy::too_many_arguments)]
 pub fn predict_apply(
     live: &Value,

@@ -6,7 +6,7 @@
 //! 1. an object without `managedFields` first gets a `before-first-apply` manager that
 //!    owns everything it holds (upstream's `skipNonAppliedManager`), so an apply that
 //!    changes those fields conflicts with it;
-//! 2. the configuration is merged into the live object ([`merge`](super::merge));
+//! 2. the configuration is merged into the live object ([`merge`](mod@super::merge));
 //! 3. fields the applier applied last time and no longer applies are pruned, unless
 //!    another manager (applier or updater) owns them: those survive
 //!    ([`prune`](super::prune));
