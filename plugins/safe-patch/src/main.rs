@@ -14,6 +14,7 @@ mod plan;
 mod prepared;
 mod preview;
 mod restore;
+mod run_approval;
 mod run_preview;
 mod undo;
 mod undo_args;

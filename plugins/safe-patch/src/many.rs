@@ -21,7 +21,6 @@ use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
-use fieldwise_kube::cli::prompt::{self, Approval};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff::without_server_noise;
@@ -37,6 +36,7 @@ use serde_json::Value;
 use crate::exit_code::EXIT_REFUSED;
 use crate::plan::{choose_type, explain_rejection, plan_input, takes_strategic};
 use crate::prepared::Prepared;
+use crate::run_approval;
 use crate::run_preview::{self, count, located};
 use crate::PatchArgs;
 
@@ -123,20 +123,10 @@ pub async fn run(
             count(changing, "object"),
             run_preview::namespaces_phrase(ready.iter().map(|p| &p.target))
         );
-        match prompt::approval(args.yes, &question) {
-            Approval::Approved => {}
-            Approval::Declined => {
-                eprintln!("Not patched.");
-                return Ok(ExitCode::from(EXIT_REFUSED));
-            }
-            Approval::NoTerminal => {
-                eprintln!(
-                    "error: not patching {}: there is no terminal to confirm on, and --yes was not given. \
-                     Nothing was written; review the preview above, then run the same command with --yes.",
-                    count(changing, "object")
-                );
-                return Ok(ExitCode::from(EXIT_REFUSED));
-            }
+        if let Some(code) =
+            run_approval::refusal(args.yes, &question, "patching", "patched", &count(changing, "object"))
+        {
+            return Ok(code);
         }
     }
     let run_id = new_run_id();

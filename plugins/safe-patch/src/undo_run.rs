@@ -12,7 +12,6 @@ use fieldwise_core::schema::builtin;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::ObjectRef;
-use fieldwise_kube::cli::prompt::{self, Approval};
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
@@ -26,9 +25,10 @@ use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, WriteOptions};
 use serde_json::Value;
 
-use crate::exit_code::{EXIT_CHANGED, EXIT_REFUSED};
+use crate::exit_code::EXIT_CHANGED;
 use crate::prepared::Prepared;
 use crate::restore::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal};
+use crate::run_approval;
 use crate::run_preview::{self, count, located};
 use crate::undo_args::UndoArgs;
 
@@ -105,20 +105,10 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     }
     if changing > 0 {
         let question = format!("Restore {} to their state before run {}?", count(changing, "object"), run.id);
-        match prompt::approval(args.yes, &question) {
-            Approval::Approved => {}
-            Approval::Declined => {
-                eprintln!("Not restored.");
-                return Ok(ExitCode::from(EXIT_REFUSED));
-            }
-            Approval::NoTerminal => {
-                eprintln!(
-                    "error: not restoring {}: there is no terminal to confirm on, and --yes was not given. \
-                     Nothing was written; review the preview above, then run the same command with --yes.",
-                    count(changing, "object")
-                );
-                return Ok(ExitCode::from(EXIT_REFUSED));
-            }
+        if let Some(code) =
+            run_approval::refusal(args.yes, &question, "restoring", "restored", &count(changing, "object"))
+        {
+            return Ok(code);
         }
     }
     let run_id = new_run_id();
