@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::audit::{AuditEvent, AuditMark};
-use crate::{run, Cluster};
+use crate::{run, text, Cluster};
 
 /// The Deployment of the issue: init containers migrate-db then warm-cache; the app's env A then
 /// C (C refers to B, which the patch adds between them); two ports on 53 told apart by protocol.
@@ -70,8 +70,23 @@ pub fn web(cluster: &Cluster, prefix: &str) -> String {
 }
 
 /// Puts deploy/web in `ns` back to [`WEB`] (a replace, so entries others added go too), for the next round.
+///
+/// `kubectl replace` of a manifest without a resourceVersion reads the live object and sends its
+/// resourceVersion; the deployment controller's status write in between makes that PUT a
+/// Conflict. That is setup racing a controller, not the race under test, so it is sent again
+/// (a few times, then it fails with kubectl's message).
 pub fn reset_web(cluster: &Cluster, ns: &str) {
-    cluster.kubectl_stdin(&["replace", "-n", ns, "-f", "-"], WEB);
+    let args = ["replace", "-n", ns, "-f", "-"];
+    for _ in 0..5 {
+        let out = cluster.kubectl_stdin_output(&args, WEB);
+        if out.status.success() {
+            return;
+        }
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("(Conflict)"), "kubectl {args:?} failed: {stderr}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    cluster.kubectl_stdin(&args, WEB);
 }
 
 /// `kubectl safe-patch -n ns deploy/web --type json -p ops --yes`, backing up into `data`, with

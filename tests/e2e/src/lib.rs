@@ -193,6 +193,14 @@ impl Cluster {
 
     /// Runs kubectl with `stdin` as input and asserts it succeeded.
     pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.kubectl_stdin_output(args, stdin);
+        assert!(out.status.success(), "kubectl {args:?} failed: {}", text(&out.stderr));
+        text(&out.stdout)
+    }
+
+    /// Runs kubectl with `stdin` as input and returns what it did, for a caller that judges the
+    /// failure itself.
+    pub fn kubectl_stdin_output(&self, args: &[&str], stdin: &str) -> Output {
         use std::io::Write;
         let mut child = self
             .kubectl()
@@ -203,9 +211,7 @@ impl Cluster {
             .spawn()
             .expect("spawn kubectl");
         child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
-        let out = child.wait_with_output().expect("kubectl output");
-        assert!(out.status.success(), "kubectl {args:?} failed: {}", text(&out.stderr));
-        text(&out.stdout)
+        child.wait_with_output().expect("kubectl output")
     }
 
     /// Creates a fresh namespace for one test and returns its name.
