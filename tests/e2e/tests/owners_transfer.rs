@@ -393,6 +393,32 @@ fn a_selection_has_one_preview_and_one_summary() {
     ok(&out);
     assert!(text(&out.stderr).contains("Nothing to transfer."), "{}", text(&out.stderr));
 
+    // The objects are chosen as kubectl (and safe-patch) chooses them: a type alone is refused
+    // (exit 1, nothing read or written); --field-selector and --all select.
+    cluster.kubectl_ok(&["create", "configmap", "-n", &ns, "other", "--from-literal=b=2"]);
+    let other = cluster.get_json(&ns, "cm/other");
+    let out = owners(&cluster, &dir, &ns, &["transfer", "cm", "--from", "human", "--to", "flux", "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("a name is required: configmap/NAME, or select objects with -l"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = owners(
+        &cluster,
+        &dir,
+        &ns,
+        &["transfer", "cm", "--field-selector", "metadata.name=m2", "--from", "human", "--to", "flux", "--dry-run"],
+    );
+    let stdout = ok(&out);
+    assert!(stdout.contains("configmap/m2: nothing to transfer to flux (Apply)"), "{stdout}");
+    assert!(!stdout.contains("configmap/other"), "only m2 is selected: {stdout}");
+    assert_eq!(cluster.get_json(&ns, "cm/other"), other, "a dry run writes nothing");
+    let out = owners(&cluster, &dir, &ns, &["transfer", "cm", "--all", "--from", "human", "--to", "flux", "--yes"]);
+    let stdout = ok(&out);
+    assert!(stdout.contains("configmap/other transferred to flux (Apply)"), "{stdout}");
+    assert_eq!(names(&cluster.get_json(&ns, "cm/other")), ["flux"]);
+
     // The run is undone as one: every object's managers are back.
     let out = run(plugin(&cluster, "kubectl-safe_patch", &dir, &ns).args(["undo", "--run", &run_id, "--yes"]));
     assert!(text(&out.stderr).contains("3 restored"), "{}", text(&out.stderr));

@@ -63,7 +63,7 @@ pub enum ToOperation {
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct TransferArgs {
-    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE with -l/-A.
+    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE with -l, --field-selector or --all (and -A).
     #[arg(value_name = "TYPE/NAME")]
     pub targets: Vec<String>,
 
@@ -79,6 +79,14 @@ pub struct TransferArgs {
     /// Label selector for TYPE without names, e.g. -l app=web.
     #[arg(short = 'l', long, value_name = "SELECTOR")]
     pub selector: Option<String>,
+
+    /// Field selector for TYPE without names, e.g. --field-selector metadata.name!=web.
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+
+    /// With TYPE: every object of the type (in the namespace, or every namespace with -A).
+    #[arg(long)]
+    pub all: bool,
 
     /// With TYPE: the objects in every namespace.
     #[arg(short = 'A', long)]

@@ -11,10 +11,12 @@
 //! its paging, and its rule of which types can be listed ([`listing::require_listable`]).
 
 use futures::StreamExt;
+use serde_json::Value;
 
 use crate::api::discovery::{ResourceCatalog, ResourceType};
 use crate::api::listing::{self, ListOptions, Lister, Representation, Scope, Selectors};
-use crate::api::manifests;
+use crate::api::manifests::{self, Manifest};
+use crate::api::objects;
 use crate::api::reference::{NamespaceScope, ObjectRef};
 use crate::api::target::TargetArgs;
 use crate::conn::client::Connection;
@@ -47,8 +49,85 @@ impl Selection<'_> {
     }
 }
 
-/// The objects `selection` names, each once, resolved against the cluster's types.
+/// The objects `selection` names, each once, resolved against the cluster's types (not read:
+/// a selection listed by query is listed as metadata only).
 pub async fn select(conn: &Connection, catalog: &ResourceCatalog, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+    let found = find(conn, catalog, selection, Representation::Metadata).await?;
+    Ok(found.into_iter().map(Found::into_target).collect())
+}
+
+/// One selected object, read whole, with the manifest that named it when it came from `-f`.
+#[derive(Debug, Clone)]
+pub struct SelectedObject {
+    /// Where it is.
+    pub target: ObjectRef,
+    /// The object as read now.
+    pub live: Value,
+    /// The `-f` document that named it.
+    pub manifest: Option<Manifest>,
+}
+
+/// How many objects named one by one (`TYPE/NAME`, `-f`) are read at once.
+const READ_CONCURRENCY: usize = 8;
+
+/// The objects `selection` names, each once and read whole now, for a command that shows
+/// them all before it writes any: a query's objects come from their list (a request per page,
+/// not per object); named objects and files' objects are read by GET, a few at once. Every
+/// argument and file is resolved before anything is read, so a bad one fails first.
+pub async fn read_selected(
+    conn: &Connection,
+    catalog: &ResourceCatalog,
+    selection: &Selection<'_>,
+) -> Result<Vec<SelectedObject>> {
+    let found = find(conn, catalog, selection, Representation::Full).await?;
+    let read = listing::map_concurrently(found, READ_CONCURRENCY, |found| async move {
+        Ok(match found {
+            Found::Listed(target, live) => SelectedObject { target, live, manifest: None },
+            Found::Named(target) => {
+                SelectedObject { live: objects::get(conn, &target, None).await?, target, manifest: None }
+            }
+            Found::Described(target, manifest) => {
+                SelectedObject { live: objects::get(conn, &target, None).await?, target, manifest: Some(manifest) }
+            }
+        })
+    })
+    .await;
+    read.into_iter().collect()
+}
+
+/// An object of the selection, as far as choosing it went.
+#[derive(Debug)]
+enum Found {
+    /// Named on the command line.
+    Named(ObjectRef),
+    /// Named by a `-f` document.
+    Described(ObjectRef, Manifest),
+    /// Listed by a query, in the representation asked for.
+    Listed(ObjectRef, Value),
+}
+
+impl Found {
+    fn target(&self) -> &ObjectRef {
+        match self {
+            Found::Named(target) | Found::Described(target, _) | Found::Listed(target, _) => target,
+        }
+    }
+
+    fn into_target(self) -> ObjectRef {
+        match self {
+            Found::Named(target) | Found::Described(target, _) | Found::Listed(target, _) => target,
+        }
+    }
+}
+
+/// The objects `selection` names, each once (the first time), in the order given or listed;
+/// a query's items listed in `representation`.
+async fn find(
+    conn: &Connection,
+    catalog: &ResourceCatalog,
+    selection: &Selection<'_>,
+    representation: Representation,
+) -> Result<Vec<Found>> {
     let scope = NamespaceScope::of(conn);
     let chosen = if !selection.files.is_empty() {
         from_files(catalog, &scope, selection)?
@@ -63,7 +142,7 @@ pub async fn select(conn: &Connection, catalog: &ResourceCatalog, selection: &Se
             ));
         }
         if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
-            named(catalog, &scope, selection)?
+            named(catalog, &scope, selection)?.into_iter().map(Found::Named).collect()
         } else {
             let lister = Lister::new(
                 conn,
@@ -77,23 +156,23 @@ pub async fn select(conn: &Connection, catalog: &ResourceCatalog, selection: &Se
             let mut found = Vec::new();
             for (types, _) in &parsed.items {
                 for text in types.split(',').filter(|t| !t.is_empty()) {
-                    found.extend(listed(&lister, catalog.resolve(text)?, selection).await?);
+                    found.extend(listed(&lister, catalog.resolve(text)?, selection, representation).await?);
                 }
             }
             found
         }
     };
-    let mut unique: Vec<ObjectRef> = Vec::with_capacity(chosen.len());
-    for target in chosen {
-        if !unique.contains(&target) {
-            unique.push(target);
+    let mut unique: Vec<Found> = Vec::with_capacity(chosen.len());
+    for found in chosen {
+        if !unique.iter().any(|u| u.target() == found.target()) {
+            unique.push(found);
         }
     }
     Ok(unique)
 }
 
 /// The objects of the `-f` manifests; selectors do not combine with files.
-fn from_files(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+fn from_files(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Selection<'_>) -> Result<Vec<Found>> {
     if !selection.args.is_empty() {
         return Err(Error::usage("give either -f FILE or TYPE/NAME, not both"));
     }
@@ -103,8 +182,11 @@ fn from_files(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Sel
         ));
     }
     manifests::read(selection.files, selection.recursive)?
-        .iter()
-        .map(|manifest| ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, scope))
+        .into_iter()
+        .map(|manifest| {
+            let target = ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, scope)?;
+            Ok(Found::Described(target, manifest))
+        })
         .collect()
 }
 
@@ -123,9 +205,14 @@ fn named(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Selectio
     ObjectRef::named_from_args(selection.args, catalog, scope)
 }
 
-/// The objects of one type the query selects, by name: listed metadata only (a selection
-/// needs names; each object is read whole when its turn comes), page by page.
-async fn listed(lister: &Lister<'_>, resource: &ResourceType, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+/// The objects of one type the query selects, page by page, in `representation` (metadata
+/// when only names are needed: each object is then read whole when its turn comes).
+async fn listed(
+    lister: &Lister<'_>,
+    resource: &ResourceType,
+    selection: &Selection<'_>,
+    representation: Representation,
+) -> Result<Vec<Found>> {
     if !(selection.label_selector.is_some() || selection.field_selector.is_some() || selection.all) {
         return Err(Error::usage(format!(
             "a name is required: {}/NAME, or select objects with -l SELECTOR, --field-selector SELECTOR or --all",
@@ -133,12 +220,12 @@ async fn listed(lister: &Lister<'_>, resource: &ResourceType, selection: &Select
         )));
     }
     listing::require_listable(resource)?;
-    let mut refs = Vec::new();
-    let mut pages = std::pin::pin!(lister.pages(resource, Representation::Metadata));
+    let mut found = Vec::new();
+    let mut pages = std::pin::pin!(lister.pages(resource, representation));
     while let Some(page) = pages.next().await {
-        refs.extend(page?.iter().map(|item| ObjectRef::of_object(resource, item)));
+        found.extend(page?.into_iter().map(|item| Found::Listed(ObjectRef::of_object(resource, &item), item)));
     }
-    Ok(refs)
+    Ok(found)
 }
 
 #[cfg(test)]
