@@ -304,6 +304,9 @@ fn a_field_removed_from_the_file_survives_when_client_side_apply_co_owns_it() {
     let table = text(&out.stdout);
     assert!(table.contains("survives") && table.contains("kubectl-client-side-apply (Update)"), "{table}");
     assert!(table.contains("stays in the cluster"), "{table}");
+    let row =
+        table.lines().find(|l| l.trim_start().starts_with("survives") && l.contains(".data.b")).unwrap_or_default();
+    assert!(row.trim_end().ends_with(" -"), "YOURS is empty for a field the file no longer sets: {table}");
     // What the plan said is what the apply does.
     let smaller_object = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "app", "labels": {"team": "a"}}, "data": {"a": "1"}});

@@ -114,7 +114,9 @@ fn released_row(finding: &str, r: &ReleasedRow) -> [String; 5] {
     } else {
         r.owners.iter().map(|o| o.label()).collect::<Vec<_>>().join(", ")
     };
-    let after = if finding == "removed" { "unset".to_string() } else { value(&r.live) };
+    // Your file no longer sets it: the apply unsets a removed field, and leaves a surviving
+    // one as LIVE shows it (its co-owner keeps it), so YOURS has no value to show there.
+    let after = if finding == "removed" { "unset" } else { "-" }.to_string();
     [finding.to_string(), r.field.clone(), owners, value(&r.live), after]
 }
 
