@@ -212,12 +212,6 @@ mod tests {
 
     #[test]
     fn every_subcommand_shows_examples_and_connection_flags_come_last() {
-        let command = cli::with_completion_examples(Cli::command());
-        assert_eq!(cli::subcommands_without_examples(&command), Vec::<String>::new());
-        let help = command.clone().render_help().to_string();
-        let own = help.find("Options:").expect("an Options heading");
-        let connection = help.find("Connection options:").expect("a Connection options heading");
-        assert!(own < connection, "{help}");
-        assert!(help[connection..].contains("--kubeconfig") && !help[..connection].contains("--kubeconfig"), "{help}");
+        assert_eq!(cli::help_convention_problems(Cli::command()), Vec::<String>::new());
     }
 }

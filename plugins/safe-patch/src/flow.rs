@@ -55,8 +55,11 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
         )));
     }
     if targets.is_empty() {
-        let scope =
-            if args.all_namespaces { "any namespace".to_string() } else { format!("namespace {}", conn.namespace) };
+        let scope = if args.query.all_namespaces {
+            "any namespace".to_string()
+        } else {
+            format!("namespace {}", conn.namespace)
+        };
         return Err(Error::usage(format!("no objects passed to patch: nothing matches the selection in {scope}")));
     }
     if selection.is_query() || targets.len() > 1 {
@@ -77,15 +80,7 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
 
 /// The objects the command line selects (see [`selection::select`]).
 fn selection_of(args: &PatchArgs) -> Selection<'_> {
-    Selection {
-        args: &args.targets,
-        files: &args.filename,
-        recursive: args.recursive,
-        label_selector: args.selector.as_deref(),
-        field_selector: args.field_selector.as_deref(),
-        all: args.all,
-        all_namespaces: args.all_namespaces,
-    }
+    args.query.selection(&args.targets, &args.filename, args.recursive)
 }
 
 async fn patch_one(

@@ -25,6 +25,7 @@ use std::process::ExitCode;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use fieldwise_core::plan::PatchType;
+use fieldwise_kube::cli::query_flags::QueryFlags;
 use fieldwise_kube::cli::{self, completion};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::conn::version;
@@ -170,21 +171,9 @@ pub struct PatchArgs {
     #[arg(short = 'R', long)]
     pub recursive: bool,
 
-    /// Patch the objects of TYPE that match this label selector (e.g. -l app=web,tier!=db).
-    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
-    pub selector: Option<String>,
-
-    /// Patch the objects of TYPE that match this field selector (e.g. --field-selector metadata.name=web).
-    #[arg(long, value_name = "SELECTOR")]
-    pub field_selector: Option<String>,
-
-    /// Patch every object of TYPE in the namespace (or in every namespace with -A).
-    #[arg(long)]
-    pub all: bool,
-
-    /// Select in every namespace, not just -n's (with -l, --field-selector or --all).
-    #[arg(short = 'A', long)]
-    pub all_namespaces: bool,
+    /// -l, --field-selector, --all, -A.
+    #[command(flatten)]
+    pub query: QueryFlags,
 
     /// Refuse a selection of more objects than this (nothing is written); raise it to go ahead.
     #[arg(long, value_name = "N", default_value_t = 100)]
@@ -320,8 +309,8 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(cli.patch.targets, ["deploy,sts"]);
-        assert_eq!((cli.patch.selector.as_deref(), cli.patch.all_namespaces), (Some("app=web"), true));
-        assert_eq!(cli.patch.field_selector.as_deref(), Some("metadata.name!=x"));
+        assert_eq!((cli.patch.query.selector.as_deref(), cli.patch.query.all_namespaces), (Some("app=web"), true));
+        assert_eq!(cli.patch.query.field_selector.as_deref(), Some("metadata.name!=x"));
         assert_eq!((cli.patch.max_objects, cli.patch.concurrency), (100, 8));
         let cli = Cli::try_parse_from(["kubectl-safe_patch", "-f", "a.yaml", "-f", "dir", "-R", "-p", "{}"]).unwrap();
         assert_eq!(
@@ -380,12 +369,6 @@ mod tests {
 
     #[test]
     fn every_subcommand_shows_examples_and_connection_flags_come_last() {
-        let command = cli::with_completion_examples(Cli::command());
-        assert_eq!(cli::subcommands_without_examples(&command), Vec::<String>::new());
-        let help = command.clone().render_help().to_string();
-        let own = help.find("Options:").expect("an Options heading");
-        let connection = help.find("Connection options:").expect("a Connection options heading");
-        assert!(own < connection, "{help}");
-        assert!(help[connection..].contains("--kubeconfig") && !help[..connection].contains("--kubeconfig"), "{help}");
+        assert_eq!(cli::help_convention_problems(Cli::command()), Vec::<String>::new());
     }
 }

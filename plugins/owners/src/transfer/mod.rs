@@ -25,6 +25,7 @@ use fieldwise_core::ownership::{plan_object_transfer, ManagerSelection, Operatio
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::cli::prompt::{self, Approval};
+use fieldwise_kube::cli::query_flags::QueryFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::output::printer;
@@ -76,21 +77,9 @@ pub struct TransferArgs {
     #[arg(short = 'R', long)]
     pub recursive: bool,
 
-    /// Label selector for TYPE without names, e.g. -l app=web.
-    #[arg(short = 'l', long, value_name = "SELECTOR")]
-    pub selector: Option<String>,
-
-    /// Field selector for TYPE without names, e.g. --field-selector metadata.name!=web.
-    #[arg(long, value_name = "SELECTOR")]
-    pub field_selector: Option<String>,
-
-    /// With TYPE: every object of the type (in the namespace, or every namespace with -A).
-    #[arg(long)]
-    pub all: bool,
-
-    /// With TYPE: the objects in every namespace.
-    #[arg(short = 'A', long)]
-    pub all_namespaces: bool,
+    /// -l, --field-selector, --all, -A.
+    #[command(flatten)]
+    pub query: QueryFlags,
 
     /// The managers whose fields move, comma-separated: names, NAME/SUBRESOURCE for a
     /// subresource entry, or classes: human (kubectl-edit, kubectl-patch, kubectl-create,

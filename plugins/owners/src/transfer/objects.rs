@@ -5,7 +5,7 @@
 
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::reference::ObjectRef;
-use fieldwise_kube::api::selection::{self, Selection};
+use fieldwise_kube::api::selection;
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::{Error, Result};
 use serde_json::Value;
@@ -27,15 +27,7 @@ pub struct Subject {
 
 /// The objects the command line names, in its order.
 pub async fn resolve(conn: &Connection, catalog: &ResourceCatalog, args: &TransferArgs) -> Result<Vec<Subject>> {
-    let selection = Selection {
-        args: &args.targets,
-        files: &args.filenames,
-        recursive: args.recursive,
-        label_selector: args.selector.as_deref(),
-        field_selector: args.field_selector.as_deref(),
-        all: args.all,
-        all_namespaces: args.all_namespaces,
-    };
+    let selection = args.query.selection(&args.targets, &args.filenames, args.recursive);
     let selected = selection::read_selected(conn, catalog, &selection).await?;
     if let Some(s) = selected.iter().find(|s| !s.target.resource.supports("patch")) {
         return Err(Error::usage(format!(

@@ -5,12 +5,15 @@
 //! - [`prompt`]: the confirmation every writer asks on a terminal (`--yes` skips it).
 //! - [`edit`]: `--edit` sessions in private temporary files, kept when an edit fails.
 //! - [`completion`]: shell completion of resource types and names, and its install.
+//! - [`query_flags`]: kubectl's `-l`, `--field-selector`, `--all` and `-A`, declared once.
 
 pub mod completion;
 pub mod edit;
 pub mod entry;
 pub mod prompt;
+pub mod query_flags;
 
 pub use entry::{
-    fail, hoist_subcommand, parse, parse_with_subcommands, run, subcommands_without_examples, with_completion_examples,
+    fail, help_convention_problems, hoist_subcommand, parse, parse_with_subcommands, run, subcommands_without_examples,
+    with_completion_examples,
 };
