@@ -471,11 +471,7 @@ fn scan_section(scan: &Value, run: &Value, out: &mut String) -> Value {
             None => by_name.push((name, vec![wall], vec![rss])),
         }
     }
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    let median = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(f64::NAN);
     let _ = writeln!(out, "\n| command | median wall | max peak RSS |\n|---|---:|---:|");
     let mut summary = Vec::new();
     for (name, walls, rss) in &by_name {
@@ -608,12 +604,12 @@ fn plan_section(raw: &Value, run: &Value, out: &mut String) -> Value {
             }
         }
     }
+    // The median with the range (min, max) of one command's runs.
     let median = |name: &str, key: &str| -> (f64, f64, f64) {
         let mut v: Vec<f64> = rows.iter().filter(|r| r["name"] == name).filter_map(|r| r[key].as_f64()).collect();
-        v.sort_by(|a, b| a.total_cmp(b));
-        match v.len() {
-            0 => (f64::NAN, f64::NAN, f64::NAN),
-            n => (v[n / 2], v[0], v[n - 1]),
+        match median(&mut v) {
+            Some(m) => (m, v[0], v[v.len() - 1]),
+            None => (f64::NAN, f64::NAN, f64::NAN),
         }
     };
     let kubectl = names.iter().copied().find(|n| n.starts_with("kubectl apply")).unwrap_or("");
