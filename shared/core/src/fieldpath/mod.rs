@@ -55,7 +55,7 @@ pub use locate::{for_each_located, locate, value_at};
 pub use order::{compare_values, values_equal};
 pub use parse::{parse_field_path, FieldPathError};
 pub use path::Path;
-pub use remove::{remove, remove_items, with_named_fields};
+pub use remove::{remove_items, with_named_fields};
 pub use set::Set;
 
 pub(crate) use display::go_quote;

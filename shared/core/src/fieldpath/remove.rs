@@ -1,14 +1,12 @@
 //! Removing the fields a set names from a value (upstream's `TypedValue.RemoveItems`),
 //! and the set of a value's fields with its struct fields spelled out
 //! (upstream's `Set.EnsureNamedFieldsAreMembers`): the two steps of the pruning a
-//! server-side apply does when a manager drops fields from its configuration. And
-//! [`remove`], the same removal without a schema (emptied containers are left for the
-//! caller to judge), for predicting an applier's next apply from managedFields alone.
+//! server-side apply does when a manager drops fields from its configuration
+//! ([`crate::ownership::prune`], used for the plan of an apply and for an applier's next apply).
 
 use serde_json::{Map, Value};
 
 use super::element::PathElement;
-use super::items::Items;
 use super::set::Set;
 use super::shape::{item_element, resolve, shape_of, Shape};
 use crate::schema::{Schema, TypeDef, TypeId};
@@ -124,69 +122,6 @@ pub fn with_named_fields(set: &Set, schema: &Schema, ty: Option<TypeId>) -> Set 
     out
 }
 
-/// `object` without every path of `set`, without a schema (upstream's `RemoveItems`
-/// is [`remove_items`]; here a map or list emptied this way stays, empty): a member goes with everything under it; a child
-/// set is removed inside its value. Paths the object lacks are ignored.
-///
-/// ```
-/// use fieldwise_core::fieldpath::{remove, Set};
-/// use serde_json::json;
-///
-/// let object = json!({"metadata": {"labels": {"app": "web", "tier": "x"}},
-///     "spec": {"ports": [{"port": 80, "protocol": "TCP"}, {"port": 81, "protocol": "TCP"}], "tags": ["a", "b"]}});
-/// let gone = Set::from_fields_v1(&json!({"f:metadata": {"f:labels": {"f:tier": {}}},
-///     "f:spec": {"f:ports": {"k:{\"port\":81,\"protocol\":\"TCP\"}": {}}, "f:tags": {"v:\"b\"": {}}}})).unwrap();
-/// assert_eq!(remove(&object, &gone), json!({"metadata": {"labels": {"app": "web"}},
-///     "spec": {"ports": [{"port": 80, "protocol": "TCP"}], "tags": ["a"]}}));
-/// ```
-pub fn remove(object: &Value, set: &Set) -> Value {
-    let mut out = object.clone();
-    remove_in(&mut out, set);
-    out
-}
-
-fn remove_in(value: &mut Value, set: &Set) {
-    for (pe, sub) in set.children() {
-        if set.members().contains(pe) {
-            continue; // removed whole below
-        }
-        if let Some(child) = child_mut(value, pe) {
-            remove_in(child, sub);
-        }
-    }
-    for member in set.members() {
-        match (member, &mut *value) {
-            (PathElement::Field(name), Value::Object(map)) => {
-                map.remove(name);
-            }
-            (_, Value::Array(_)) => {
-                if let Some(at) = position(value, member) {
-                    if let Value::Array(items) = value {
-                        items.remove(at);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// The index of the list entry `pe` names in `list`, found as [`super::value_at`] finds it.
-fn position(list: &Value, pe: &PathElement) -> Option<usize> {
-    let found = Items::scanned(list).find(pe)?;
-    list.as_array()?.iter().position(|item| std::ptr::eq(item, found))
-}
-
-fn child_mut<'v>(value: &'v mut Value, pe: &PathElement) -> Option<&'v mut Value> {
-    match pe {
-        PathElement::Field(name) => value.as_object_mut()?.get_mut(name),
-        _ => {
-            let at = position(value, pe)?;
-            value.as_array_mut()?.get_mut(at)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,27 +184,5 @@ mod tests {
         let mut got: Vec<String> = ensured.paths().iter().map(|p| p.to_string()).collect();
         got.sort();
         assert_eq!(got, expected);
-    }
-
-    #[test]
-    fn members_go_whole_children_go_inside_and_missing_paths_are_ignored() {
-        let object = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}},
-            "containers": [{"name": "app", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}],
-            "args": ["x", "y"]}});
-        let mut set = Set::new();
-        set.insert(Path::fields(["spec", "strategy"]).elements());
-        set.insert(Path::fields(["spec", "strategy", "type"]).elements());
-        let env_b = Path::fields(["spec", "containers"])
-            .child(PathElement::key([("name", json!("app"))]))
-            .child(PathElement::Field("env".into()))
-            .child(PathElement::key([("name", json!("B"))]));
-        set.insert(env_b.elements());
-        set.insert(Path::fields(["spec", "args"]).child(PathElement::Index(0)).elements());
-        set.insert(Path::fields(["spec", "missing", "deeper"]).elements());
-        assert_eq!(
-            remove(&object, &set),
-            json!({"spec": {"containers": [{"name": "app", "env": [{"name": "A", "value": "1"}]}], "args": ["y"]}})
-        );
-        assert_eq!(remove(&object, &Set::new()), object);
     }
 }

@@ -23,8 +23,9 @@ use super::apply_conflict::Conflict;
 use super::conflicts::predict_apply_conflicts;
 use super::managers::{ManagedFieldsEntry, Manager};
 use super::merge::merge;
+use super::prune::prune;
 use super::transfer::StillShared;
-use crate::fieldpath::{compare, field_set_lossy, remove, value_at, values_equal, Set};
+use crate::fieldpath::{compare, field_set_lossy, value_at, values_equal, Set};
 use crate::schema::{Schema, TypeId};
 
 /// The outcome of an applier's next apply for the fields it owns.
@@ -38,8 +39,10 @@ pub struct NextApply {
     pub defaulted: Set,
     /// Of the removals, fields the server defaults again to another value (after [`NextApply::settle`]).
     pub reset: Set,
-    /// Everything it owns that the apply prunes, containers included.
-    pub pruned: Set,
+    /// Everything it owns before the apply, containers included: the set it applied last.
+    pub owned: Set,
+    /// What stays owned after the apply: the configuration's fields and every other manager's.
+    pub claimed: Set,
     /// Fields (leaves) it owns and its configuration does not set, that others own too: they
     /// stay, owned by the others only.
     pub releases: Vec<StillShared>,
@@ -51,23 +54,11 @@ pub struct NextApply {
 
 impl NextApply {
     /// The object the apply would leave, before the server's defaulting: `config` merged
-    /// into `live`, the removed fields gone, and pruned maps and lists gone once empty (a
-    /// container others still hold something in stays, as upstream adds their items back).
+    /// into `live`, then pruned as the apiserver prunes ([`super::prune::prune`], the model
+    /// `owners plan` uses too): what the applier owned that nobody claims now goes, and a map
+    /// or list emptied that way with it.
     pub fn object_after(&self, live: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Value {
-        let mut out = remove(&merge(live, config, schema, ty), &self.removes);
-        let mut containers = self.pruned.difference(&self.pruned.leaves()).paths();
-        containers.sort_by_key(|p| std::cmp::Reverse(p.elements().len()));
-        for path in containers {
-            let empty = match value_at(&out, path.elements()) {
-                Some(Value::Object(map)) => map.is_empty(),
-                Some(Value::Array(items)) => items.is_empty(),
-                _ => false,
-            };
-            if empty {
-                out = remove(&out, &Set::from_paths([&path]));
-            }
-        }
-        out
+        prune(&merge(live, config, schema, ty), &self.owned, &[&self.claimed], schema, ty)
     }
 
     /// Sorts the removals by what the server made of [`NextApply::object_after`]
@@ -108,7 +99,6 @@ pub fn predict_next_apply(
     let (configured, _) = field_set_lossy(config, schema, Some(ty));
     let others: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| e.identity() != identity).collect();
     let others_own = others.iter().fold(Set::new(), |all, e| all.union(&e.fields));
-    let pruned = owned.difference(&configured).difference(&others_own);
     let mut keeps = Set::new();
     let mut removes = Set::new();
     let mut releases = Vec::new();
@@ -131,7 +121,8 @@ pub fn predict_next_apply(
         removes,
         defaulted: Set::new(),
         reset: Set::new(),
-        pruned,
+        claimed: configured.union(&others_own),
+        owned,
         releases,
         conflicts: prediction.conflicts,
         errors: prediction.errors,
@@ -211,8 +202,9 @@ mod tests {
         let mut next = predict_next_apply(&live, &managed_fields_of(&live).unwrap(), &config, "argocd", schema, ty);
         let after = next.object_after(&live, &config, schema, ty);
         assert_eq!(after["metadata"]["labels"], json!({"app": "web", "team": "t"}));
-        // The owned map (a member) goes once empty; a struct (not a member) stays, empty.
-        assert_eq!(after["spec"], json!({"replicas": 3, "strategy": {}}));
+        // As the apiserver prunes: the strategy the applier alone held goes whole, the struct
+        // with it (upstream counts a struct field with owned fields under it as owned).
+        assert_eq!(after["spec"], json!({"replicas": 3}));
         // The server defaults revisionHistoryLimit to 10 and the strategy to what it was.
         let mut server = after.clone();
         server["spec"]["revisionHistoryLimit"] = json!(10);
