@@ -343,6 +343,18 @@ mod tests {
     use crate::ownership::parse_managed_fields;
     use serde_json::json;
 
+    /// The apply of `config` to `live` (whose managedFields are `managed`) by the manager `ci`.
+    fn ci_applies<'a>(
+        schema: &'a Schema,
+        root: TypeId,
+        live: &'a Value,
+        managed: &'a [ManagedFieldsEntry],
+        config: &'a Value,
+        options: &'a ApplyOptions,
+    ) -> ApplyInput<'a> {
+        ApplyInput { live: Some(live), managed, config, manager: "ci", schema, ty: root, options }
+    }
+
     fn entry(manager: &str, operation: &str, fields: Value) -> Value {
         json!({"manager": manager, "operation": operation, "apiVersion": "v1", "fieldsType": "FieldsV1",
             "fieldsV1": fields})
@@ -359,15 +371,7 @@ mod tests {
             "spec": {"replicas": 1}});
         let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"replicas": 2}});
         let options = ApplyOptions::default();
-        let input = ApplyInput {
-            live: Some(&live),
-            managed: &[],
-            config: &config,
-            manager: "ci",
-            schema: &schema,
-            ty: root,
-            options: &options,
-        };
+        let input = ci_applies(&schema, root, &live, &[], &config, &options);
         let outcome = simulate_apply(&input);
         assert!(outcome.before_first_apply);
         let causes: Vec<String> = outcome.conflicts.iter().map(|c| format!("{}: {}", c.field(), c.message())).collect();
@@ -394,15 +398,7 @@ mod tests {
         .unwrap();
         let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}}});
         let options = ApplyOptions::default();
-        let input = ApplyInput {
-            live: Some(&live),
-            managed: &managed,
-            config: &config,
-            manager: "ci",
-            schema: &schema,
-            ty: root,
-            options: &options,
-        };
+        let input = ci_applies(&schema, root, &live, &managed, &config, &options);
         let outcome = simulate_apply(&input);
         assert!(outcome.conflicts.is_empty(), "{:?}", outcome.conflicts);
         assert_eq!(outcome.object["metadata"]["labels"], json!({"a": "1", "b": "2"}));
@@ -439,15 +435,7 @@ mod tests {
         .unwrap();
         let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}}});
         let options = ApplyOptions::default();
-        let input = ApplyInput {
-            live: Some(&live),
-            managed: &managed,
-            config: &config,
-            manager: "ci",
-            schema: &schema,
-            ty: root,
-            options: &options,
-        };
+        let input = ci_applies(&schema, root, &live, &managed, &config, &options);
         let outcome = simulate_apply(&input);
         let released: Vec<String> = outcome.released.iter().map(|r| r.path.to_string()).collect();
         // b leaves; the labels map stays through a, which ci still applies: not a finding.
@@ -465,15 +453,7 @@ mod tests {
         .unwrap();
         let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "status": {"phase": "Done"}});
         let with_status = ApplyOptions::for_main_resource_of(&["status".to_string(), "scale".to_string()]);
-        let input = ApplyInput {
-            live: Some(&live),
-            managed: &managed,
-            config: &config,
-            manager: "ci",
-            schema: &schema,
-            ty: root,
-            options: &with_status,
-        };
+        let input = ci_applies(&schema, root, &live, &managed, &config, &with_status);
         let outcome = simulate_apply(&input);
         assert!(outcome.conflicts.is_empty());
         assert_eq!(outcome.object["status"]["phase"], "Running");
