@@ -14,7 +14,8 @@
 //! - [`api`]: discovery, OpenAPI, object references, manifests, reading and listing objects;
 //! - [`output`]: printers, the one human diff, color, stdout;
 //! - [`write`](mod@write): the one write path (guard, backup, send, classify, re-plan, bulk runs);
-//! - [`cli`]: parsing and exit codes, the confirmation prompt, `--edit` sessions, completion.
+//! - [`cli`]: parsing and exit codes, the confirmation prompt, `--edit` sessions, completion,
+//!   the selection flags.
 //!
 //! What is pure is not here: a patch's plan and its [`write::PatchType`]
 //! (re-exported from `fieldwise_core::plan`, with the HTTP content type added by
