@@ -45,14 +45,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     if cli.conflicts {
         return run_conflicts(&cli, &conn, &catalog).await;
     }
-    let subjects = if cli.filenames.is_empty() {
-        load::from_targets(&conn, &catalog, &cli.targets, cli.selector.as_deref(), cli.all_namespaces).await?
-    } else {
-        if !cli.targets.is_empty() {
-            return Err(Error::usage("give either objects (TYPE/NAME) or -f files, not both"));
-        }
-        load::live_from_files(&conn, &catalog, &manifests::read(&cli.filenames, cli.recursive)?).await?
-    };
+    let subjects = load::live(&conn, &catalog, &cli).await?;
     if subjects.is_empty() {
         eprintln!("No resources found.");
         return Ok(ExitCode::SUCCESS);

@@ -39,6 +39,10 @@ pub struct Selection<'a> {
     pub all: bool,
     /// `-A`: in every namespace.
     pub all_namespaces: bool,
+    /// A TYPE alone lists every object of it, as `kubectl get` does: for commands that only
+    /// read. Commands that write want a query (`-l`, `--field-selector`, `--all`), as
+    /// `kubectl label` does, so that a forgotten selector never writes everything.
+    pub type_alone_lists: bool,
 }
 
 impl Selection<'_> {
@@ -137,9 +141,12 @@ async fn find(
         }
         let parsed = TargetArgs::parse(selection.args)?;
         if parsed.items.is_empty() {
-            return Err(Error::usage(
-                "an object is required: TYPE/NAME, TYPE NAME, TYPE -l SELECTOR, TYPE --all or -f FILE (see --help)",
-            ));
+            let forms = if selection.type_alone_lists {
+                "TYPE, TYPE/NAME, TYPE NAME, TYPE -l SELECTOR or -f FILE"
+            } else {
+                "TYPE/NAME, TYPE NAME, TYPE -l SELECTOR, TYPE --all or -f FILE"
+            };
+            return Err(Error::usage(format!("an object is required: {forms} (see --help)")));
         }
         if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
             named(catalog, &scope, selection)?.into_iter().map(Found::Named).collect()
@@ -213,7 +220,11 @@ async fn listed(
     selection: &Selection<'_>,
     representation: Representation,
 ) -> Result<Vec<Found>> {
-    if !(selection.label_selector.is_some() || selection.field_selector.is_some() || selection.all) {
+    if !(selection.type_alone_lists
+        || selection.label_selector.is_some()
+        || selection.field_selector.is_some()
+        || selection.all)
+    {
         return Err(Error::usage(format!(
             "a name is required: {}/NAME, or select objects with -l SELECTOR, --field-selector SELECTOR or --all",
             resource.display_name()

@@ -38,6 +38,7 @@ impl QueryFlags {
             field_selector: self.field_selector.as_deref(),
             all: self.all,
             all_namespaces: self.all_namespaces,
+            type_alone_lists: false,
         }
     }
 }
