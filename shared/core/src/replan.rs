@@ -64,6 +64,9 @@ pub struct Approved {
     intent: Intent,
     effect: Effect,
     placements: Placements,
+    /// The `metadata.uid` of the object previewed: the change was approved for that object,
+    /// not for another one created under the same name after it was deleted.
+    uid: Option<String>,
 }
 
 impl Approved {
@@ -73,6 +76,7 @@ impl Approved {
             intent,
             effect: Effect::between(live, result, schema, ty),
             placements: Placements::between(live, result, schema, ty),
+            uid: uid_of(live).map(String::from),
         }
     }
 
@@ -91,6 +95,16 @@ impl Approved {
         &self.placements
     }
 
+    /// The conflict when `object` is not the object the change was approved for: it was
+    /// deleted and created again under the same name (another uid). Checked before anything
+    /// is planned against it.
+    pub fn recreated_as(&self, object: &Value) -> Option<Conflict> {
+        let previewed = self.uid.as_deref()?;
+        let now = uid_of(object);
+        (now != Some(previewed))
+            .then(|| Conflict::Recreated { previewed: previewed.to_string(), now: now.map(String::from) })
+    }
+
     /// Whether the change changes nothing: no field, and no entry's place.
     pub fn is_no_change(&self) -> bool {
         self.effect.is_empty() && self.placements.is_empty()
@@ -100,7 +114,9 @@ impl Approved {
     /// entry: after a write whose answer was lost, whether it landed; after a re-plan that
     /// changes nothing, whether somebody else made the same change.
     pub fn holds_in(&self, object: &Value, schema: &Schema) -> bool {
-        self.effect.holds_in(object) && self.placements.hold_in(object, schema).is_ok()
+        self.recreated_as(object).is_none()
+            && self.effect.holds_in(object)
+            && self.placements.hold_in(object, schema).is_ok()
     }
 }
 
@@ -132,6 +148,14 @@ pub enum Conflict {
     },
     /// The patch would now put a list entry on the other side of a neighbour the preview showed.
     Misplaced(Box<Misplaced>),
+    /// The object was deleted and created again under the same name: it is not the object
+    /// the preview showed, whatever its fields hold.
+    Recreated {
+        /// The uid of the object previewed.
+        previewed: String,
+        /// The uid of the object there now (`None`: it has none).
+        now: Option<String>,
+    },
     /// The patch cannot be planned against the fresh object any more.
     NoLongerApplies {
         /// The planner's error, one line.
@@ -154,6 +178,11 @@ impl fmt::Display for Conflict {
             }
             Conflict::Differs { field } => write!(f, "the patch would now do something else at {field}"),
             Conflict::Misplaced(m) => write!(f, "the patch would now place a list entry elsewhere: {m}"),
+            Conflict::Recreated { previewed, now } => write!(
+                f,
+                "it was deleted and created again since the preview (uid {previewed}, now {})",
+                now.as_deref().unwrap_or("none")
+            ),
             Conflict::NoLongerApplies { reason } => write!(f, "the patch no longer applies ({reason})"),
         }
     }
@@ -162,6 +191,9 @@ impl fmt::Display for Conflict {
 /// Decides what to do with `replanned`, the result of the same patch planned against
 /// `fresh`, the object as read after the write was refused (see the module docs).
 pub fn decide(approved: &Approved, fresh: &Value, replanned: &Value, schema: &Schema, ty: Option<TypeId>) -> Replan {
+    if let Some(recreated) = approved.recreated_as(fresh) {
+        return Replan::Conflict(recreated);
+    }
     let now = Approved::new(approved.intent, fresh, replanned, schema, ty);
     if now.is_no_change() {
         if approved.intent == Intent::Rule || approved.holds_in(fresh, schema) {
@@ -180,6 +212,11 @@ pub fn decide(approved: &Approved, fresh: &Value, replanned: &Value, schema: &Sc
         Ok(()) => Replan::Proceed,
         Err(misplaced) => Replan::Conflict(Conflict::Misplaced(misplaced)),
     }
+}
+
+/// An object's `metadata.uid`, if it has one.
+pub fn uid_of(object: &Value) -> Option<&str> {
+    object.pointer("/metadata/uid").and_then(Value::as_str)
 }
 
 #[cfg(test)]
@@ -297,6 +334,32 @@ mod tests {
         // A rule that now changes nothing is done.
         let rule = approve(Intent::Rule, &deployment(1, &["m"], &[]), &deployment(2, &["m"], &[]));
         assert_eq!(replan(&rule, &moved, &moved), Replan::AlreadyDone);
+    }
+
+    #[test]
+    fn an_object_deleted_and_created_again_is_not_the_one_approved() {
+        // Issue #28.2: the same name, the same fields, a new uid.
+        let with_uid = |uid: &str, replicas: i64| {
+            let mut d = deployment(replicas, &["m"], &[]);
+            d["metadata"]["uid"] = json!(uid);
+            d
+        };
+        let approved = approve(Intent::Values, &with_uid("u1", 1), &with_uid("u1", 2));
+        let conflict = Conflict::Recreated { previewed: "u1".into(), now: Some("u2".into()) };
+        assert_eq!(replan(&approved, &with_uid("u2", 1), &with_uid("u2", 2)), Replan::Conflict(conflict.clone()));
+        // Even when the new object already holds the approved values: it is not the object written.
+        assert_eq!(replan(&approved, &with_uid("u2", 2), &with_uid("u2", 2)), Replan::Conflict(conflict.clone()));
+        assert!(!approved.holds_in(&with_uid("u2", 2), builtin()));
+        assert!(approved.holds_in(&with_uid("u1", 2), builtin()));
+        assert_eq!(conflict.to_string(), "it was deleted and created again since the preview (uid u1, now u2)");
+        // A rule is approved for one object too.
+        let rule = approve(Intent::Rule, &with_uid("u1", 1), &with_uid("u1", 2));
+        assert!(matches!(
+            replan(&rule, &with_uid("u2", 1), &with_uid("u2", 2)),
+            Replan::Conflict(Conflict::Recreated { .. })
+        ));
+        // The same object moved: decided as before.
+        assert_eq!(replan(&approved, &with_uid("u1", 1), &with_uid("u1", 2)), Replan::Proceed);
     }
 
     #[test]

@@ -620,3 +620,112 @@ fn local_mode_names_the_object_with_its_group() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("the JSON Patch does not apply to deployment.apps/busybox-demo: "), "{stderr}");
 }
+
+/// Issue #28.2: an object deleted and created again under the same name between the preview
+/// and the write (same data, new uid) is another object: nothing is written to it, exit 3.
+/// Both guards: a merge patch sent as a field guard, and a JSON Patch that reads after it
+/// writes (`move`), sent with the resourceVersion.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_write_is_pinned_to_the_object_previewed() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-sp-uid");
+    let data = data_dir("uid");
+    let patches =
+        [("merge", r#"{"data":{"a":"patched"}}"#), ("json", r#"[{"op":"move","from":"/data/a","path":"/data/b"}]"#)];
+    for (patch_type, patch) in patches {
+        let _ = run(cluster.kubectl().args(["delete", "configmap", "pinned", "-n", &ns, "--ignore-not-found"]));
+        cluster.kubectl_ok(&["create", "configmap", "pinned", "-n", &ns, "--from-literal=a=1"]);
+        let previewed_uid = cluster.get_json(&ns, "cm/pinned")["metadata"]["uid"].clone();
+        let hook = format!(
+            "kubectl delete configmap pinned -n {ns} >/dev/null && kubectl create configmap pinned -n {ns} --from-literal=a=1 >/dev/null"
+        );
+        let out = run(cluster
+            .plugin("kubectl-safe_patch")
+            .env("FIELDWISE_DATA_DIR", &data)
+            .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+            .args(["-n", &ns, "cm/pinned", "--type", patch_type, "-p", patch, "--yes"]));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{patch_type}: {stderr}");
+        assert!(stderr.contains("it was deleted and created again since the preview"), "{patch_type}: {stderr}");
+        assert!(stderr.contains("nothing was written"), "{patch_type}: {stderr}");
+        let now = cluster.get_json(&ns, "cm/pinned");
+        assert_ne!(now["metadata"]["uid"], previewed_uid, "{patch_type}: the hook made a new object");
+        assert_eq!(now["data"], json!({"a": "1"}), "{patch_type}: the new object is untouched");
+    }
+}
+
+/// Issue #28.3: a signal while the editor is open (SIGINT, SIGTERM, SIGHUP: the terminal
+/// closed) ends the command with the signal's code and leaves no edit file in `$TMPDIR`:
+/// the file holds the whole object, a Secret's data included.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_signal_during_edit_leaves_no_file_behind() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-sp-edit-signal");
+    cluster.kubectl_ok(&["create", "secret", "generic", "s", "-n", &ns, "--from-literal=pw=edit-signal-canary"]);
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let tmp = data_dir(&format!("edit-signal-{signal}"));
+        std::fs::create_dir_all(&tmp).unwrap();
+        // The editor signals the plugin (the parent of the `sh -c` that runs the editor) and
+        // stays open a while, as an editor would when the terminal goes away.
+        let editor = tmp.join("editor.sh");
+        std::fs::write(
+            &editor,
+            format!("#!/bin/sh\nplugin=$(cut -d' ' -f4 /proc/$PPID/stat)\nkill -{signal} \"$plugin\"\nsleep 2\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let out = run(cluster
+            .plugin("kubectl-safe_patch")
+            .env("TMPDIR", &tmp)
+            .env("KUBE_EDITOR", &editor)
+            .env("FIELDWISE_DATA_DIR", tmp.join("data"))
+            .args(["-n", &ns, "secret/s", "--edit", "--yes"]));
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {}", text(&out.stderr));
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("fieldwise-edit-"))
+            .collect();
+        assert!(left.is_empty(), "SIG{signal} left {left:?} in TMPDIR");
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+}
+
+/// Issue #28.6: removing a map's last key while another writer removes the same key is the
+/// same change (no conflict), as it is with two keys: `(no change)`, exit 0.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn removing_the_last_label_that_someone_else_removed_is_no_change() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-sp-last-label");
+    let data = data_dir("last-label");
+    for labels in [vec!["only=x"], vec!["only=x", "other=y"]] {
+        let _ = run(cluster.kubectl().args(["delete", "configmap", "labelled", "-n", &ns, "--ignore-not-found"]));
+        cluster.kubectl_ok(&["create", "configmap", "labelled", "-n", &ns, "--from-literal=a=1"]);
+        let mut label = vec!["label", "configmap", "labelled", "-n", &ns];
+        label.extend(labels.iter().copied());
+        cluster.kubectl_ok(&label);
+        let hook = format!("kubectl label configmap labelled -n {ns} only- >/dev/null");
+        let out = run(cluster
+            .plugin("kubectl-safe_patch")
+            .env("FIELDWISE_DATA_DIR", &data)
+            .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+            .args([
+                "-n",
+                &ns,
+                "cm/labelled",
+                "--type",
+                "merge",
+                "-p",
+                r#"{"metadata":{"labels":{"only":null}}}"#,
+                "--yes",
+            ]));
+        assert_eq!(out.status.code(), Some(0), "{labels:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout).trim(), "configmap/labelled patched (no change)", "{labels:?}");
+        let now = cluster.get_json(&ns, "cm/labelled");
+        assert!(now["metadata"]["labels"].get("only").is_none(), "{labels:?}: {now}");
+    }
+}

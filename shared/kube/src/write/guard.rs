@@ -7,9 +7,16 @@
 //! `metadata.resourceVersion`: merge, strategic and apply patches carry it as a
 //! precondition (409 Conflict when it moved); a JSON Patch starts with a `test`
 //! of `/metadata/resourceVersion`.
+//!
+//! Every request is also pinned to the object previewed, by its `metadata.uid`: a field
+//! guard starts with a `test` of `/metadata/uid`, and a merge, strategic or apply body
+//! carries `metadata.uid`, which the apiserver refuses to change. An object deleted and
+//! created again under the same name between the preview and the write (same fields, new
+//! uid) then refuses the write, and the re-plan stops (the core's `Conflict::Recreated`).
 
 use fieldwise_core::guard::Guard;
 use fieldwise_core::plan::Planned;
+use fieldwise_core::replan::uid_of;
 use serde_json::{json, Map, Value};
 
 use super::request::PatchType;
@@ -26,12 +33,37 @@ pub struct GuardedRequest {
 /// The request that sends `planned`, planned against `live`, under `guard`; `None` when
 /// the guard is the whole object and the object has no resourceVersion.
 pub fn request_of(guard: Guard, planned: &Planned, live: &Value) -> Option<GuardedRequest> {
-    match guard {
-        Guard::Fields(body) => Some(GuardedRequest { body, patch_type: PatchType::Json }),
-        Guard::WholeObject(_) => Some(GuardedRequest {
+    let request = match guard {
+        Guard::Fields(body) => GuardedRequest { body, patch_type: PatchType::Json },
+        Guard::WholeObject(_) => GuardedRequest {
             body: guarded_body(planned.patch_type, &planned.patch, resource_version(live)?),
             patch_type: planned.patch_type,
-        }),
+        },
+    };
+    Some(match uid_of(live) {
+        Some(uid) => GuardedRequest { body: pinned_to_uid(request.patch_type, request.body, uid), ..request },
+        None => request,
+    })
+}
+
+/// `body` pinned to the object whose uid is `uid` (see the module docs).
+fn pinned_to_uid(patch_type: PatchType, body: Value, uid: &str) -> Value {
+    match (patch_type, body) {
+        (PatchType::Json, Value::Array(ops)) => {
+            let mut pinned = Vec::with_capacity(ops.len() + 1);
+            pinned.push(json!({"op": "test", "path": "/metadata/uid", "value": uid}));
+            pinned.extend(ops);
+            Value::Array(pinned)
+        }
+        (_, mut body) => {
+            if let Value::Object(map) = &mut body {
+                let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert("uid".into(), Value::String(uid.into()));
+                }
+            }
+            body
+        }
     }
 }
 
@@ -97,5 +129,29 @@ mod tests {
         assert_eq!(whole.body["metadata"]["resourceVersion"], "5");
         let unversioned = request_of(Guard::WholeObject(WholeObjectReason::ServerSideApply), &planned, &json!({}));
         assert_eq!(unversioned, None);
+    }
+
+    #[test]
+    fn every_request_is_pinned_to_the_uid_of_the_object_previewed() {
+        use fieldwise_core::guard::WholeObjectReason;
+        let live = json!({"metadata": {"resourceVersion": "5", "uid": "u-1"}});
+        let planned = Planned {
+            patch_type: PatchType::Strategic,
+            patch: json!({"spec": {"replicas": 2}}),
+            result: json!({}),
+            findings: vec![],
+        };
+        let tests = json!([{"op": "test", "path": "/spec/replicas", "value": 1}]);
+        let fields = request_of(Guard::Fields(tests), &planned, &live).unwrap();
+        assert_eq!(
+            fields.body,
+            json!([{"op": "test", "path": "/metadata/uid", "value": "u-1"}, {"op": "test", "path": "/spec/replicas", "value": 1}])
+        );
+        let whole = request_of(Guard::WholeObject(WholeObjectReason::DerivedFromObject), &planned, &live).unwrap();
+        assert_eq!(whole.body["metadata"], json!({"resourceVersion": "5", "uid": "u-1"}));
+        let json_planned = Planned { patch_type: PatchType::Json, patch: json!([]), ..planned };
+        let whole = request_of(Guard::WholeObject(WholeObjectReason::ReadsAfterWriting), &json_planned, &live).unwrap();
+        assert_eq!(whole.body[0], json!({"op": "test", "path": "/metadata/uid", "value": "u-1"}));
+        assert_eq!(whole.body[1], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "5"}));
     }
 }

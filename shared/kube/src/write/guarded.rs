@@ -346,6 +346,10 @@ impl<'a> GuardedWrite<'a> {
                     fresh
                 }
             };
+            // Another object under the same name is not the one previewed: nothing is planned on it.
+            if let Some(recreated) = approved.recreated_as(&fresh) {
+                return Err(discarded(pending, self.changed(&live, &fresh, &recreated)));
+            }
             // The object moved (or the write did not land): plan again, and let the core decide.
             let replanned = match planner(&fresh) {
                 Ok(p) => p,
