@@ -5,7 +5,9 @@
 //! 0700) inside `$TMPDIR`, holding one file created exclusively (`create_new`, mode
 //! 0600). Nothing at a predictable path is ever opened, so a file another local user
 //! created in advance is never reused. The directory is removed when the session ends,
-//! on every return and error path ([`EditSession`]'s `Drop`); only when an edit is not
+//! on every return and error path ([`EditSession`]'s `Drop`), and when a signal (SIGINT,
+//! SIGTERM, SIGHUP) ends the process while the editor is open
+//! ([`crate::local::private_fs::RemovedAtExit`]); only when an edit is not
 //! valid YAML is the user's text kept (in the session's private directory), its path
 //! and the parse error's line and column printed, and, on a terminal, the editor
 //! re-opened on that text, as kubectl edit does.
@@ -32,6 +34,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::local::private_fs::RemovedAtExit;
 use crate::output::printer;
 
 /// The name of the file inside the session's private directory (the directory's name is the random part).
@@ -46,6 +49,8 @@ pub struct EditSession {
     dir: PathBuf,
     file: PathBuf,
     keep: bool,
+    /// Removes the directory if a signal ends the process during the session.
+    _at_exit: RemovedAtExit,
 }
 
 impl EditSession {
@@ -64,7 +69,8 @@ impl EditSession {
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             match builder.create(&dir) {
                 Ok(()) => {
-                    let session = EditSession { file: dir.join(FILE_NAME), dir, keep: false };
+                    let at_exit = RemovedAtExit::register(&dir);
+                    let session = EditSession { file: dir.join(FILE_NAME), dir, keep: false, _at_exit: at_exit };
                     #[cfg(unix)]
                     {
                         use std::os::unix::fs::PermissionsExt;

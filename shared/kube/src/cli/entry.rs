@@ -33,8 +33,8 @@ pub fn fail(err: &crate::Error) -> ExitCode {
 
 /// Runs an async entry point on a small runtime: plugins are short-lived CLIs.
 ///
-/// SIGINT and SIGTERM are handled as [`crate::write::interrupt`] says: with writes in
-/// flight the first lets them finish and the command then exits 130 or 143 (a bulk run
+/// SIGINT, SIGTERM and SIGHUP are handled as [`crate::write::interrupt`] says: with writes in
+/// flight the first lets them finish and the command then exits 130, 143 or 129 (a bulk run
 /// prints its summary first); otherwise, or on a second signal, the process exits at once.
 pub fn run<F>(future: F) -> ExitCode
 where
@@ -57,7 +57,7 @@ where
     }
 }
 
-/// Listens for SIGINT and SIGTERM (Ctrl-C on Windows) on a thread of its own, so a signal
+/// Listens for SIGINT, SIGTERM and SIGHUP (Ctrl-C on Windows) on a thread of its own, so a signal
 /// is acted on even while the command's thread waits on something else (a prompt, a disk).
 fn listen_for_signals() {
     let listener = std::thread::Builder::new().name("signals".into()).spawn(|| {
@@ -66,8 +66,8 @@ fn listen_for_signals() {
             #[cfg(unix)]
             {
                 use tokio::signal::unix::{signal, SignalKind};
-                let (Ok(mut interrupts), Ok(mut terminations)) =
-                    (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+                let (Ok(mut interrupts), Ok(mut terminations), Ok(mut hangups)) =
+                    (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
                 else {
                     return;
                 };
@@ -75,6 +75,7 @@ fn listen_for_signals() {
                     let received = tokio::select! {
                         _ = interrupts.recv() => Signal::Interrupt,
                         _ = terminations.recv() => Signal::Terminate,
+                        _ = hangups.recv() => Signal::Hangup,
                     };
                     act_on(received);
                 }
@@ -92,7 +93,11 @@ fn listen_for_signals() {
 
 fn act_on(signal: Signal) {
     match interrupt::on_signal(signal) {
-        Action::ExitNow(code) => std::process::exit(i32::from(code)),
+        Action::ExitNow(code) => {
+            // No destructor runs past here: private files that hold values go first.
+            crate::local::private_fs::remove_at_exit();
+            std::process::exit(i32::from(code))
+        }
         Action::Finish => eprintln!(
             "{}: finishing the writes in flight and starting no new ones; {} again to stop at once",
             signal.name(),

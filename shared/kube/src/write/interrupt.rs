@@ -1,7 +1,7 @@
 //! Ctrl-C and SIGTERM while writes are in flight, handled as kubectl-style tools handle
 //! them: the first signal stops new work, lets the writes in flight finish (so their
 //! backup records are settled), lets a bulk run print its summary, and the command then
-//! exits 130 (SIGINT) or 143 (SIGTERM); a second signal exits at once. With nothing in
+//! exits 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP); a second signal exits at once. With nothing in
 //! flight (a prompt, a read, a listing) the first signal exits at once.
 //!
 //! [`crate::cli::entry::run`] listens for the signals and reports them here; the write
@@ -21,6 +21,8 @@ pub enum Signal {
     Interrupt,
     /// SIGTERM (`kill`, a container runtime stopping the pod).
     Terminate,
+    /// SIGHUP (the terminal was closed).
+    Hangup,
 }
 
 impl Signal {
@@ -29,6 +31,7 @@ impl Signal {
         match self {
             Signal::Interrupt => 130,
             Signal::Terminate => 143,
+            Signal::Hangup => 129,
         }
     }
 
@@ -37,6 +40,7 @@ impl Signal {
         match self {
             Signal::Interrupt => "SIGINT",
             Signal::Terminate => "SIGTERM",
+            Signal::Hangup => "SIGHUP",
         }
     }
 
@@ -44,11 +48,13 @@ impl Signal {
         match self {
             Signal::Interrupt => 2,
             Signal::Terminate => 15,
+            Signal::Hangup => 1,
         }
     }
 
     fn from_code(code: u8) -> Option<Signal> {
         match code {
+            1 => Some(Signal::Hangup),
             2 => Some(Signal::Interrupt),
             15 => Some(Signal::Terminate),
             _ => None,
@@ -174,5 +180,9 @@ mod tests {
         assert_eq!(state.received(), Some(Signal::Terminate));
         assert_eq!(state.on_signal(Signal::Interrupt), Action::ExitNow(143), "the second exits with the first's code");
         assert_eq!((Signal::Interrupt.exit_code(), Signal::Terminate.exit_code()), (130, 143));
+        assert_eq!(Signal::Hangup.exit_code(), 129);
+        for signal in [Signal::Interrupt, Signal::Terminate, Signal::Hangup] {
+            assert_eq!(Signal::from_code(signal.code()), Some(signal));
+        }
     }
 }
