@@ -80,7 +80,7 @@ impl Effect {
                 after: value_at(after, path.elements()).cloned(),
                 path,
             })
-            .filter(|edit| edit.before != edit.after)
+            .filter(|edit| edit.before != edit.after && !is_empty_metadata_map_toggle(edit))
             .collect();
         edits.sort_by_key(|edit| edit.path.to_string());
         Effect { edits }
@@ -147,6 +147,21 @@ impl fmt::Display for Effect {
         }
         Ok(())
     }
+}
+
+/// The maps of `metadata` that the apiserver stores the same whether empty or absent (Go's
+/// `omitempty` on ObjectMeta, which every kind's metadata is decoded into, custom resources'
+/// too): removing a map's last label leaves `labels: {}` in a merge patch's result and no
+/// `labels` on the server.
+const METADATA_MAPS_EMPTY_IS_ABSENT: [&str; 2] = ["labels", "annotations"];
+
+/// Whether `edit` only creates or drops an empty `metadata.labels`/`annotations` map: no
+/// key changes, and the server cannot tell the two apart, so it is not part of an intent.
+fn is_empty_metadata_map_toggle(edit: &FieldEdit) -> bool {
+    let is_metadata_map = matches!(edit.path.elements(), [PathElement::Field(m), PathElement::Field(f)]
+        if m == "metadata" && METADATA_MAPS_EMPTY_IS_ABSENT.contains(&f.as_str()));
+    let empty_or_absent = |v: &Option<Value>| v.as_ref().is_none_or(|v| v.as_object().is_some_and(|m| m.is_empty()));
+    is_metadata_map && empty_or_absent(&edit.before) && empty_or_absent(&edit.after)
 }
 
 fn is_server_managed(path: &Path) -> bool {
@@ -225,6 +240,21 @@ mod tests {
             approved.first_not_holding_in(&deployment(3, "a:1", None)).map(ToString::to_string).as_deref(),
             Some(".spec.replicas")
         );
+    }
+
+    #[test]
+    fn an_empty_label_map_is_no_label_map() {
+        // Issue #28.6: another writer removed the last label too; re-planned, the merge patch
+        // leaves `labels: {}` where the server has no `labels`: the same (empty) effect.
+        let untyped = |before: Value, after: Value| Effect::between(&before, &after, &Schema::new(), None);
+        assert!(untyped(json!({"metadata": {}}), json!({"metadata": {"labels": {}}})).is_empty());
+        assert!(untyped(json!({"metadata": {"annotations": {}}}), json!({"metadata": {}})).is_empty());
+        // A key removed is still a change, and so is an empty map anywhere else (`emptyDir: {}`).
+        assert_eq!(
+            untyped(json!({"metadata": {"labels": {"a": "1"}}}), json!({"metadata": {"labels": {}}})).edits().len(),
+            1
+        );
+        assert_eq!(untyped(json!({"spec": {}}), json!({"spec": {"emptyDir": {}}})).edits().len(), 1);
     }
 
     #[test]
