@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fieldwise_core::effect::Effect;
+use fieldwise_core::restore::recreated;
 use fieldwise_core::schema::builtin;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
@@ -181,14 +182,22 @@ async fn check(conn: &Connection, item: Item, args: &UndoArgs, retry_budget: Dur
     let display = target.display();
     let subresource = restorable_subresource(&backup, &display)?;
     let live = objects::get(conn, &target, subresource).await?;
-    if let Some(mut refused) = refusal(&backup, &live, args, &located(&target)) {
-        refused.message = refused.message.replacen("nothing was written", "skipped", 1);
-        return Ok(Checked::Skipped(refused));
-    }
     let preview = {
         let writer = restore_writer(conn, &target, &backup, args, retry_budget, Provenance::default());
         let mut planner = |live: &Value| restore_plan(live, &backup, false);
-        let mut preview = writer.plan(live, &mut planner)?;
+        let planned = writer.plan(live.clone(), &mut planner);
+        // An object already at the state being restored (a re-run of an interrupted undo
+        // restored it) is unchanged, however it got there; anything else must be untouched
+        // since the write being undone.
+        let already_restored =
+            matches!(&planned, Ok(p) if p.is_no_change()) && recreated(&backup.record.before, &live).is_none();
+        if !already_restored {
+            if let Some(mut refused) = refusal(&backup, &live, args, &located(&target)) {
+                refused.message = refused.message.replacen("nothing was written", "skipped", 1);
+                return Ok(Checked::Skipped(refused));
+            }
+        }
+        let mut preview = planned?;
         if args.dry_run == DryRun::Server {
             writer.dry_run(&mut preview, &mut planner).await?;
         }
