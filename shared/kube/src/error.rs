@@ -457,9 +457,10 @@ impl Error {
                 f,
                 "{answer}: the cached API discovery named a resource type the server no longer serves; the cache is cleared, run the command again"
             ),
-            Error::NoLongerServed { answer, cache_cleared: false } => write!(
+            // Always a 404, whose body may be a Status or plain text ("404 page not found").
+            Error::NoLongerServed { cache_cleared: false, .. } => write!(
                 f,
-                "the server no longer serves this resource type ({answer}): it was removed after discovery was read"
+                "the server no longer serves this resource type (404 Not Found): it was removed after discovery was read"
             ),
             Error::ChangedSincePreview { object, reason, what_moved } => {
                 write!(f, "{object} changed since the preview, and {reason}; nothing was written. Review the change and run the command again.")?;

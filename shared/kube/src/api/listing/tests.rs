@@ -467,8 +467,8 @@ async fn a_type_no_longer_served_is_skipped_with_a_note_and_the_others_listed() 
             TypeEvent::Page(_) => None,
         })
         .collect();
-    let note = "skipped: the server no longer serves this resource type (Error from server (NotFound): \
-                the server could not find the requested resource): it was removed after discovery was read";
+    let note = "skipped: the server no longer serves this resource type (404 Not Found): \
+                it was removed after discovery was read";
     assert_eq!(
         ends,
         ["configmaps 30".to_string(), format!("gadgets {note}"), format!("widgets {note}"), "pods 30".into()]
