@@ -187,6 +187,19 @@ fn crd(group: &str, plural: &str, kind: &str, versions: &[&str]) -> String {
     )
 }
 
+/// Deletes what a test made (`crd/NAME`, `namespace/NAME`) when the test ends, passed or
+/// failed: the cluster is shared.
+struct Cleanup<'c> {
+    cluster: &'c Cluster,
+    objects: Vec<String>,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        run(self.cluster.kubectl().args(["delete", "--wait=false", "--ignore-not-found"]).args(&self.objects));
+    }
+}
+
 /// Installs CustomResourceDefinitions (`(manifest, name)`) and waits until discovery, as
 /// kubectl reads it, serves every one of them.
 fn install_crds(cluster: &Cluster, group: &str, crds: &[(String, &str)]) {
@@ -214,8 +227,11 @@ fn a_kind_served_only_in_a_version_the_group_does_not_prefer_is_found_by_every_c
     let peers = crd(&group, "bgppeers", "BGPPeer", &["v1beta1", "v1beta2"]);
     let pools = crd(&group, "ipaddresspools", "IPAddressPool", &["v1beta1"]);
     let (peers_crd, pools_crd) = (format!("bgppeers.{group}"), format!("ipaddresspools.{group}"));
+    let mut cleanup =
+        Cleanup { cluster: &cluster, objects: vec![format!("crd/{peers_crd}"), format!("crd/{pools_crd}")] };
     install_crds(&cluster, &group, &[(peers, &peers_crd), (pools, &pools_crd)]);
     let ns = cluster.namespace("fw-disco-pref");
+    cleanup.objects.push(format!("namespace/{ns}"));
     // Written by `kubectl create`, so a scan finds each without its annotation ("missing").
     let objects = format!(
         r#"{{"apiVersion": "v1", "kind": "List", "items": [
@@ -272,9 +288,6 @@ fn a_kind_served_only_in_a_version_the_group_does_not_prefer_is_found_by_every_c
 
     let out = plugin_in(&cluster, "kubectl-owners", &cache, &ns, &[&pools, "-A", "--summary"]);
     assert!(ok_text(&out).contains(&pool), "{}", text(&out.stdout));
-
-    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
-    cluster.kubectl_ok(&["delete", "crd", &peers_crd, &pools_crd, "--wait=false"]);
 }
 
 /// Issue 32, problem 5: a CustomResourceDefinition deleted during a scan. The cached
@@ -286,8 +299,10 @@ fn a_type_deleted_since_discovery_is_skipped_by_a_scan_with_a_note() {
     let cluster = require_cluster!();
     let group = format!("gone{}.fieldwise.test", std::process::id());
     let gadgets = format!("gadgets.{group}");
+    let mut cleanup = Cleanup { cluster: &cluster, objects: vec![format!("crd/{gadgets}")] };
     install_crds(&cluster, &group, &[(gadget_crd(&group), &gadgets)]);
     let ns = cluster.namespace("fw-disco-gone");
+    cleanup.objects.push(format!("namespace/{ns}"));
     cluster.kubectl_ok(&["create", "configmap", "made-by-create", "-n", &ns, "--from-literal=a=b"]);
     let cache = private_cache(&format!("gone-{ns}"));
     let before = plugin_in(&cluster, "kubectl-last_applied", &cache, &ns, &["scan"]);
@@ -310,7 +325,6 @@ fn a_type_deleted_since_discovery_is_skipped_by_a_scan_with_a_note() {
     );
     assert!(stderr.lines().any(|l| l == note), "{stderr}");
     assert!(cached_files(&cache).is_empty(), "the stale cache was dropped");
-    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
 /// The stdout of a run that must have succeeded.
