@@ -126,6 +126,7 @@ fn short_reason(err: &Error) -> String {
     match err {
         Error::Api { code: 403, .. } => "forbidden".into(),
         Error::Api { code: 404, .. } => "not found".into(),
+        Error::NoLongerServed { .. } => "no longer served".into(),
         Error::Api { reason, .. } => reason.to_lowercase(),
         other => other.to_string(),
     }

@@ -38,6 +38,17 @@ pub enum Error {
     },
     /// The resource type is not served by this cluster.
     UnknownResourceType(String),
+    /// The server answered 404 on the path of a type discovery named: the type is no longer
+    /// served (its CustomResourceDefinition or APIService was removed after discovery was
+    /// read). A command on that type fails with it; a listing of many types skips the type
+    /// with it ([`Error::no_longer_served`]) and goes on.
+    NoLongerServed {
+        /// What the server answered.
+        answer: Box<Error>,
+        /// Whether this run's discovery came from the disk cache, now cleared so that the
+        /// next run discovers again.
+        cache_cleared: bool,
+    },
     /// The object changed between the preview and the write, and the change would
     /// now do something other than what was approved: nothing was written (exit 3).
     ChangedSincePreview {
@@ -109,7 +120,7 @@ pub enum Error {
         rule: Refusal,
     },
     /// The server lacks something fieldwise needs (aggregated discovery, a resourceVersion
-    /// to guard a write with, managedFields), or fieldwise's own cache of it is stale.
+    /// to guard a write with, managedFields).
     Unsupported {
         /// What is missing, and what to do.
         what: String,
@@ -293,6 +304,20 @@ impl Error {
         }
     }
 
+    /// The failure of a listing of `answer`'s type, when it says the type is gone: a 404 on a
+    /// collection is never about an object, so it means the server no longer serves the type
+    /// (or the cache named one it does not: [`Error::NoLongerServed`]). Any other error is
+    /// given back as it is.
+    pub fn no_longer_served(answer: Error) -> std::result::Result<Error, Error> {
+        match answer {
+            Error::NoLongerServed { answer, .. } => Ok(Error::NoLongerServed { answer, cache_cleared: false }),
+            answer @ Error::Api { code: 404, .. } => {
+                Ok(Error::NoLongerServed { answer: Box::new(answer), cache_cleared: false })
+            }
+            other => Err(other),
+        }
+    }
+
     /// Whether the server said the object is not there.
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::Api { code: 404, .. })
@@ -428,6 +453,15 @@ impl Error {
                 f,
                 "the server doesn't have a resource type \"{t}\" (see `kubectl api-resources` for the types it serves)"
             ),
+            Error::NoLongerServed { answer, cache_cleared: true } => write!(
+                f,
+                "{answer}: the cached API discovery named a resource type the server no longer serves; the cache is cleared, run the command again"
+            ),
+            // Always a 404, whose body may be a Status or plain text ("404 page not found").
+            Error::NoLongerServed { cache_cleared: false, .. } => write!(
+                f,
+                "the server no longer serves this resource type (404 Not Found): it was removed after discovery was read"
+            ),
             Error::ChangedSincePreview { object, reason, what_moved } => {
                 write!(f, "{object} changed since the preview, and {reason}; nothing was written. Review the change and run the command again.")?;
                 match what_moved {
@@ -503,6 +537,7 @@ impl std::error::Error for Error {
             Error::Client(source) => Some(source.as_ref()),
             Error::Reference(e) => Some(e),
             Error::Credential(e) => Some(e),
+            Error::NoLongerServed { answer, .. } => Some(answer.as_ref()),
             _ => None,
         }
     }

@@ -13,7 +13,18 @@
 //! names that the cached documents lack triggers one refetch in the same run
 //! (the type may have been added since); and a 404 on a path the cache named
 //! drops the cache ([`crate::conn::client::Connection::error`]).
+//!
+//! Names resolve as kubectl's RESTMapper resolves them (client-go's
+//! `restmapper.NewDiscoveryRESTMapper` under apimachinery's `PriorityRESTMapper`): every
+//! served version of every group is a candidate, tried in discovery's priority order
+//! (the core group first, then group by group, each group's preferred version before its
+//! others), and the first that answers to the name wins. So a kind served only in a
+//! version the group does not prefer (MetalLB's `IPAddressPool` in `metallb.io/v1beta1`
+//! beside `v1beta2`) is found, and a kind served in several versions is found in the
+//! preferred one. [`ResourceType::preferred`] marks the one version "every type" lists
+//! each resource in, so a scan lists it once.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -48,7 +59,10 @@ pub struct ResourceType {
     pub verbs: Vec<String>,
     /// Subresources, e.g. `status`, `scale`.
     pub subresources: Vec<String>,
-    /// Whether this is the group's preferred version.
+    /// Whether this is the resource's preferred version, the one "every type" lists it in:
+    /// its group's preferred version when that version serves it, else the first of the
+    /// group's versions (in preference order) that does, as `kubectl api-resources` shows
+    /// it (client-go's `ServerPreferredResources`, keyed by group and resource).
     pub preferred: bool,
 }
 
@@ -218,7 +232,8 @@ impl ResourceCatalog {
     }
 }
 
-/// kubectl's resolution over `types` (see [`ResourceCatalog::resolve`]).
+/// kubectl's resolution over `types`, which are in discovery's priority order: the first
+/// type, any version, that answers to the name (see the module docs).
 fn resolve_in<'t>(types: &'t [ResourceType], text: &str) -> Result<&'t ResourceType> {
     if text.is_empty() {
         return Err(Error::usage("a resource type is required, e.g. deployment/NAME"));
@@ -230,14 +245,14 @@ fn resolve_in<'t>(types: &'t [ResourceType], text: &str) -> Result<&'t ResourceT
                 return Ok(t);
             }
         }
-        // `resource.group`: the group's preferred version.
-        if let Some(t) = types.iter().find(|t| t.preferred && t.group == rest && t.answers_to(head)) {
+        // `resource.group`: the first of the group's versions that serves it.
+        if let Some(t) = types.iter().find(|t| t.group == rest && t.answers_to(head)) {
             return Ok(t);
         }
     }
     let lower = text.to_lowercase();
     // kubectl expands short names first, then matches resources, then kinds.
-    let by = |pred: &dyn Fn(&ResourceType) -> bool| types.iter().find(|t| t.preferred && pred(t));
+    let by = |pred: &dyn Fn(&ResourceType) -> bool| types.iter().find(|t| pred(t));
     by(&|t| t.short_names.contains(&lower))
         .or_else(|| by(&|t| t.plural == lower || t.singular == lower))
         .or_else(|| by(&|t| t.kind.to_lowercase() == lower))
@@ -316,13 +331,18 @@ fn refetch_blocking(conn: &Connection) -> Result<Vec<ResourceType>> {
     worker.join().map_err(|_| Error::Stopped("the discovery refetch"))?
 }
 
+/// The types of an aggregated discovery document, in its priority order: groups as listed,
+/// each group's versions in preference order (the preferred first), each version's resources.
+/// A resource is [`ResourceType::preferred`] in the first version that serves it.
 fn collect(list: &APIGroupDiscoveryList, out: &mut Vec<ResourceType>) {
     for group in &list.items {
         let group_name = group.metadata.as_ref().and_then(|m| m.name.clone()).unwrap_or_default();
-        for (index, version) in group.versions.iter().enumerate() {
+        let mut listed = HashSet::new();
+        for version in &group.versions {
             let version_name = version.version.clone().unwrap_or_default();
             for resource in &version.resources {
-                out.push(resource_type(&group_name, &version_name, index == 0, resource));
+                let preferred = listed.insert(resource.resource.clone().unwrap_or_default());
+                out.push(resource_type(&group_name, &version_name, preferred, resource));
             }
         }
     }
@@ -342,6 +362,34 @@ fn resource_type(group: &str, version: &str, preferred: bool, r: &APIResourceDis
         verbs: r.verbs.clone(),
         subresources: r.subresources.iter().filter_map(|s| s.subresource.clone()).collect(),
         preferred,
+    }
+}
+
+#[cfg(test)]
+impl ResourceCatalog {
+    /// Test fixture: `apps/v1` deployments, and a group as MetalLB serves it: `v1beta2`
+    /// preferred, with one kind; `v1beta1` with that kind again and two kinds only it serves.
+    pub(crate) fn metallb_fixture() -> ResourceCatalog {
+        let resource = |version: &str, plural: &str, kind: &str| {
+            serde_json::json!({"resource": plural, "singularResource": kind.to_lowercase(), "scope": "Namespaced",
+                "responseKind": {"group": "metallb.io", "version": version, "kind": kind},
+                "verbs": ["get", "list", "patch"]})
+        };
+        let document = serde_json::json!({"kind": "APIGroupDiscoveryList", "items": [
+            {"metadata": {"name": "apps"}, "versions": [
+                {"version": "v1", "resources": [{"resource": "deployments", "singularResource": "deployment",
+                    "shortNames": ["deploy"], "scope": "Namespaced", "verbs": ["get", "list"],
+                    "responseKind": {"group": "apps", "version": "v1", "kind": "Deployment"}}]}]},
+            {"metadata": {"name": "metallb.io"}, "versions": [
+                {"version": "v1beta2", "resources": [resource("v1beta2", "bgppeers", "BGPPeer")]},
+                {"version": "v1beta1", "resources": [
+                    resource("v1beta1", "bgppeers", "BGPPeer"),
+                    resource("v1beta1", "ipaddresspools", "IPAddressPool"),
+                    resource("v1beta1", "l2advertisements", "L2Advertisement")]}]}]});
+        let list: APIGroupDiscoveryList = serde_json::from_value(document).expect("an aggregated discovery document");
+        let mut types = Vec::new();
+        collect(&list, &mut types);
+        ResourceCatalog::from_types(types)
     }
 }
 
@@ -423,6 +471,43 @@ mod tests {
         // Exact: kind is case-sensitive as in a manifest, and the group must match.
         assert!(c.by_gvk(&Gvk::new("apps", "v1", "deployment")).is_none());
         assert!(c.by_gvk(&Gvk::new("", "v1", "Deployment")).is_none());
+    }
+
+    fn metallb() -> ResourceCatalog {
+        ResourceCatalog::metallb_fixture()
+    }
+
+    #[test]
+    fn a_kind_only_a_non_preferred_version_serves_resolves_like_kubectl() {
+        let c = metallb();
+        for text in [
+            "ipaddresspool",
+            "ipaddresspools",
+            "IPAddressPool",
+            "ipaddresspools.metallb.io",
+            "IPAddressPool.metallb.io",
+            "ipaddresspools.v1beta1.metallb.io",
+        ] {
+            let t = c.resolve(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!((t.api_version().as_str(), t.plural.as_str()), ("metallb.io/v1beta1", "ipaddresspools"));
+        }
+        assert_eq!(c.resolve("l2advertisements").unwrap().api_version(), "metallb.io/v1beta1");
+        // A kind both versions serve resolves in the preferred one, unless the version is named.
+        for text in ["bgppeer", "bgppeers.metallb.io", "BGPPeer"] {
+            assert_eq!(c.resolve(text).unwrap().api_version(), "metallb.io/v1beta2", "{text}");
+        }
+        assert_eq!(c.resolve("bgppeers.v1beta1.metallb.io").unwrap().api_version(), "metallb.io/v1beta1");
+        assert!(matches!(c.resolve("ipaddresspools.v1beta2.metallb.io"), Err(Error::UnknownResourceType(_))));
+    }
+
+    #[test]
+    fn each_resource_is_preferred_in_one_version_the_first_that_serves_it() {
+        let preferred: Vec<String> =
+            metallb().types().iter().filter(|t| t.preferred).map(|t| format!("{} {}", t.plural, t.version)).collect();
+        assert_eq!(
+            preferred,
+            ["deployments v1", "bgppeers v1beta2", "ipaddresspools v1beta1", "l2advertisements v1beta1"]
+        );
     }
 
     #[test]

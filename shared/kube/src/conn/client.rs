@@ -54,7 +54,8 @@ impl Connection {
     /// A 404 that is not about a named object ("the server could not find the
     /// requested resource") on a run whose discovery came from the disk cache
     /// means the cache named a type the server no longer serves: the cache is
-    /// dropped so the next run rediscovers, and the message says so.
+    /// dropped so the next run rediscovers, and the error says so
+    /// ([`Error::NoLongerServed`]; a listing of many types skips the type instead).
     pub fn error(&self, err: kube::Error) -> Error {
         let unknown_path = matches!(&err, kube::Error::Api(status)
             if status.code == 404 && status.details.as_ref().is_none_or(|d| d.name.is_empty()));
@@ -68,13 +69,7 @@ impl Connection {
             if let Some(cache) = self.discovery_cache() {
                 cache.forget_discovery();
             }
-            return Error::Unsupported {
-                what: format!(
-                    "{}: the cached API discovery named a resource type the server no longer serves; \
-                     the cache is cleared, run the command again",
-                    converted
-                ),
-            };
+            return Error::NoLongerServed { answer: Box::new(converted), cache_cleared: true };
         }
         converted
     }

@@ -64,8 +64,9 @@ pub enum TypeEvent<T> {
         /// How many objects it had.
         objects: usize,
     },
-    /// The user may not list the type, or the server will not (403 to 406): the others
-    /// are listed all the same.
+    /// The user may not list the type, the server will not (403 to 406), or no longer serves
+    /// it ([`Error::NoLongerServed`]: removed since discovery was read): the others are
+    /// listed all the same.
     Skipped {
         /// The type.
         resource: ResourceType,

@@ -235,8 +235,12 @@ impl<'c> Lister<'c> {
                 let result = self.run_unit(&check, unit, start, &mut tx).await;
                 let last = match result {
                     Ok(objects) => TypeEvent::Done { resource, objects },
-                    Err(error @ Error::Api { code: 403..=406, .. }) => TypeEvent::Skipped { resource, error },
-                    Err(error) => TypeEvent::Failed { resource, error },
+                    Err(error) => match Error::no_longer_served(error) {
+                        // On a live cluster types come and go: one removed since discovery is skipped.
+                        Ok(gone) => TypeEvent::Skipped { resource, error: gone },
+                        Err(error @ Error::Api { code: 403..=406, .. }) => TypeEvent::Skipped { resource, error },
+                        Err(error) => TypeEvent::Failed { resource, error },
+                    },
                 };
                 // A closed channel means the consumer stopped: nothing left to tell.
                 let _ = tx.send(last).await;

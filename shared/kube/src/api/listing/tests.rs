@@ -48,6 +48,9 @@ struct Asked {
 struct FakeServer {
     objects: BTreeMap<String, BTreeMap<String, Value>>,
     forbidden: BTreeSet<String>,
+    /// Types no longer served, each with whether the run's discovery came from the disk
+    /// cache (as [`crate::conn::client::Connection::error`] tells the two apart).
+    removed: BTreeMap<String, bool>,
     log: RefCell<Vec<Asked>>,
     gets: Cell<usize>,
     now: Cell<usize>,
@@ -114,6 +117,18 @@ impl FakeServer {
                 reason: "Forbidden".into(),
                 message: format!("{plural} is forbidden"),
                 causes: vec![],
+            });
+        }
+        if let Some(cached) = self.removed.get(plural) {
+            let answer = Error::Api {
+                code: 404,
+                reason: "NotFound".into(),
+                message: "the server could not find the requested resource".into(),
+                causes: vec![],
+            };
+            return Err(match cached {
+                true => Error::NoLongerServed { answer: Box::new(answer), cache_cleared: true },
+                false => answer,
             });
         }
         let label = request.selectors.label.as_deref();
@@ -424,6 +439,40 @@ async fn a_forbidden_type_is_skipped_and_the_others_listed() {
     assert_eq!(ends[0], "configmaps 30");
     assert!(ends[1].starts_with("secrets skipped:") && ends[1].contains("forbidden"), "{ends:?}");
     assert_eq!(ends[2], "pods 30");
+}
+
+/// Issue 32, problem 5: a CustomResourceDefinition deleted during a scan (or after the
+/// cached discovery was written) ends neither the listing nor the scan.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_type_no_longer_served_is_skipped_with_a_note_and_the_others_listed() {
+    let mut server = FakeServer::default();
+    server.fill("configmaps", &["a"], 30, 0);
+    server.fill("pods", &["a"], 30, 0);
+    server.removed.insert("gadgets".into(), true);
+    server.removed.insert("widgets".into(), false);
+    let types = vec![
+        rt("configmaps", "ConfigMap", true),
+        rt("gadgets", "Gadget", true),
+        rt("widgets", "Widget", true),
+        rt("pods", "Pod", true),
+    ];
+    let l = lister(&server, Scope::Namespace("a".into()), Selectors::default(), 2);
+    let events: Vec<_> = l.check_types(types, |_| AsListed(Representation::Metadata)).collect().await;
+    let ends: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            TypeEvent::Done { resource, objects } => Some(format!("{} {objects}", resource.plural)),
+            TypeEvent::Skipped { resource, error } => Some(format!("{} skipped: {error}", resource.plural)),
+            TypeEvent::Failed { resource, error } => Some(format!("{} failed: {error}", resource.plural)),
+            TypeEvent::Page(_) => None,
+        })
+        .collect();
+    let note = "skipped: the server no longer serves this resource type (404 Not Found): \
+                it was removed after discovery was read";
+    assert_eq!(
+        ends,
+        ["configmaps 30".to_string(), format!("gadgets {note}"), format!("widgets {note}"), "pods 30".into()]
+    );
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]

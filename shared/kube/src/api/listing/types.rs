@@ -8,7 +8,8 @@ use crate::api::discovery::{ResourceCatalog, ResourceType};
 use crate::api::listing::Scope;
 use crate::error::{Error, Result};
 
-/// Whether `resource` is a type a user can list and read: its group's preferred version,
+/// Whether `resource` is a type a user can list and read: its preferred version (the
+/// group's preferred one, else the first that serves it: [`ResourceType::preferred`]),
 /// the server allows `list` and `get` (what `kubectl api-resources --verbs=list,get` shows),
 /// and it is not a subresource (`pods/log`). Every listable type, aliases included, is a
 /// name completion offers.
@@ -112,6 +113,23 @@ mod tests {
         assert!(err.contains("cannot be listed") && err.contains("name its objects"), "{err}");
         let old_widgets = c.types().iter().find(|t| t.plural == "widgets" && !t.preferred).unwrap();
         assert!(require_listable(old_widgets).is_ok() && !is_listable(old_widgets));
+    }
+
+    #[test]
+    fn every_resource_of_a_group_once_in_its_preferred_version_or_the_first_that_serves_it() {
+        let listed: Vec<String> = listable_types(&ResourceCatalog::metallb_fixture(), &Scope::AllNamespaces)
+            .iter()
+            .map(|t| format!("{} {}", t.plural_group(), t.api_version()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "deployments.apps apps/v1",
+                "bgppeers.metallb.io metallb.io/v1beta2",
+                "ipaddresspools.metallb.io metallb.io/v1beta1",
+                "l2advertisements.metallb.io metallb.io/v1beta1"
+            ]
+        );
     }
 
     #[test]
