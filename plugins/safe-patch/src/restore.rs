@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use fieldwise_core::ownership::patch_sets_managed_fields;
-use fieldwise_core::restore::{plan_restore, recreated, replay, since_the_write, SinceTheWrite};
+use fieldwise_core::restore::{overlapping_change, plan_restore, recreated, replay, since_the_write, SinceTheWrite};
 use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
@@ -40,10 +40,12 @@ pub struct Refusal {
 }
 
 /// Why the object may not be restored: created again since the backup (another UID)
-/// without `--onto-recreated`, which `--force` does not cover; changed since the write, or
-/// the write never confirmed, without `--force`. `None` to go ahead (with a warning when a
-/// flag lets it).
-pub fn refusal(backup: &Backup, live: &Value, args: &UndoArgs, display: &str) -> Option<Refusal> {
+/// without `--onto-recreated`, which `--force` does not cover; changed since the write in a
+/// field the restore writes back (into `restored`, the planned result), or the write never
+/// confirmed, without `--force`. A change since the write of other fields alone does not
+/// refuse: the restore is guarded by exactly the fields it writes back. `None` to go ahead
+/// (with a warning when a flag lets it).
+pub fn refusal(backup: &Backup, live: &Value, restored: &Value, args: &UndoArgs, display: &str) -> Option<Refusal> {
     let record = &backup.record;
     if let Some((then, now)) = recreated(&record.before, live) {
         if args.onto_recreated {
@@ -65,6 +67,24 @@ pub fn refusal(backup: &Backup, live: &Value, args: &UndoArgs, display: &str) ->
     );
     let (why, exit_code) = match since {
         SinceTheWrite::Untouched => return None,
+        // A write that set the managers is undone by putting them back: any change since counts.
+        SinceTheWrite::Changed { .. } if !sets_managers(backup) && record.after.is_some() => {
+            let after = record.after.as_ref()?;
+            let schema = builtin();
+            let ty = Gvk::of_object(&record.before).and_then(|gvk| schema.root(&gvk));
+            let change = overlapping_change(after, live, restored, record.subresource.as_deref(), schema, ty)?;
+            let by = match change.changed_by.as_slice() {
+                [] => "by a writer managedFields does not name".to_string(),
+                managers => format!("by {}", managers.join(", ")),
+            };
+            (
+                format!(
+                    "{display} changed since the write being undone at {}, {by}, and the restore would write it back; nothing was written. Use --force to restore anyway.",
+                    change.field
+                ),
+                EXIT_CHANGED,
+            )
+        }
         SinceTheWrite::Changed { written, now } => (
             format!(
                 "{display} changed since the write being undone (resourceVersion {written}, now {now}); nothing was written. Use --force to restore anyway."

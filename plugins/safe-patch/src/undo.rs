@@ -56,15 +56,15 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     let chosen = choose(&backups, args.to.as_deref(), &display, &conn.server)?;
     let subresource = restorable_subresource(chosen, &display)?;
     let live = objects::get(&conn, &target, subresource).await?;
-    if let Some(refusal) = refusal(chosen, &live, &args, &display) {
-        eprintln!("{}", refusal.message);
-        return Ok(ExitCode::from(refusal.exit_code));
-    }
     let writer = restore_writer(&conn, &target, chosen, &args, retry_budget, Provenance::default());
     // --to names a point in time: the whole pre-image; a plain undo takes back one write.
     let whole = args.to.is_some();
     let mut planner = |live: &Value| restore_plan(live, chosen, whole);
     let mut preview = writer.plan(live, &mut planner)?;
+    if let Some(refusal) = refusal(chosen, &preview.live, &preview.planned.result, &args, &display) {
+        eprintln!("{}", refusal.message);
+        return Ok(ExitCode::from(refusal.exit_code));
+    }
     if preview.is_no_change() {
         println!("{display} restored (no change)");
         return Ok(ExitCode::SUCCESS);

@@ -192,7 +192,8 @@ async fn check(conn: &Connection, item: Item, args: &UndoArgs, retry_budget: Dur
         let already_restored =
             matches!(&planned, Ok(p) if p.is_no_change()) && recreated(&backup.record.before, &live).is_none();
         if !already_restored {
-            if let Some(mut refused) = refusal(&backup, &live, args, &located(&target)) {
+            let restored = planned.as_ref().map_or(&live, |p| &p.planned.result);
+            if let Some(mut refused) = refusal(&backup, &live, restored, args, &located(&target)) {
                 refused.message = refused.message.replacen("nothing was written", "skipped", 1);
                 return Ok(Checked::Skipped(refused));
             }

@@ -9,8 +9,13 @@
 //! - whether the object is still the one backed up ([`recreated`]): one deleted and created
 //!   again under the same name is another object, and the old one's values would replace
 //!   the new one's, so the command asks for `--onto-recreated` (`--force` does not cover it);
-//! - whether the object was changed by someone else since that write ([`since_the_write`]):
-//!   a restore would then overwrite their change, so the command asks for `--force`;
+//! - whether the object was changed by someone else since that write ([`since_the_write`]),
+//!   and if so whether the restore writes back a field they changed
+//!   ([`overlapping_change`]): a restore is guarded, like every write, by exactly the fields
+//!   it writes back, which must still hold what the write put there; a later change of
+//!   other fields (a label set by another tool, an autoscaler's replicas) does not block
+//!   it, and one of those fields refuses it unless `--force`, naming the field and its
+//!   manager;
 //! - what to send ([`plan_restore`]): a JSON merge patch that takes back what the write
 //!   changed, from what the write made of the pre-image (its patch replayed on `before`,
 //!   [`replay`]) back to `before`, applied to the live object; so a field another writer
@@ -43,7 +48,10 @@
 
 use serde_json::{Map, Value};
 
+use crate::effect::Effect;
+use crate::fieldpath::{value_at, Path};
 use crate::merge_patch::{self, MergePatchError};
+use crate::ownership::path_owners::owners_at;
 use crate::ownership::{self, managed_fields_of, remove_server_set_metadata};
 use crate::plan::{PatchType, Planned};
 use crate::schema::{Schema, TypeId};
@@ -251,6 +259,48 @@ pub fn since_the_write(
     }
 }
 
+/// A field a restore would write back that someone changed since the write being undone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverlappingChange {
+    /// The field (kubectl's notation when displayed).
+    pub field: Path,
+    /// The managers that own it now (`manager (Operation)`, with `/subresource` when
+    /// through one): who changed it, as managedFields tells; empty when nobody does.
+    pub changed_by: Vec<String>,
+}
+
+/// The first field (in path order) that the restore of `live` into `restored` writes back
+/// and that no longer holds what the write being undone left there (`after`, the server's
+/// answer to it): restoring it would overwrite somebody's later change. `None` when every
+/// field it writes back still holds the write's value, however much else changed. Only what
+/// a restore writes is compared ([`restorable`]); `schema` and `ty` tell list entries apart.
+pub fn overlapping_change(
+    after: &Value,
+    live: &Value,
+    restored: &Value,
+    subresource: Option<&str>,
+    schema: &Schema,
+    ty: Option<TypeId>,
+) -> Option<OverlappingChange> {
+    let keys = controller_owned_metadata(live);
+    let view = |object: &Value| restorable(object, &keys, subresource);
+    let (now, written) = (view(live), view(after));
+    let restore = Effect::between(&now, &view(restored), schema, ty);
+    let edit = restore.edits().iter().find(|edit| value_at(&written, edit.path.elements()) != edit.before.as_ref())?;
+    let entries = managed_fields_of(live).unwrap_or_default();
+    let changed_by = owners_at(&entries, &edit.path)
+        .owners
+        .iter()
+        .map(|(index, _)| {
+            let entry = &entries[*index];
+            let through =
+                if entry.subresource.is_empty() { String::new() } else { format!(", /{}", entry.subresource) };
+            format!("{} ({}{through})", entry.manager, entry.operation.as_str())
+        })
+        .collect();
+    Some(OverlappingChange { field: edit.path.clone(), changed_by })
+}
+
 /// The UIDs of the object a backup was taken of (`before`) and of the `live` one, when they
 /// differ: the object was deleted and created again since the backup. `None` when they are
 /// the same object, or either side names no UID (nothing says otherwise).
@@ -434,6 +484,38 @@ mod tests {
             SinceTheWrite::Changed { written: "5".into(), now: "6".into() }
         );
         assert_eq!(since_the_write(None, None, &edited, None), SinceTheWrite::NeverConfirmed);
+    }
+
+    #[test]
+    fn a_restore_is_refused_only_by_a_change_of_a_field_it_writes_back() {
+        // Issue #32.10: the write set the image; later an autoscaler scaled and a tool labelled.
+        let schema = crate::schema::builtin();
+        let ty = schema.root(&crate::schema::Gvk::new("apps", "v1", "Deployment"));
+        let deployment = |image: &str, replicas: i64, labels: Value, env: Value| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "d", "resourceVersion": "5", "labels": labels, "managedFields": [
+                       {"manager": "hpa", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                        "fieldsV1": {"f:spec": {"f:replicas": {}}}, "subresource": "scale"},
+                       {"manager": "kubectl-set", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                        "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {"f:env": {}}}}}}}}]},
+                   "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "a", "image": image, "env": env}]}}}})
+        };
+        let before = deployment("x:1", 1, json!({}), json!([]));
+        let after = deployment("x:2", 1, json!({}), json!([]));
+        let restore = |live: &Value| plan_restore(live, &before, Some(&after), None, false).unwrap().result;
+        // Disjoint: replicas and a label changed since; the restore writes back the image only.
+        let disjoint = deployment("x:2", 4, json!({"team": "a"}), json!([]));
+        assert_eq!(overlapping_change(&after, &disjoint, &restore(&disjoint), None, schema, ty), None);
+        // Overlapping: the image changed since.
+        let image = deployment("x:3", 1, json!({}), json!([]));
+        let change = overlapping_change(&after, &image, &restore(&image), None, schema, ty).expect("the image moved");
+        assert_eq!(change.field.to_string(), ".spec.template.spec.containers[name=\"a\"].image");
+        // The merge patch restores the container list whole: an env entry added since would be
+        // written back too, so it overlaps, and its manager is named.
+        let env = deployment("x:2", 1, json!({}), json!([{"name": "E", "value": "1"}]));
+        let change = overlapping_change(&after, &env, &restore(&env), None, schema, ty).expect("env is written back");
+        assert!(change.field.to_string().contains(".env"), "{}", change.field);
+        assert_eq!(change.changed_by, ["kubectl-set (Update)"]);
     }
 
     #[test]

@@ -539,3 +539,41 @@ fn an_interrupted_undo_run_finishes_when_run_again() {
     );
     assert_eq!(restored(&configmaps_in(&cluster, &ns)), 3);
 }
+
+/// Issue #32.10: an undo is guarded by the fields it writes back, not by the whole object:
+/// objects only labelled since the run are restored (the label stays), and one whose patched
+/// field was changed since is skipped (exit 3), naming the field and the manager.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn an_undo_run_is_blocked_only_by_changes_of_the_fields_it_restores() {
+    let cluster = require_cluster!();
+    let data = data_dir("undo-fields");
+    let ns = cluster.namespace("fw-bulk-undo-fields");
+    configmaps(&cluster, &ns, 3, "app=undo-fields");
+    ok(&run(safe_patch(&cluster, &data).args([
+        "-n",
+        &ns,
+        "cm",
+        "-l",
+        "app=undo-fields",
+        "-p",
+        r#"{"data":{"k":"w"}}"#,
+        "--yes",
+    ])));
+    cluster.kubectl_ok(&["label", "-n", &ns, "cm", "-l", "app=undo-fields", "other-tool=was-here"]);
+    cluster.kubectl_ok(&["patch", "-n", &ns, "cm/cm-01", "--type", "merge", "-p", r#"{"data":{"k":"someone"}}"#]);
+    let out = run(safe_patch(&cluster, &data).args(["undo", "--last-run", "--yes"]));
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "configmap/cm-01 in namespace {ns} changed since the write being undone at .data.k, by kubectl-patch (Update)"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 restored, 0 unchanged, 1 conflict, 0 refused, 0 failed"), "{stderr}");
+    let cms = configmaps_in(&cluster, &ns);
+    let values: Vec<&str> = cms.iter().map(|cm| cm["data"]["k"].as_str().unwrap()).collect();
+    assert_eq!(values, ["v", "someone", "v"]);
+    assert!(cms.iter().all(|cm| cm["metadata"]["labels"]["other-tool"] == "was-here"), "the later label stays");
+}

@@ -729,3 +729,22 @@ fn removing_the_last_label_that_someone_else_removed_is_no_change() {
         assert!(now["metadata"]["labels"].get("only").is_none(), "{labels:?}: {now}");
     }
 }
+
+/// Issue #32.10: a later change of another field (an autoscaler's replicas) does not block the
+/// undo of an image change, and survives it.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn undo_is_guarded_by_the_fields_it_restores() {
+    let cluster = require_cluster!();
+    let ns = busybox(&cluster, "fw-sp-undo-fields");
+    let data = data_dir("undo-fields");
+    let image_before = containers(&deployment(&cluster, &ns))[0]["image"].clone();
+    let patch = r#"{"spec":{"template":{"spec":{"containers":[{"name":"busybox","image":"busybox:1.36"}]}}}}"#;
+    ok(&safe_patch(&cluster, &data, &ns, &["deploy/busybox-demo", "-p", patch, "--yes"]));
+    cluster.kubectl_ok(&["scale", "-n", &ns, "deploy/busybox-demo", "--replicas=4"]);
+    let out = safe_patch(&cluster, &data, &ns, &["undo", "deploy/busybox-demo", "--yes"]);
+    assert!(ok(&out).contains("restored"), "{}", text(&out.stderr));
+    let now = deployment(&cluster, &ns);
+    assert_eq!(containers(&now)[0]["image"], image_before, "the image is restored");
+    assert_eq!(now["spec"]["replicas"], 4, "the later scale survives");
+}
