@@ -92,7 +92,14 @@ fn listen_for_signals() {
 
 fn act_on(signal: Signal) {
     match interrupt::on_signal(signal) {
-        Action::ExitNow(code) => std::process::exit(i32::from(code)),
+        Action::ExitNow { code, message } => {
+            // On a terminal the line starts below `^C` and any progress bar.
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprintln!();
+            }
+            eprintln!("{message}");
+            std::process::exit(i32::from(code))
+        }
         Action::Finish => eprintln!(
             "{}: finishing the writes in flight and starting no new ones; {} again to stop at once",
             signal.name(),
