@@ -783,8 +783,43 @@ fn undo_to_a_prefix_several_backups_share_is_refused_with_the_matches() {
         )
     );
     assert_eq!(cluster.get_json(&ns, "cm/x")["data"], json!({"a": "3"}), "nothing was written");
-    // The whole time names one: restored to the state before the first write.
-    let out = safe_patch(&["undo", "cm/x", "--to", times[0], "--yes"]);
+    // The whole time names one: restored to the state before the second write.
+    let out = safe_patch(&["undo", "cm/x", "--to", times[1], "--yes"]);
     assert!(out.status.success(), "{}", describe(&out));
-    assert_eq!(cluster.get_json(&ns, "cm/x")["data"], json!({"a": "1"}));
+    assert_eq!(cluster.get_json(&ns, "cm/x")["data"], json!({"a": "2"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// #28.8: messages that name what they are about
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn undo_of_a_run_names_the_object_whose_write_was_never_confirmed() {
+    let cluster = require_cluster!();
+    let dir = scratch("undo-run");
+    let ns = cluster.namespace("fw-hard-undo-run");
+    cluster.kubectl_ok(&["create", "configmap", "c", "-n", &ns, "--from-literal=k=0"]);
+    cluster.kubectl_ok(&["label", "configmap", "c", "-n", &ns, "run=fw28"]);
+    // The hook moves the object and kills the run before its write: the record stays pending,
+    // and the next command finds the object moved (its write may have landed: unknown).
+    let hook = format!("kubectl annotate -n {ns} cm/c moved=1 >/dev/null 2>&1; kill -9 $PPID");
+    let killed = run(plugin(&cluster, "kubectl-safe_patch", &dir)
+        .args(["-n", &ns, "cm", "-l", "run=fw28", "-p", r#"{"data":{"k":"1"}}"#, "--yes"])
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("PATH", fieldwise_e2e::path_with_plugins()));
+    assert!(!killed.status.success(), "{}", describe(&killed));
+    // The run wrote nothing confirmed, so --last-run steps over it: it is named by its id.
+    let runs = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["history", "--runs"])).stdout);
+    let id = runs.lines().nth(1).and_then(|l| l.split_whitespace().next()).unwrap_or_else(|| panic!("{runs}"));
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "--run", id, "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "error: the write of configmap/c in namespace {ns} in that backup was never confirmed; use --force to restore its pre-image anyway"
+        )),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(cluster.get_json(&ns, "cm/c")["data"], json!({"k": "0"}), "nothing was written");
 }
