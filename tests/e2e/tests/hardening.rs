@@ -823,3 +823,43 @@ fn undo_of_a_run_names_the_object_whose_write_was_never_confirmed() {
     );
     assert_eq!(cluster.get_json(&ns, "cm/c")["data"], json!({"k": "0"}), "nothing was written");
 }
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_bulk_patch_interrupted_while_previewing_says_nothing_was_written() {
+    let cluster = require_cluster!();
+    let dir = scratch("interrupt-preview");
+    let ns = cluster.namespace("fw-hard-interrupt");
+    let mut list = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for i in 0..150 {
+        list.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: cm-{i:03}, labels: {{app: fw28}}}}, data: {{k: v}}}}\n"
+        ));
+    }
+    cluster.kubectl_stdin(&["create", "-n", &ns, "-f", "-"], &list);
+    // A warm discovery cache, so the signal finds the run previewing rather than discovering.
+    assert!(run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", &ns, "cm/cm-000"])).status.success());
+    let patch = r#"{"data":{"k":"w"}}"#;
+    let child = plugin(&cluster, "kubectl-safe_patch", &dir)
+        .args(["-n", &ns, "cm", "-l", "app=fw28", "-p", patch, "--yes", "--concurrency", "1", "--max-objects", "200"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn safe-patch");
+    std::thread::sleep(Duration::from_millis(400));
+    let kill = run(Command::new("kill").arg("-INT").arg(child.id().to_string()));
+    assert!(kill.status.success(), "{}", describe(&kill));
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    assert_eq!(
+        text(&out.stderr).lines().last(),
+        Some("error: interrupted (SIGINT): stopped before any write was sent: nothing was written"),
+        "{}",
+        describe(&out)
+    );
+    let list: Value =
+        serde_json::from_str(&cluster.kubectl_ok(&["get", "cm", "-n", &ns, "-l", "app=fw28", "-o", "json"]))
+            .expect("JSON");
+    let written = list["items"].as_array().expect("items").iter().filter(|cm| cm["data"]["k"] != "v").count();
+    assert_eq!(written, 0, "nothing was written");
+}
