@@ -66,13 +66,13 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
         if args.edit {
             return Err(Error::usage("--edit edits one object: name it (TYPE/NAME)"));
         }
-        let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?;
+        let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref(), args.validate)?;
         return many::run(&conn, targets, &patch, &args, retry_budget).await;
     }
     let source = if args.edit {
         PatchSource::Edit
     } else {
-        PatchSource::Given(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?)
+        PatchSource::Given(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref(), args.validate)?)
     };
     let mut schemas = Schemas::connected(&conn);
     patch_one(&conn, &mut schemas, &targets[0], &source, &args, retry_budget).await
@@ -214,7 +214,7 @@ async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
         _ => return Err(Error::usage("--local patches one object: give one -f FILE")),
     };
     let object = input::read_object_file(file)?.value;
-    let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref())?;
+    let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref(), args.validate)?;
     let typed = Schemas::offline().for_object(&object).await?;
     let display = reference::display_name(&object);
     let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);

@@ -3,6 +3,7 @@
 use fieldwise_kube::api::manifests::{self, Manifest};
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::local::input;
+use fieldwise_kube::write::FieldValidation;
 use serde_json::Value;
 
 /// Parses patch text as `kubectl patch` does (`yaml.ToJSON`, see
@@ -38,23 +39,23 @@ pub fn parse_patch(text: &str, source: &str) -> Result<Value> {
 }
 
 /// The patch from `-p` or `--patch-file`; one of them is required. Each is bounded in size
-/// and nesting (see `fieldwise_kube::local::input`).
-pub fn read_patch(inline: Option<&str>, file: Option<&str>) -> Result<Value> {
-    match (inline, file) {
+/// and nesting (see `fieldwise_kube::local::input`); a field written twice in one object is
+/// refused, warned about or ignored as `validation` (`--validate`) says.
+pub fn read_patch(inline: Option<&str>, file: Option<&str>, validation: FieldValidation) -> Result<Value> {
+    let (text, source) = match (inline, file) {
         (Some(text), _) => {
             input::check_text(text, "the patch from -p")?;
-            parse_patch(text, "-p")
+            (text.to_string(), "-p")
         }
-        (None, Some("-")) => {
-            let text = input::read_text(std::io::stdin().lock(), "the patch from stdin")?;
-            parse_patch(&text, "stdin")
+        (None, Some("-")) => (input::read_text(std::io::stdin().lock(), "the patch from stdin")?, "stdin"),
+        (None, Some(path)) => (input::read_file(std::path::Path::new(path), &format!("--patch-file {path}"))?, path),
+        (None, None) => {
+            return Err(Error::usage("a patch is required: pass -p PATCH or --patch-file FILE (or --edit)"))
         }
-        (None, Some(path)) => {
-            let text = input::read_file(std::path::Path::new(path), &format!("--patch-file {path}"))?;
-            parse_patch(&text, path)
-        }
-        (None, None) => Err(Error::usage("a patch is required: pass -p PATCH or --patch-file FILE (or --edit)")),
-    }
+    };
+    let patch = parse_patch(&text, source)?;
+    validation.on_duplicate_fields(&text, &format!("the patch from {source}"))?;
+    Ok(patch)
 }
 
 /// The one object in an `-f` file, and where it was read from (an empty file is refused

@@ -92,7 +92,7 @@ pub fn refusal(backup: &Backup, live: &Value, restored: &Value, args: &UndoArgs,
             EXIT_CHANGED,
         ),
         SinceTheWrite::NeverConfirmed => (
-            "the write of that backup was never confirmed; use --force to restore its pre-image anyway".to_string(),
+            format!("the write of {display} in that backup was never confirmed; use --force to restore its pre-image anyway"),
             EXIT_REFUSED,
         ),
     };
@@ -140,4 +140,44 @@ pub fn restore_plan(live: &Value, backup: &Backup, whole: bool) -> Result<Planne
 /// transfer`, `last-applied migrate`, a patch of them): its undo puts the managers back.
 pub fn sets_managers(backup: &Backup) -> bool {
     patch_sets_managed_fields(&backup.record.patch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use serde_json::json;
+
+    #[derive(Parser)]
+    struct Undo {
+        #[command(flatten)]
+        args: UndoArgs,
+    }
+
+    fn backup(after_resource_version: Option<&str>) -> Backup {
+        let record = json!({
+            "time": "2026-11-27T20:00:00.000Z", "context": "c", "server": "https://127.0.0.1:6443",
+            "namespace": "shop", "resource": "configmaps", "name": "web", "operation": "safe-patch merge",
+            "patch": {"data": {"k": "1"}}, "before": {"metadata": {"name": "web", "resourceVersion": "4"}},
+            "afterResourceVersion": after_resource_version,
+        });
+        Backup { file: "20261127T200000.000Z.json".into(), record: serde_json::from_value(record).unwrap() }
+    }
+
+    #[test]
+    fn every_refusal_names_the_object() {
+        let args = Undo::parse_from(["undo", "--run", "r1"]).args;
+        let live = json!({"metadata": {"name": "web", "resourceVersion": "6"}});
+        let display = "configmap/web in namespace shop";
+        let never = refusal(&backup(None), &live, &live, &args, display).expect("refused");
+        assert_eq!(
+            never,
+            Refusal {
+                message: "error: the write of configmap/web in namespace shop in that backup was never confirmed; use --force to restore its pre-image anyway".into(),
+                exit_code: EXIT_REFUSED,
+            }
+        );
+        let changed = refusal(&backup(Some("5")), &live, &live, &args, display).expect("refused");
+        assert!(changed.message.starts_with("error: configmap/web in namespace shop changed since"), "{changed:?}");
+    }
 }

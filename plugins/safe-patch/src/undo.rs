@@ -22,7 +22,7 @@ use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff;
-use fieldwise_kube::write::backup::{Backup, BackupStore, ObjectKey, Provenance, WriteState};
+use fieldwise_kube::write::backup::{taken_at, Backup, BackupStore, ObjectKey, Provenance, WriteState};
 use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, WriteOptions};
 use serde_json::Value;
@@ -96,11 +96,12 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The backup to restore: the one taken at `to`, else the newest write still in effect
+/// The backup to restore: the one taken at `to` (an ambiguous prefix is refused, see
+/// [`taken_at`]), else the newest write still in effect
 /// (the core's undo stack: writes that an undo already put back are stepped over).
 fn choose<'b>(backups: &'b [Backup], to: Option<&str>, display: &str, server: &str) -> Result<&'b Backup> {
     let chosen = match to {
-        Some(time) => backups.iter().rev().find(|b| b.record.time.starts_with(time)),
+        Some(time) => taken_at(backups, time, display)?,
         None => {
             let written: Vec<&Backup> = backups.iter().filter(|b| b.record.state == WriteState::Written).collect();
             let ids: Vec<String> = written.iter().map(|b| b.id()).collect();

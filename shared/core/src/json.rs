@@ -279,6 +279,122 @@ impl<'t> Decoder<'t> {
     }
 }
 
+/// The fields that appear twice in one object of JSON `text` (a value, or a stream of
+/// values), each named by its path as the apiserver's strict decoding names it
+/// (sigs.k8s.io/json: `duplicate field "spec.containers[0].name"`), with the index (from 1)
+/// of the value of the stream it is in, in the order they appear; each path once.
+///
+/// Decoding keeps the last value of a repeated key (as serde_json, go-yaml and the
+/// apiserver's lenient decoder all do), so the first one is silently lost; the apiserver's
+/// strict field validation refuses such a body, and its warn level warns. Text that is not
+/// JSON gives what was found before the error.
+///
+/// ```
+/// let found = fieldwise_core::json::duplicate_fields(r#"{"data": {"a": "1", "a": "2"}, "l": [{"k": 1, "k": 2}]}"#);
+/// assert_eq!(found, [(1, "data.a".to_string()), (1, "l[0].k".to_string())]);
+/// ```
+pub fn duplicate_fields(text: &str) -> Vec<(usize, String)> {
+    enum Open {
+        Object { path: String, seen: std::collections::HashSet<String>, key: Option<String> },
+        Array { path: String, index: usize },
+    }
+    let bytes = text.as_bytes();
+    let mut open: Vec<Open> = Vec::new();
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut document = 0;
+    let mut at = 0;
+    // The path of the value starting now, from the container it is in.
+    let value_path = |open: &[Open]| -> String {
+        match open.last() {
+            Some(Open::Object { path, key, .. }) => {
+                let key = key.as_deref().unwrap_or_default();
+                if path.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{path}.{key}")
+                }
+            }
+            Some(Open::Array { path, index }) => format!("{path}[{index}]"),
+            None => String::new(),
+        }
+    };
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'{' | b'[' => {
+                if open.is_empty() {
+                    document += 1;
+                }
+                let path = value_path(&open);
+                open.push(if b == b'{' {
+                    Open::Object { path, seen: Default::default(), key: None }
+                } else {
+                    Open::Array { path, index: 0 }
+                });
+                at += 1;
+            }
+            b'}' | b']' => {
+                open.pop();
+                at += 1;
+            }
+            b',' => {
+                match open.last_mut() {
+                    Some(Open::Object { key, .. }) => *key = None,
+                    Some(Open::Array { index, .. }) => *index += 1,
+                    None => {}
+                }
+                at += 1;
+            }
+            b'"' => {
+                let Some(end) = string_end(bytes, at + 1) else { break };
+                let raw = &text[at..=end];
+                at = end + 1;
+                if let Some(Open::Object { path, seen, key }) = open.last_mut() {
+                    if key.is_none() {
+                        let name = if raw.contains('\\') {
+                            serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string())
+                        } else {
+                            raw[1..raw.len() - 1].to_string()
+                        };
+                        if !seen.insert(name.clone()) {
+                            let full = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
+                            if !found.iter().any(|(d, p)| *d == document && *p == full) {
+                                found.push((document, full));
+                            }
+                        }
+                        *key = Some(name);
+                        continue;
+                    }
+                }
+                if open.is_empty() {
+                    document += 1;
+                }
+            }
+            b' ' | b'\n' | b'\r' | b'\t' | b':' => at += 1,
+            _ => {
+                // A number or a literal: to the next delimiter.
+                if open.is_empty() {
+                    document += 1;
+                }
+                while bytes.get(at).is_some_and(|b| !b" \n\r\t,:]}[{\"".contains(b)) {
+                    at += 1;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The index of the quote that closes the string whose text starts at `from`.
+fn string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        match *bytes.get(from)? {
+            b'"' => return Some(from),
+            b'\\' => from += 2,
+            _ => from += 1,
+        }
+    }
+}
+
 /// Whether a byte of a string is a quote, a backslash or a control character
 /// (below 0x20): where a run that can be copied as it is ends.
 fn needs_decoding(b: u8) -> bool {

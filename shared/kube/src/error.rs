@@ -237,6 +237,12 @@ pub enum Refusal {
         /// The server's limit, in bytes.
         limit: usize,
     },
+    /// The input writes these fields twice in one object (paths as the apiserver names
+    /// them: `data.a`), which strict field validation refuses (exit 2).
+    DuplicateFields {
+        /// The fields, in the order they appear.
+        fields: Vec<String>,
+    },
 }
 
 /// One cause of a refusal, from the server's Status `details.causes`.
@@ -348,12 +354,14 @@ impl Error {
     }
 
     /// The process exit code: 3 when the object changed since the preview, 2 when
-    /// the write was refused for a reason `--force` would override, 141 (what a shell
+    /// the write was refused for a reason `--force` would override (or the input has
+    /// duplicate fields under strict validation), 141 (what a shell
     /// reports for SIGPIPE) when stdout was closed, else 1 as kubectl uses for every failure.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::ChangedSincePreview { .. } => 3,
             Error::FieldManagerConflict { .. } => 2,
+            Error::Refused { rule: Refusal::DuplicateFields { .. }, .. } => 2,
             Error::StdoutClosed => CLOSED_PIPE_EXIT,
             _ => 1,
         }
@@ -504,6 +512,15 @@ impl Error {
                 f,
                 "{object}: the annotation would make the annotations {size} bytes, over the {limit}-byte limit; use `kubectl last-applied migrate {object} --drop-annotation` and server-side apply instead"
             ),
+            Error::Refused { object, rule: Refusal::DuplicateFields { fields } } => {
+                let quoted: Vec<String> = fields.iter().map(|field| format!("{field:?}")).collect();
+                write!(
+                    f,
+                    "{object} has duplicate field{} {}: only its last value would be used, and the apiserver's strict field validation (--validate=strict, the default) refuses such a body; remove the duplicate, or pass --validate=warn to send the last value",
+                    if fields.len() == 1 { "" } else { "s" },
+                    quoted.join(", ")
+                )
+            }
             Error::Unsupported { what } => write!(f, "{what}"),
             Error::Missing { object, what, hint } => write!(f, "{object} has no {what}{hint}"),
             Error::Program { command, start_error: Some(e), .. } => write!(f, "cannot run {command:?}: {e}"),

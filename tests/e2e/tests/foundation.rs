@@ -219,5 +219,8 @@ fn kubeconfig_problems_are_one_clear_line() {
     assert_one_line_error(&out, "User \"fieldwise-restricted\" cannot get resource \"secrets\"");
 
     let out = run(owners().args(["deploy/x", "--request-timeout", "soon"]));
-    assert_one_line_error(&out, "invalid --request-timeout \"soon\"");
+    assert_one_line_error(
+        &out,
+        "invalid argument \"soon\" for \"--request-timeout\" flag: time: invalid duration \"soon\"",
+    );
 }

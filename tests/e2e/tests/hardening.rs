@@ -540,3 +540,326 @@ fn a_secret_value_copied_into_metadata_is_refused_without_allow_secret_exposure(
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(labels(), json!({"app": "web", "x": "YWJjZGVm"}));
 }
+
+// ---------------------------------------------------------------------------------------------
+// #28.4: values no request can carry are refused by name, never a panic (exit 101)
+
+/// The three plugins, each reading (and safe-patch writing) `cm/x`.
+fn every_plugin() -> [(&'static str, Vec<&'static str>); 3] {
+    [
+        ("kubectl-owners", vec!["cm/x"]),
+        ("kubectl-safe_patch", vec!["cm/x", "-p", r#"{"data":{"b":"2"}}"#, "--yes"]),
+        ("kubectl-last_applied", vec!["view", "cm/x"]),
+    ]
+}
+
+/// The cluster's kubeconfig with its users replaced by one, `u` (`user` is its entry), and
+/// its contexts' namespace set to `namespace` when given.
+fn kubeconfig_with(cluster: &Cluster, dir: &Path, name: &str, user: Option<Value>, namespace: Option<&str>) -> PathBuf {
+    let mut config: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&cluster.kubeconfig).expect("kubeconfig")).expect("YAML");
+    let contexts = config["contexts"].as_array_mut().expect("contexts");
+    for context in contexts.iter_mut() {
+        if user.is_some() {
+            context["context"]["user"] = json!("u");
+        }
+        if let Some(ns) = namespace {
+            context["context"]["namespace"] = json!(ns);
+        }
+    }
+    if let Some(user) = user {
+        config["users"] = json!([{"name": "u", "user": user}]);
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, serde_yaml::to_string(&config).expect("YAML")).expect("write kubeconfig");
+    path
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn huge_request_timeouts_and_tokens_with_newlines_are_refused_by_name_never_a_panic() {
+    let cluster = require_cluster!();
+    let dir = scratch("values");
+    let ns = cluster.namespace("fw-hard-values");
+    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=a=1"]);
+    let data = || cluster.get_json(&ns, "cm/x")["data"].clone();
+
+    for timeout in ["18446744073709551615s", "5000000000000000h"] {
+        let kubectl = run(cluster.kubectl().args(["get", "cm/x", "-n", &ns, "--request-timeout", timeout]));
+        assert!(!kubectl.status.success(), "kubectl refuses {timeout} too: {}", describe(&kubectl));
+        for (exe, args) in every_plugin() {
+            let out = run(plugin(&cluster, exe, &dir).args(["-n", &ns, "--request-timeout", timeout]).args(&args));
+            assert_eq!(out.status.code(), Some(1), "{exe} {timeout}: {}", describe(&out));
+            assert_eq!(
+                text(&out.stderr),
+                format!(
+                    "error: invalid argument \"{timeout}\" for \"--request-timeout\" flag: time: invalid duration \"{timeout}\": longer than Go's limit of 2562047h47m16.854775807s (use a number with a unit, e.g. 30s, 1m or 500ms; 0 means no timeout)\n"
+                ),
+                "{exe}"
+            );
+        }
+    }
+
+    let token_refused = |what: &str| {
+        format!(
+            "error: invalid {what}: it contains a newline or another control character, which an HTTP header cannot carry (look for a line break copied with it)\n"
+        )
+    };
+    let kubectl = run(cluster.kubectl().args(["get", "cm/x", "-n", &ns, "--token", "s3cret\ntoken"]));
+    assert!(!kubectl.status.success(), "kubectl cannot send it either: {}", describe(&kubectl));
+    let in_kubeconfig = kubeconfig_with(&cluster, &dir, "newline", Some(json!({"token": "s3cret\ntoken"})), None);
+    for (exe, args) in every_plugin() {
+        let out = run(plugin(&cluster, exe, &dir).args(["-n", &ns, "--token", "s3cret\ntoken"]).args(&args));
+        assert_eq!(out.status.code(), Some(1), "{exe} --token: {}", describe(&out));
+        assert_eq!(text(&out.stderr), token_refused("--token"), "{exe}");
+        let out =
+            run(plugin(&cluster, exe, &dir).arg("--kubeconfig").arg(&in_kubeconfig).args(["-n", &ns]).args(&args));
+        assert_eq!(out.status.code(), Some(1), "{exe} kubeconfig token: {}", describe(&out));
+        assert_eq!(text(&out.stderr), token_refused("token of kubeconfig user \"u\""), "{exe}");
+        assert!(!text(&out.stderr).contains("s3cret"), "{exe}: the token was printed");
+    }
+    assert_eq!(data(), json!({"a": "1"}), "nothing was written");
+
+    // A tokenFile ending with a newline (`echo TOKEN > file`) is read as client-go reads it: trimmed.
+    cluster.kubectl_ok(&["create", "serviceaccount", "editor", "-n", &ns]);
+    let account = format!("--serviceaccount={ns}:editor");
+    cluster.kubectl_ok(&["create", "rolebinding", "editor", "-n", &ns, "--clusterrole=edit", &account]);
+    let token = cluster.kubectl_ok(&["create", "token", "editor", "-n", &ns, "--duration=10m"]).trim().to_string();
+    let file = dir.join("token");
+    std::fs::write(&file, format!("{token}\n")).expect("write the token file");
+    let from_file =
+        kubeconfig_with(&cluster, &dir, "file", Some(json!({"tokenFile": file.to_str().expect("UTF-8")})), None);
+    let kubectl = run(cluster.kubectl().arg("--kubeconfig").arg(&from_file).args(["get", "cm/x", "-n", &ns]));
+    assert!(kubectl.status.success(), "kubectl: {}", describe(&kubectl));
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).arg("--kubeconfig").arg(&from_file).args([
+        "-n",
+        &ns,
+        "cm/x",
+        "-p",
+        r#"{"data":{"b":"2"}}"#,
+        "--yes",
+    ]));
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(data(), json!({"a": "1", "b": "2"}));
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn namespaces_no_request_can_name_are_refused_and_the_discovery_cache_is_kept() {
+    let cluster = require_cluster!();
+    let dir = scratch("namespace");
+    let ns = cluster.namespace("fw-hard-ns");
+    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=a=1"]);
+    // A warm discovery cache, which a misread 404 used to clear.
+    let out = run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", &ns, "cm/x"]));
+    assert!(out.status.success(), "{}", describe(&out));
+    let cached = || {
+        fieldwise_e2e::files_below(&dir.join("cache"), None).iter().any(|f| f.to_string_lossy().contains("discovery"))
+    };
+    assert!(cached(), "the discovery cache was written");
+
+    let kubectl = run(cluster.kubectl().args(["get", "cm/x", "-n", "a/b"]));
+    assert!(text(&kubectl.stderr).contains("invalid namespace \"a/b\""), "kubectl: {}", describe(&kubectl));
+    for (namespace, problem) in [
+        ("a/b", "[may not contain '/']"),
+        ("a%2Fb", "[may not contain '%']"),
+        (".", "[may not be '.']"),
+        ("..", "[may not be '..']"),
+    ] {
+        for (exe, args) in every_plugin() {
+            let out = run(plugin(&cluster, exe, &dir).args(["-n", namespace]).args(&args));
+            assert_eq!(out.status.code(), Some(1), "{exe} -n {namespace}: {}", describe(&out));
+            assert_eq!(text(&out.stderr), format!("error: invalid namespace {namespace:?}: {problem}\n"), "{exe}");
+        }
+    }
+    // The same namespace from the kubeconfig's context, named as coming from there.
+    let in_context = kubeconfig_with(&cluster, &dir, "context-ns", None, Some("a/b"));
+    let context = cluster.kubectl_ok(&["config", "current-context"]).trim().to_string();
+    for (exe, args) in every_plugin() {
+        let out = run(plugin(&cluster, exe, &dir).arg("--kubeconfig").arg(&in_context).args(&args));
+        assert_eq!(out.status.code(), Some(1), "{exe}: {}", describe(&out));
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "error: invalid namespace \"a/b\" (the namespace of context \"{context}\" in the kubeconfig): [may not contain '/']\n"
+            ),
+            "{exe}"
+        );
+    }
+    assert!(cached(), "the discovery cache was kept");
+    assert_eq!(cluster.get_json(&ns, "cm/x")["data"], json!({"a": "1"}), "nothing was written");
+}
+
+// ---------------------------------------------------------------------------------------------
+// #28.9: inputs kubectl refuses or warns about
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn duplicate_fields_in_a_patch_are_refused_under_strict_validation_and_warned_about_otherwise() {
+    let cluster = require_cluster!();
+    let dir = scratch("duplicates");
+    let ns = cluster.namespace("fw-hard-dup");
+    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=a=1"]);
+    let data = || cluster.get_json(&ns, "cm/x")["data"].clone();
+    let safe_patch =
+        |args: &[&str]| run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "cm/x"]).args(args));
+    let refused = |source: &str| {
+        format!(
+            "error: the patch from {source} has duplicate field \"data.a\": only its last value would be used, and the apiserver's strict field validation (--validate=strict, the default) refuses such a body; remove the duplicate, or pass --validate=warn to send the last value\n"
+        )
+    };
+
+    let out = safe_patch(&["-p", r#"{"data":{"a":"2","a":"3"}}"#, "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert_eq!(text(&out.stderr), refused("-p"));
+    let file = dir.join("patch.yaml");
+    std::fs::write(&file, "data:\n  a: '2'\n  a: '3'\n").expect("write");
+    let path = file.to_str().expect("UTF-8");
+    let out = safe_patch(&["--patch-file", path, "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert_eq!(text(&out.stderr), refused(path));
+    assert_eq!(data(), json!({"a": "1"}), "nothing was written");
+
+    // --validate=warn: said, and the last value sent, as the apiserver's warn level does.
+    let out = safe_patch(&["-p", r#"{"data":{"a":"2","a":"3"}}"#, "--yes", "--validate=warn"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        text(&out.stderr)
+            .contains("warning: the patch from -p: duplicate field \"data.a\": only its last value is used"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(data(), json!({"a": "3"}));
+
+    // An object file (-f) is read, not sent as written: its duplicates are warned about.
+    let object = dir.join("cm.yaml");
+    std::fs::write(&object, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: '1'\n  a: '2'\n")
+        .expect("write");
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).arg("-f").arg(&object).args([
+        "--local",
+        "-p",
+        r#"{"data":{"b":"1"}}"#,
+        "-o",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "warning: {}: duplicate field \"data.a\": only its last value is read",
+            object.display()
+        )),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn undo_to_a_prefix_several_backups_share_is_refused_with_the_matches() {
+    let cluster = require_cluster!();
+    let dir = scratch("undo-to");
+    let ns = cluster.namespace("fw-hard-undo-to");
+    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=a=1"]);
+    let safe_patch = |args: &[&str]| run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns]).args(args));
+    for value in ["2", "3"] {
+        let out = safe_patch(&["cm/x", "-p", &format!(r#"{{"data":{{"a":"{value}"}}}}"#), "--yes"]);
+        assert!(out.status.success(), "{}", describe(&out));
+    }
+    let history = text(&safe_patch(&["history", "cm/x"]).stdout);
+    let times: Vec<&str> = history
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(times.len(), 2, "{history}");
+    let year = &times[0][..4];
+    let out = safe_patch(&["undo", "cm/x", "--to", year, "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: --to {year} matches 2 backups of configmap/x: {}, {}; give more of the time, so that it matches one\n",
+            times[0], times[1]
+        )
+    );
+    assert_eq!(cluster.get_json(&ns, "cm/x")["data"], json!({"a": "3"}), "nothing was written");
+    // The whole time names one: restored to the state before the second write.
+    let out = safe_patch(&["undo", "cm/x", "--to", times[1], "--yes"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(cluster.get_json(&ns, "cm/x")["data"], json!({"a": "2"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// #28.8: messages that name what they are about
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn undo_of_a_run_names_the_object_whose_write_was_never_confirmed() {
+    let cluster = require_cluster!();
+    let dir = scratch("undo-run");
+    let ns = cluster.namespace("fw-hard-undo-run");
+    cluster.kubectl_ok(&["create", "configmap", "c", "-n", &ns, "--from-literal=k=0"]);
+    cluster.kubectl_ok(&["label", "configmap", "c", "-n", &ns, "run=fw28"]);
+    // The hook moves the object and kills the run before its write: the record stays pending,
+    // and the next command finds the object moved (its write may have landed: unknown).
+    let hook = format!("kubectl annotate -n {ns} cm/c moved=1 >/dev/null 2>&1; kill -9 $PPID");
+    let killed = run(plugin(&cluster, "kubectl-safe_patch", &dir)
+        .args(["-n", &ns, "cm", "-l", "run=fw28", "-p", r#"{"data":{"k":"1"}}"#, "--yes"])
+        .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("PATH", fieldwise_e2e::path_with_plugins()));
+    assert!(!killed.status.success(), "{}", describe(&killed));
+    // The run wrote nothing confirmed, so --last-run steps over it: it is named by its id.
+    let runs = text(&run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["history", "--runs"])).stdout);
+    let id = runs.lines().nth(1).and_then(|l| l.split_whitespace().next()).unwrap_or_else(|| panic!("{runs}"));
+    let out = run(plugin(&cluster, "kubectl-safe_patch", &dir).args(["-n", &ns, "undo", "--run", id, "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "error: the write of configmap/c in namespace {ns} in that backup was never confirmed; use --force to restore its pre-image anyway"
+        )),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(cluster.get_json(&ns, "cm/c")["data"], json!({"k": "0"}), "nothing was written");
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_bulk_patch_interrupted_while_previewing_says_nothing_was_written() {
+    let cluster = require_cluster!();
+    let dir = scratch("interrupt-preview");
+    let ns = cluster.namespace("fw-hard-interrupt");
+    let mut list = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for i in 0..150 {
+        list.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: cm-{i:03}, labels: {{app: fw28}}}}, data: {{k: v}}}}\n"
+        ));
+    }
+    cluster.kubectl_stdin(&["create", "-n", &ns, "-f", "-"], &list);
+    // A warm discovery cache, so the signal finds the run previewing rather than discovering.
+    assert!(run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", &ns, "cm/cm-000"])).status.success());
+    let patch = r#"{"data":{"k":"w"}}"#;
+    let child = plugin(&cluster, "kubectl-safe_patch", &dir)
+        .args(["-n", &ns, "cm", "-l", "app=fw28", "-p", patch, "--yes", "--concurrency", "1", "--max-objects", "200"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn safe-patch");
+    std::thread::sleep(Duration::from_millis(400));
+    let kill = run(Command::new("kill").arg("-INT").arg(child.id().to_string()));
+    assert!(kill.status.success(), "{}", describe(&kill));
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    assert_eq!(
+        text(&out.stderr).lines().last(),
+        Some("error: interrupted (SIGINT): stopped before any write was sent: nothing was written"),
+        "{}",
+        describe(&out)
+    );
+    let list: Value =
+        serde_json::from_str(&cluster.kubectl_ok(&["get", "cm", "-n", &ns, "-l", "app=fw28", "-o", "json"]))
+            .expect("JSON");
+    let written = list["items"].as_array().expect("items").iter().filter(|cm| cm["data"]["k"] != "v").count();
+    assert_eq!(written, 0, "nothing was written");
+}

@@ -9,6 +9,7 @@
 //!
 //! - [`read_stream`]: a file as `kubectl apply -f` reads it, document by document.
 //! - [`to_json`]: a patch as `kubectl patch --patch-file` reads it.
+//! - [`duplicate_fields`]: the fields a text writes twice in one mapping (the value kept is the last).
 //! - [`to_yaml`] / [`to_yaml_stream`]: YAML that kubectl reads back to the same values.
 //!
 //! Inside, one step each: `frame` cuts the stream into documents,
@@ -20,6 +21,7 @@
 
 mod compose;
 mod decode;
+mod duplicates;
 mod frame;
 mod json_value;
 mod read;
@@ -28,6 +30,7 @@ mod style;
 mod timestamp;
 mod write;
 
+pub use duplicates::duplicate_fields;
 pub use read::{read_stream, to_json, Document, ReadError, MAX_DEPTH};
 pub use write::{to_yaml, to_yaml_stream};
 

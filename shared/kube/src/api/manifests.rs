@@ -105,7 +105,8 @@ fn read_path(path: &Path, recursive: bool, top: bool, out: &mut Vec<Manifest>, f
 /// Parses a YAML (or JSON) stream into objects exactly as `kubectl apply -f` reads it
 /// ([`fieldwise_core::yaml::read_stream`]: YAML 1.1, so `y: 2` is `true: 2` and `on` is
 /// `true`; documents cut at `---` lines): empty documents are skipped, `List` kinds are
-/// unwrapped into their items. Documents are numbered as kubectl cuts them.
+/// unwrapped into their items. Documents are numbered as kubectl cuts them. A field written
+/// twice in one object is warned about on stderr (the last value is the one read).
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Manifest>> {
     let documents = fieldwise_core::yaml::read_stream(text).map_err(|e| {
         Error::usage(format!(
@@ -114,6 +115,12 @@ pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Manifest>> {
         ))
     })?;
     let several = documents.len() > 1 || documents.first().is_some_and(|d| d.index > 1);
+    // An object file is read here, not sent as written: a field written twice loses its first
+    // value without a word from the decoder, so the user hears it here (see `duplicate_fields`).
+    for (document, field) in fieldwise_core::yaml::duplicate_fields(text) {
+        let here = if several { format!("{source} (document {document})") } else { source.to_string() };
+        eprintln!("warning: {here}: duplicate field \"{field}\": only its last value is read");
+    }
     let mut out = Vec::new();
     for document in documents {
         let here = if several { format!("{source} (document {})", document.index) } else { source.to_string() };

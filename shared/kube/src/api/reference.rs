@@ -98,6 +98,10 @@ impl ObjectRef {
         let (resource, name) = typed_name(object, ("metadata.name", "/metadata/name"), source, catalog)?;
         let declared = object.pointer("/metadata/namespace").and_then(Value::as_str);
         let namespace = scope.place(resource, declared, source)?;
+        // Refused before it is sent (see `conn::namespace`): a `/` in it would name another path.
+        if let (Some(ns), Some(_)) = (&namespace, declared.filter(|ns| !ns.is_empty())) {
+            crate::conn::namespace::check(ns, Some(&format!("metadata.namespace in {source}")))?;
+        }
         Ok(ObjectRef { resource: resource.clone(), namespace, name })
     }
 
@@ -283,6 +287,15 @@ mod tests {
         assert_eq!(r.display(), "crontab.stable.example.com/c");
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}});
         assert_eq!(ObjectRef::from_manifest(&cm, "m.yaml", &c, &scope("dev", false)).unwrap().display(), "configmap/m");
+    }
+
+    #[test]
+    fn a_manifests_namespace_no_request_can_name_is_refused() {
+        let err = ObjectRef::from_manifest(&deployment(Some("a/b")), "d.yaml", &catalog(), &scope("dev", false));
+        assert_eq!(
+            err.unwrap_err().printed(),
+            "error: invalid namespace \"a/b\" (metadata.namespace in d.yaml): [may not contain '/']"
+        );
     }
 
     #[test]

@@ -93,7 +93,12 @@ fn listen_for_signals() {
 
 fn act_on(signal: Signal) {
     match interrupt::on_signal(signal) {
-        Action::ExitNow(code) => {
+        Action::ExitNow { code, message } => {
+            // On a terminal the line starts below `^C` and any progress bar.
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprintln!();
+            }
+            eprintln!("{message}");
             // No destructor runs past here: private files that hold values go first.
             crate::local::private_fs::remove_at_exit();
             std::process::exit(i32::from(code))

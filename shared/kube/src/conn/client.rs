@@ -14,7 +14,7 @@ use kube::config::{AuthInfo, Cluster, KubeConfigOptions, Kubeconfig, NamedAuthIn
 
 use crate::conn::exec_credential::{CredentialLayer, ExecCredentials};
 use crate::conn::flags::KubeFlags;
-use crate::conn::kubeconfig_file;
+use crate::conn::{header_value, kubeconfig_file, namespace};
 use crate::error::{Error, Result};
 use crate::local::cache::ServerCache;
 
@@ -157,7 +157,14 @@ pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
 
 /// Connects with kubeconfig and flags. Makes no request: a bad server shows up on first use.
 pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
-    let mut kubeconfig = load_kubeconfig(flags)?;
+    connect_with(load_kubeconfig(flags)?, flags).await
+}
+
+/// [`connect`] with the kubeconfig already loaded. Everything the flags and the kubeconfig
+/// give that would go into a request is checked here first (the request timeout, the
+/// namespace, every header value: see [`crate::conn::namespace`] and
+/// [`crate::conn::header_value`]), so none of them reaches the client library unchecked.
+pub async fn connect_with(mut kubeconfig: Kubeconfig, flags: &KubeFlags) -> Result<Connection> {
     let context = flags.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
     if let Some(wanted) = &flags.context {
         if !kubeconfig.contexts.iter().any(|c| &c.name == wanted) {
@@ -173,12 +180,21 @@ pub async fn connect(flags: &KubeFlags) -> Result<Connection> {
             "the kubeconfig has no current context: pass --context or run `kubectl config use-context NAME`".into(),
         ));
     }
+    let timeout = flags.timeout()?;
+    let flag_namespace = flags.namespace.as_deref().filter(|ns| !ns.is_empty());
+    if let Some(ns) = flag_namespace {
+        namespace::check(ns, None)?;
+    }
     let (cluster, user) = apply_overrides(&mut kubeconfig, &context, flags)?;
-    let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster), user };
+    let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster), user: user.clone() };
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| Error::Kubeconfig(format!("context \"{context}\": {}", describe(&e))))?;
-    let timeout = flags.timeout()?;
+    header_value::check_user(&mut config.auth_info, user.as_deref().unwrap_or_default(), flags)?;
+    if flag_namespace.is_none() {
+        let origin = format!("the namespace of context \"{context}\" in the kubeconfig");
+        namespace::check(&config.default_namespace, Some(&origin))?;
+    }
     config.connect_timeout = Some(timeout.unwrap_or(CONNECT_TIMEOUT));
     if timeout.is_some() {
         config.read_timeout = timeout;

@@ -166,6 +166,9 @@ fn parse_output(command: &str, api_version: &str, stdout: &[u8]) -> Result<Crede
         (_, Some(_), None) | (_, None, Some(_)) => {
             Err(bad("its status has only one of clientCertificateData and clientKeyData".into()))
         }
+        (Some(token), None, None) if !crate::conn::header_value::can_carry(&token) => {
+            Err(bad("its token has a newline or another control character, which an HTTP header cannot carry".into()))
+        }
         (Some(token), None, None) if !token.is_empty() => Ok(Credential::Token { token, expires }),
         _ => Err(bad("it didn't return a token or cert/key pair".into())),
     }
@@ -372,6 +375,14 @@ mod tests {
         assert_eq!(credentials.header().unwrap().to_str().unwrap(), "Bearer s3cr3t-t0ken");
         assert_eq!(calls(), 3, "an expired token runs it again");
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_token_no_header_can_carry_is_refused_without_quoting_it() {
+        let out = r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"s3cr3t\nt0ken"}}"#;
+        let err = parse_output("p", "client.authentication.k8s.io/v1", out.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("its token has a newline or another control character"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
     }
 
     #[test]

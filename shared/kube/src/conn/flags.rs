@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::conn::duration::{self, Units};
 use crate::error::{Error, Result};
 
 /// kubectl's connection flags. Flatten into each plugin's top-level parser; `--help` lists
@@ -114,42 +115,26 @@ impl KubeFlags {
     }
 }
 
-/// Parses kubectl's `--request-timeout` syntax: a bare number of seconds, or Go's duration
-/// syntax as kubectl reads it (`time.ParseDuration`): numbers with `h`, `m`, `s`, `ms`,
-/// `us` (or `µs`) or `ns`, combined (`1m30s`) and fractional (`1.5h`). Zero means no limit.
+/// Parses kubectl's `--request-timeout` syntax (client-go's `ParseTimeout`): a bare number of
+/// seconds, or a Go duration ([`crate::conn::duration`]: `1m30s`, `1.5h`, `500ms`). Zero
+/// means no limit. Anything longer than Go's limit (about 292 years) is refused, as Go refuses
+/// it, rather than overflowing a deadline.
 pub fn parse_request_timeout(text: &str) -> Result<Option<Duration>> {
-    let bad = || {
+    let refuse = |why: &dyn std::fmt::Display| {
         Error::usage(format!(
-            "invalid --request-timeout {text:?}: use a number with a unit (h, m, s, ms), e.g. 30s, 1m or 500ms; 0 means no timeout"
+            "invalid argument {text:?} for \"--request-timeout\" flag: {why} (use a number with a unit, e.g. 30s, 1m or 500ms; 0 means no timeout)"
         ))
     };
     let text = text.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Ok((secs > 0).then(|| Duration::from_secs(secs)));
-    }
-    let mut total = 0f64;
-    let mut rest = text;
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let number_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        let value: f64 = rest[..number_end].parse().map_err(|_| bad())?;
-        rest = &rest[number_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
-        let seconds = match &rest[..unit_end] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 1e-3,
-            "us" | "µs" | "μs" => 1e-6,
-            "ns" => 1e-9,
-            _ => return Err(bad()),
-        };
-        total += value * seconds;
-        rest = &rest[unit_end..];
-    }
-    Ok((total > 0.0).then(|| Duration::from_secs_f64(total)))
+    let timeout = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        let seconds: Option<u64> = text.parse().ok().filter(|s| *s <= duration::MAX.as_secs());
+        Duration::from_secs(seconds.ok_or_else(|| {
+            refuse(&format!("longer than Go's limit of {} seconds (2562047h47m16s)", duration::MAX.as_secs()))
+        })?)
+    } else {
+        duration::parse(text, Units::Go).map_err(|e| refuse(&e))?
+    };
+    Ok((!timeout.is_zero()).then_some(timeout))
 }
 
 #[cfg(test)]
@@ -171,7 +156,25 @@ mod tests {
         assert_eq!(parse_request_timeout("0s").unwrap(), None);
         for bad in ["", "x", "5d", "s", "1m3", "ms", "1.2.3s"] {
             let err = parse_request_timeout(bad).unwrap_err().to_string();
-            assert!(err.contains("--request-timeout"), "{bad}: {err}");
+            assert!(
+                err.starts_with(&format!("invalid argument {bad:?} for \"--request-timeout\" flag: time: ")),
+                "{bad}: {err}"
+            );
         }
+    }
+
+    #[test]
+    fn request_timeouts_too_long_for_a_deadline_are_refused_not_a_panic() {
+        assert_eq!(
+            parse_request_timeout("18446744073709551615s").unwrap_err().to_string(),
+            "invalid argument \"18446744073709551615s\" for \"--request-timeout\" flag: time: invalid duration \"18446744073709551615s\": longer than Go's limit of 2562047h47m16.854775807s (use a number with a unit, e.g. 30s, 1m or 500ms; 0 means no timeout)"
+        );
+        for long in ["5000000000000000h", "18446744073709551615", "9223372037"] {
+            let err = parse_request_timeout(long).unwrap_err().to_string();
+            assert!(err.contains("longer than Go's limit"), "{long}: {err}");
+        }
+        assert_eq!(parse_request_timeout("9223372036").unwrap(), Some(Duration::from_secs(9_223_372_036)));
+        let longest = parse_request_timeout("2562047h47m16.854775807s").unwrap().unwrap();
+        assert!(std::time::Instant::now().checked_add(longest).is_some(), "a deadline can be computed");
     }
 }

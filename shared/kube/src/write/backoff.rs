@@ -28,7 +28,9 @@ impl Backoff {
             .map(|d| d.subsec_nanos())
             .unwrap_or_default();
         let seed = (u64::from(nanos) << 16) ^ u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
-        Backoff { started: now, deadline: now + budget, step: 0, seed: seed | 1 }
+        // Budgets come from flags, which keep to Go's limit; a longer one is a year, not a panic.
+        let deadline = now.checked_add(budget).unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600));
+        Backoff { started: now, deadline, step: 0, seed: seed | 1 }
     }
 
     /// How long since the first attempt.
@@ -41,7 +43,7 @@ impl Backoff {
         let ceiling = BASE.saturating_mul(1 << self.step.min(16)).min(CAP);
         self.step += 1;
         let wait = ceiling.mul_f64(self.random_fraction());
-        (Instant::now() + wait < self.deadline).then_some(wait)
+        Instant::now().checked_add(wait).is_some_and(|end| end < self.deadline).then_some(wait)
     }
 
     /// Whether there is still time for another attempt.
@@ -73,5 +75,11 @@ mod tests {
         let mut spent = Backoff::new(Duration::ZERO);
         assert!(!spent.has_time());
         assert_eq!(spent.next_wait(), None);
+    }
+
+    #[test]
+    fn a_budget_past_what_an_instant_holds_is_no_panic() {
+        let mut endless = Backoff::new(Duration::MAX);
+        assert!(endless.has_time() && endless.next_wait().is_some());
     }
 }

@@ -7,9 +7,13 @@
 //! [`crate::cli::entry::run`] listens for the signals and reports them here; the write
 //! path ([`crate::write::guarded`], [`crate::write::bulk`]) marks the stretches that must
 //! finish with [`InFlight`] and checks [`received`] before it starts anything new.
+//!
+//! A signal that ends the command at once says what happened ([`Action::ExitNow`]'s
+//! message): nothing written when no write had started (a preview, a dry run, a prompt),
+//! writes left in flight when a second signal cut them short.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use tokio::sync::watch;
@@ -68,6 +72,9 @@ struct State {
     received: AtomicU8,
     /// How many [`InFlight`] stretches are running.
     in_flight: AtomicUsize,
+    /// Whether any [`InFlight`] stretch ever started (a write, a bulk run): before one,
+    /// nothing can have been written.
+    ever_in_flight: AtomicBool,
     /// The first signal's code, for the futures waiting in [`stopped`] (works across
     /// runtimes and threads).
     stopped: watch::Sender<u8>,
@@ -75,7 +82,12 @@ struct State {
 
 impl State {
     fn new() -> State {
-        State { received: AtomicU8::new(0), in_flight: AtomicUsize::new(0), stopped: watch::channel(0).0 }
+        State {
+            received: AtomicU8::new(0),
+            in_flight: AtomicUsize::new(0),
+            ever_in_flight: AtomicBool::new(false),
+            stopped: watch::channel(0).0,
+        }
     }
 
     fn received(&self) -> Option<Signal> {
@@ -96,15 +108,23 @@ impl State {
 
     fn on_signal(&self, signal: Signal) -> Action {
         let first = self.received.compare_exchange(0, signal.code(), Ordering::SeqCst, Ordering::SeqCst).is_ok();
-        if !first {
-            return Action::ExitNow(self.received().unwrap_or(signal).exit_code());
+        let in_flight = self.in_flight.load(Ordering::SeqCst) > 0;
+        if first {
+            self.stopped.send_replace(signal.code());
+            if in_flight {
+                return Action::Finish;
+            }
         }
-        self.stopped.send_replace(signal.code());
-        if self.in_flight.load(Ordering::SeqCst) == 0 {
-            Action::ExitNow(signal.exit_code())
+        let why = if in_flight {
+            "stopped at once with writes in flight: whether they landed is unknown; their backups are kept \
+             (a command that writes the object again settles them)"
+        } else if self.ever_in_flight.load(Ordering::SeqCst) {
+            "stopped with no write in flight: the writes reported above were made, nothing more was started"
         } else {
-            Action::Finish
-        }
+            "stopped before any write was sent: nothing was written"
+        };
+        let message = format!("error: interrupted ({}): {why}", signal.name());
+        Action::ExitNow { code: self.received().unwrap_or(signal).exit_code(), message }
     }
 }
 
@@ -125,10 +145,15 @@ pub fn stopped() -> impl Future<Output = Signal> + Send + 'static {
 }
 
 /// What to do about a signal, decided by [`on_signal`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Exit now with this code: nothing is in flight, or this is the second signal.
-    ExitNow(u8),
+    /// Exit now: nothing is in flight, or this is the second signal.
+    ExitNow {
+        /// The exit code (the first signal's).
+        code: u8,
+        /// What happened, as an `error:` line for stderr (nothing written, or writes cut short).
+        message: String,
+    },
     /// Let the writes in flight finish; the command exits with the signal's code afterwards.
     Finish,
 }
@@ -147,7 +172,9 @@ pub struct InFlight(());
 impl InFlight {
     /// Marks the start of a stretch that must finish.
     pub fn start() -> InFlight {
-        process().in_flight.fetch_add(1, Ordering::SeqCst);
+        let state = process();
+        state.ever_in_flight.store(true, Ordering::SeqCst);
+        state.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight(())
     }
 }
@@ -166,7 +193,14 @@ mod tests {
     fn the_first_signal_finishes_what_is_in_flight_and_the_second_exits() {
         // A state of its own: the process's is shared with every other test.
         let state = State::new();
-        assert_eq!(state.on_signal(Signal::Interrupt), Action::ExitNow(130), "nothing in flight: exit at once");
+        assert_eq!(
+            state.on_signal(Signal::Interrupt),
+            Action::ExitNow {
+                code: 130,
+                message: "error: interrupted (SIGINT): stopped before any write was sent: nothing was written".into()
+            },
+            "nothing in flight (a preview): exit at once, saying nothing was written"
+        );
 
         let state = State::new();
         state.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -178,11 +212,25 @@ mod tests {
         assert_eq!(state.on_signal(Signal::Terminate), Action::Finish);
         waiter.join().unwrap();
         assert_eq!(state.received(), Some(Signal::Terminate));
-        assert_eq!(state.on_signal(Signal::Interrupt), Action::ExitNow(143), "the second exits with the first's code");
+        let Action::ExitNow { code, message } = state.on_signal(Signal::Interrupt) else { panic!("exits") };
+        assert_eq!(code, 143, "the second exits with the first's code");
+        assert!(message.starts_with("error: interrupted (SIGINT): stopped at once with writes in flight"), "{message}");
         assert_eq!((Signal::Interrupt.exit_code(), Signal::Terminate.exit_code()), (130, 143));
         assert_eq!(Signal::Hangup.exit_code(), 129);
         for signal in [Signal::Interrupt, Signal::Terminate, Signal::Hangup] {
             assert_eq!(Signal::from_code(signal.code()), Some(signal));
         }
+    }
+
+    #[test]
+    fn a_signal_after_the_writes_ended_says_they_were_made() {
+        let state = State::new();
+        state.ever_in_flight.store(true, Ordering::SeqCst);
+        let Action::ExitNow { code, message } = state.on_signal(Signal::Terminate) else { panic!("exits") };
+        assert_eq!(code, 143);
+        assert_eq!(
+            message,
+            "error: interrupted (SIGTERM): stopped with no write in flight: the writes reported above were made, nothing more was started"
+        );
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::api::objects::{encode, send};
 use crate::api::reference::ObjectRef;
 use crate::conn::client::Connection;
-use crate::error::{Error, Result};
+use crate::error::{Error, Refusal, Result};
 
 pub use crate::api::media_type::{content_type, STRATEGIC_MERGE_PATCH};
 /// The four ways to change part of an object; defined (without HTTP or flags) in the core crate.
@@ -35,6 +35,31 @@ impl FieldValidation {
             FieldValidation::Strict => "Strict",
             FieldValidation::Warn => "Warn",
             FieldValidation::Ignore => "Ignore",
+        }
+    }
+
+    /// What this level does with the fields `text` (a patch, read by the plugin itself and
+    /// described as `source`: `the patch from -p`) writes twice in one object, as the
+    /// apiserver's strict decoding does with a body it reads: strict refuses it (exit 2,
+    /// [`Refusal::DuplicateFields`]), warn says so on stderr, ignore keeps quiet. The value
+    /// kept is the last, as decoding keeps it; the server never sees the first.
+    pub fn on_duplicate_fields(self, text: &str, source: &str) -> Result<()> {
+        let fields: Vec<String> =
+            fieldwise_core::yaml::duplicate_fields(text).into_iter().map(|(_, path)| path).collect();
+        if fields.is_empty() {
+            return Ok(());
+        }
+        match self {
+            FieldValidation::Strict => {
+                Err(Error::Refused { object: source.to_string(), rule: Refusal::DuplicateFields { fields } })
+            }
+            FieldValidation::Warn => {
+                for field in fields {
+                    eprintln!("warning: {source}: duplicate field \"{field}\": only its last value is used");
+                }
+                Ok(())
+            }
+            FieldValidation::Ignore => Ok(()),
         }
     }
 }
@@ -80,4 +105,23 @@ pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest
     let body = serde_json::to_vec(request.body).map_err(|e| Error::malformed("the patch (encoding it)", e))?;
     let http = Request::patch(url).header(http::header::CONTENT_TYPE, content_type(request.patch_type)).body(body);
     send(conn, http).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_fields_are_refused_warned_or_ignored_as_the_validation_says() {
+        let text = r#"{"data": {"a": "1", "a": "2"}}"#;
+        let err = FieldValidation::Strict.on_duplicate_fields(text, "the patch from -p").unwrap_err();
+        assert_eq!(err.exit_code(), 2, "refused, as the exit-code table says");
+        assert_eq!(
+            err.printed(),
+            "error: the patch from -p has duplicate field \"data.a\": only its last value would be used, and the apiserver's strict field validation (--validate=strict, the default) refuses such a body; remove the duplicate, or pass --validate=warn to send the last value"
+        );
+        assert!(FieldValidation::Warn.on_duplicate_fields(text, "the patch from -p").is_ok());
+        assert!(FieldValidation::Ignore.on_duplicate_fields(text, "the patch from -p").is_ok());
+        assert!(FieldValidation::Strict.on_duplicate_fields(r#"{"data": {"a": "1"}}"#, "p").is_ok());
+    }
 }

@@ -37,7 +37,7 @@ pub mod retention;
 pub mod store;
 
 pub use in_flight::Abandoned;
-pub use record::{now, Backup, BackupRecord, ClusterKey, ObjectKey, Provenance, WriteState};
+pub use record::{now, taken_at, Backup, BackupRecord, ClusterKey, ObjectKey, Provenance, WriteState};
 pub use retention::{parse_age, parse_keep, PruneReport, Retention};
 pub use store::{BackupStore, PendingBackup, Settled};
 

@@ -237,6 +237,34 @@ impl Backup {
     }
 }
 
+/// The backup of `object` (kubectl's name, for messages) that `--to TIME` names among
+/// `backups`: the one whose id is `time`, else the one whose time stamp (as `history` prints
+/// it) starts with `time`. `None` when none does. A prefix that several backups start with is
+/// refused with their times listed: taking the newest silently could restore the wrong one.
+pub fn taken_at<'b>(backups: &'b [Backup], time: &str, object: &str) -> crate::error::Result<Option<&'b Backup>> {
+    if let Some(exact) = backups.iter().find(|b| b.id() == time) {
+        return Ok(Some(exact));
+    }
+    let matching: Vec<&Backup> = backups.iter().filter(|b| b.record.time.starts_with(time)).collect();
+    match matching.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        several => {
+            // As `history` prints them; two taken in the same millisecond by their ids.
+            let shared = |b: &Backup| several.iter().filter(|o| o.record.time == b.record.time).count() > 1;
+            let times: Vec<String> = several
+                .iter()
+                .map(|b| if shared(b) { format!("{} (id {})", b.record.time, b.id()) } else { b.record.time.clone() })
+                .collect();
+            Err(crate::error::Error::usage(format!(
+                "--to {time} matches {} backups of {object}: {}; give more of the time, so that it matches one",
+                several.len(),
+                times.join(", ")
+            )))
+        }
+    }
+}
+
 /// The current time in RFC 3339 with milliseconds, UTC.
 pub fn now() -> String {
     jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()

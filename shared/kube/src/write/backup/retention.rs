@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::conn::duration::{self, Units};
 use crate::error::{Error, Result};
 use crate::write::backup::atomic::remove_record;
 use crate::write::backup::record::Backup;
@@ -44,28 +45,16 @@ pub fn parse_keep(text: &str, source: &str) -> Result<usize> {
         .map_err(|_| Error::usage(format!("invalid {source} {text:?}: use a whole number (0 keeps any number)")))
 }
 
-/// Parses a backup age (`FIELDWISE_BACKUP_MAX_AGE`, `--max-age`): a number with
-/// `d`, `h`, `m` or `s`; `0` means no limit.
+/// Parses a backup age (`FIELDWISE_BACKUP_MAX_AGE`, `--max-age`): a Go duration with `d`
+/// (days) allowed too, e.g. `30d`, `12h`, `90m` ([`crate::conn::duration`]); `0` means no limit.
 pub fn parse_age(text: &str, source: &str) -> Result<Option<Duration>> {
     let text = text.trim();
-    let bad = || {
+    let age = duration::parse(text, Units::GoAndDays).map_err(|why| {
         Error::usage(format!(
-            "invalid {source} {text:?}: use a number with a unit (d, h, m, s), e.g. 30d; 0 keeps backups forever"
+            "invalid {source} {text:?}: {why} (use a number with a unit (d, h, m, s), e.g. 30d; 0 keeps backups forever)"
         ))
-    };
-    if text == "0" {
-        return Ok(None);
-    }
-    let unit = text.chars().last().ok_or_else(bad)?;
-    let seconds = match unit {
-        'd' => 86_400,
-        'h' => 3_600,
-        'm' => 60,
-        's' => 1,
-        _ => return Err(bad()),
-    };
-    let number: u64 = text[..text.len() - 1].parse().map_err(|_| bad())?;
-    Ok((number > 0).then(|| Duration::from_secs(number * seconds)))
+    })?;
+    Ok((!age.is_zero()).then_some(age))
 }
 
 /// What a prune removed and kept.
@@ -102,4 +91,21 @@ fn age(time: &str, now: jiff::Timestamp) -> Option<Duration> {
     let then: jiff::Timestamp = time.parse().ok()?;
     let seconds = now.as_second() - then.as_second();
     Some(Duration::from_secs(u64::try_from(seconds).unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_too_long_for_a_duration_are_refused_not_wrapped() {
+        // 213503982334601d times 86,400 s overflows a u64: it used to wrap (or panic in debug).
+        for long in ["213503982334601d", "18446744073709551615s", "106752d"] {
+            let err = parse_age(long, "--max-age").unwrap_err().to_string();
+            assert!(err.starts_with(&format!("invalid --max-age {long:?}: time: invalid duration")), "{err}");
+            assert!(err.contains("longer than Go's limit"), "{err}");
+        }
+        assert_eq!(parse_age("1d12h", "--max-age").unwrap(), Some(Duration::from_secs(36 * 3600)));
+        assert_eq!(parse_age("106751d", "--max-age").unwrap(), Some(Duration::from_secs(106_751 * 86_400)));
+    }
 }

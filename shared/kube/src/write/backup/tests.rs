@@ -303,3 +303,26 @@ fn a_pending_record_nobody_holds_is_settled_by_the_next_write_of_its_object() {
     assert_eq!(store.list(&key("o")).unwrap()[0].record.state, WriteState::Unknown, "it may have landed");
     fs::remove_dir_all(root).unwrap();
 }
+
+#[test]
+fn to_a_time_takes_one_backup_and_refuses_a_prefix_several_share() {
+    let backup = |time: &str, id: &str| Backup { file: PathBuf::from(format!("{id}.json")), record: record(time, "x") };
+    let backups = vec![
+        backup("2026-01-01T10:00:00.000Z", "20260101T100000.000Z"),
+        backup("2026-03-01T10:00:00.000Z", "20260301T100000.000Z"),
+        backup("2026-03-01T10:00:00.000Z", "20260301T100000.000Z-1"),
+        backup("2026-04-02T11:00:00.000Z", "20260402T110000.000Z"),
+        backup("2027-01-01T00:00:00.000Z", "20270101T000000.000Z"),
+    ];
+    let taken = |time: &str| taken_at(&backups, time, "configmap/x").map(|b| b.map(Backup::id));
+    assert_eq!(taken("2026-01").unwrap().as_deref(), Some("20260101T100000.000Z"));
+    assert_eq!(taken("2026-04-02T11:00:00.000Z").unwrap().as_deref(), Some("20260402T110000.000Z"));
+    assert_eq!(taken("20260301T100000.000Z-1").unwrap().as_deref(), Some("20260301T100000.000Z-1"), "an id");
+    assert_eq!(taken("2025").unwrap(), None);
+    assert_eq!(
+        taken("2026").unwrap_err().to_string(),
+        "--to 2026 matches 4 backups of configmap/x: 2026-01-01T10:00:00.000Z, \
+         2026-03-01T10:00:00.000Z (id 20260301T100000.000Z), 2026-03-01T10:00:00.000Z (id 20260301T100000.000Z-1), \
+         2026-04-02T11:00:00.000Z; give more of the time, so that it matches one"
+    );
+}
