@@ -682,8 +682,9 @@ fn from_scan_writers_without_a_terminal_or_yes_write_nothing_as_every_bulk_run()
     let ns = cluster.namespace("fw-la-noyes");
     let dir = scratch("noyes");
     for name in ["a", "b"] {
-        cluster.kubectl_ok(&["create", "configmap", "-n", &ns, name, "--from-literal=k=v"]);
-        cluster.kubectl_ok(&["label", "configmap", "-n", &ns, name, "fw-la-noyes=1"]);
+        // Created (labelled app=la), not applied: the annotation is missing, and no patch was sent yet.
+        let file = write_file(&dir, &format!("{name}.yaml"), &configmap(name, &[("k", "v")]));
+        cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
     }
     let before: Vec<Value> = ["a", "b"].iter().map(|n| cluster.get_json(&ns, &format!("cm/{n}"))).collect();
     let safe_patch = run(cluster.plugin("kubectl-safe_patch").env("FIELDWISE_DATA_DIR", dir.join("data")).args([
@@ -691,7 +692,7 @@ fn from_scan_writers_without_a_terminal_or_yes_write_nothing_as_every_bulk_run()
         &ns,
         "cm",
         "-l",
-        "fw-la-noyes=1",
+        "app=la",
         "-p",
         r#"{"data":{"k":"w"}}"#,
     ]));
