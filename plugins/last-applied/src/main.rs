@@ -28,8 +28,9 @@ use fieldwise_kube::write::DryRun;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan), drift
-(view --diff), or refused (repair of a Secret without --store-secret-values, or the confirmation declined),
-130/143 stopped by Ctrl-C or SIGTERM (writes in flight finished, summary printed).
+(view --diff), or refused (repair of a Secret without --store-secret-values, the confirmation declined, or
+--from-scan and several objects without a terminal and without --yes), 130/143 stopped by Ctrl-C or SIGTERM
+(writes in flight finished, summary printed).
 
 Examples:
   # Find objects whose annotation is missing, stale, oversized or leaking, everywhere
@@ -145,7 +146,8 @@ pub struct WriteArgs {
     #[arg(long)]
     pub show_secrets: bool,
 
-    /// Do not ask for confirmation (asked only on a terminal).
+    /// Do not ask for confirmation (asked only on a terminal; without one, --from-scan and several objects
+    /// are written only with --yes).
     #[arg(short = 'y', long)]
     pub yes: bool,
 }

@@ -31,7 +31,7 @@ use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
-use crate::from_scan::{self, FromScan};
+use crate::from_scan::{self, Ask, FromScan};
 use crate::{targets, ScopeArgs, WriteArgs};
 
 /// `migrate`'s flags.
@@ -84,28 +84,31 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
         eprintln!("Nothing to migrate.");
         return Ok(ExitCode::SUCCESS);
     }
-    let question = match work.as_slice() {
-        [one] => format!("Migrate {} to server-side apply ({})?", one.display(), args.field_manager),
-        many => format!("Migrate {} object(s) to server-side apply ({})?", many.len(), args.field_manager),
-    };
-    if args.write.dry_run == DryRun::None && !prompt::approved(args.write.yes, &question) {
-        eprintln!("Not migrated.");
-        return Ok(ExitCode::from(2));
-    }
     if let [target] = work.as_slice() {
+        let question = format!("Migrate {} to server-side apply ({})?", target.display(), args.field_manager);
+        if args.write.dry_run == DryRun::None && !prompt::approved(args.write.yes, &question) {
+            eprintln!("Not migrated.");
+            return Ok(ExitCode::from(prompt::NOT_APPROVED_EXIT));
+        }
         let (object, verb) = migrate_one(&conn, target, &args, retry_budget).await?;
-        report(&args, target, &object, &verb)?;
+        report(&args, target, &object, &verb, false)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if args.write.dry_run == DryRun::None {
+        let question = format!("Migrate {} objects to server-side apply ({})?", work.len(), args.field_manager);
+        if let Some(code) = prompt::run_refusal(args.write.yes, &question, "migrating", "migrated", work.len()) {
+            return Ok(code);
+        }
     }
     let summary = bulk::run(
         work,
         BulkOptions::with_concurrency(usize::from(args.scope.concurrency)),
-        ObjectRef::display,
+        ObjectRef::located,
         |target| {
             let (conn, args) = (&conn, &args);
             async move {
                 let (object, verb) = migrate_one(conn, &target, args, retry_budget).await?;
-                report(args, &target, &object, &verb)?;
+                report(args, &target, &object, &verb, true)?;
                 Ok(if verb == "unchanged" { "unchanged" } else { "migrated" })
             }
         },
@@ -123,10 +126,11 @@ async fn migrate_from_scan(
     retry_budget: std::time::Duration,
 ) -> Result<ExitCode> {
     let question = |count: usize| format!("Migrate {count} object(s) to server-side apply ({})?", args.field_manager);
-    let ask = (args.write.dry_run == DryRun::None && !args.write.yes).then_some(&question as &dyn Fn(usize) -> String);
+    let ask = Ask { question: &question, doing: "migrating", done: "migrated" };
+    let ask = Ask::unless(args.write.yes, args.write.dry_run, ask);
     let migrate = |target: ObjectRef, _live: Option<Value>| async move {
         let (object, verb) = migrate_one(conn, &target, args, retry_budget).await?;
-        report(args, &target, &object, &verb)?;
+        report(args, &target, &object, &verb, true)?;
         Ok(if verb == "unchanged" { "unchanged" } else { "migrated" })
     };
     match from_scan::run(conn, catalog, &args.scope, ask, |_| true, migrate).await? {
@@ -134,10 +138,7 @@ async fn migrate_from_scan(
             eprintln!("Nothing to migrate.");
             Ok(ExitCode::SUCCESS)
         }
-        FromScan::Declined => {
-            eprintln!("Not migrated.");
-            Ok(ExitCode::from(2))
-        }
+        FromScan::NotApproved(code) => Ok(code),
         FromScan::Ran(summary) => {
             summary.print();
             Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -207,6 +208,12 @@ async fn migrate_one(
     Ok((object, verb))
 }
 
-fn report(args: &MigrateArgs, target: &ObjectRef, object: &Value, verb: &str) -> Result<()> {
-    printer::print_outcome(&target.display(), object, verb, args.write.output, args.write.show_secrets)
+/// Prints an object's result line; `many`: one of a run over many objects.
+fn report(args: &MigrateArgs, target: &ObjectRef, object: &Value, verb: &str, many: bool) -> Result<()> {
+    let (output, show_secrets) = (args.write.output, args.write.show_secrets);
+    if many {
+        printer::print_run_outcome(target, object, verb, output, show_secrets)
+    } else {
+        printer::print_outcome(&target.display(), object, verb, output, show_secrets)
+    }
 }

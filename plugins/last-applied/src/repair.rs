@@ -32,10 +32,11 @@ use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, GuardedWrite, Intent, Planned, WriteOptions};
 use serde_json::{json, Value};
 
-use crate::from_scan::{self, FromScan};
+use crate::from_scan::{self, Ask, FromScan};
 use crate::{scan, targets, ScopeArgs, WriteArgs};
 
-/// Exit code when the user declined the confirmation, or a repair needs `--store-secret-values`.
+/// Exit code when the user declined the confirmation of one object, or a repair needs
+/// `--store-secret-values`.
 const EXIT_DECLINED: u8 = 2;
 
 /// `repair`'s flags.
@@ -117,7 +118,7 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
                 eprintln!("{}", Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } });
                 code = ExitCode::from(EXIT_DECLINED);
             }
-            outcome => report(&args, target, &outcome)?,
+            outcome => report(&args, target, &outcome, false)?,
         }
     }
     Ok(code)
@@ -131,11 +132,12 @@ async fn bulk_repair(
     retry_budget: std::time::Duration,
 ) -> Result<ExitCode> {
     let question = |count: usize| format!("Repair the annotation of {count} object(s)?");
-    let ask = (args.write.dry_run == DryRun::None && !args.write.yes).then_some(&question as &dyn Fn(usize) -> String);
+    let ask = Ask { question: &question, doing: "repairing", done: "repaired" };
+    let ask = Ask::unless(args.write.yes, args.write.dry_run, ask);
     let repair = |target: ObjectRef, live: Option<Value>| async move {
         let repair = Repair { conn, target: &target, source: &Source::Live, args, retry_budget, interactive: false };
         let outcome = repair.run(live).await?;
-        report(args, &target, &outcome)?;
+        report(args, &target, &outcome, true)?;
         Ok(match outcome {
             Outcome::Repaired(_) => "repaired",
             Outcome::Unchanged(_) | Outcome::Declined => "unchanged",
@@ -149,10 +151,7 @@ async fn bulk_repair(
             eprintln!("Nothing to repair.");
             Ok(ExitCode::SUCCESS)
         }
-        FromScan::Declined => {
-            eprintln!("Not repaired.");
-            Ok(ExitCode::from(EXIT_DECLINED))
-        }
+        FromScan::NotApproved(code) => Ok(code),
         FromScan::Ran(summary) => {
             summary.print();
             Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -292,7 +291,8 @@ fn show_diff(target: &ObjectRef, live: &Value, result: &Value, show_secrets: boo
     }
 }
 
-fn report(args: &RepairArgs, target: &ObjectRef, outcome: &Outcome) -> Result<()> {
+/// Prints an object's result line; `many`: one of a run over many objects (`--from-scan`).
+fn report(args: &RepairArgs, target: &ObjectRef, outcome: &Outcome, many: bool) -> Result<()> {
     let (object, verb) = match outcome {
         Outcome::Unchanged(o) => (o, "unchanged".to_string()),
         Outcome::Repaired(o) => match args.write.dry_run {
@@ -302,5 +302,10 @@ fn report(args: &RepairArgs, target: &ObjectRef, outcome: &Outcome) -> Result<()
         },
         Outcome::Declined | Outcome::Refused(_) => return Ok(()),
     };
-    printer::print_outcome(&target.display(), object, &verb, args.write.output, args.write.show_secrets)
+    let (output, show_secrets) = (args.write.output, args.write.show_secrets);
+    if many {
+        printer::print_run_outcome(target, object, &verb, output, show_secrets)
+    } else {
+        printer::print_outcome(&target.display(), object, &verb, output, show_secrets)
+    }
 }

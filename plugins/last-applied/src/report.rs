@@ -2,9 +2,11 @@
 //! machines (still one valid document, streamed), `--json-lines` for pipelines (the shapes
 //! are documented in docs/last-applied-output.md).
 //!
-//! Nothing grows with the number of findings: the table is aligned in small blocks (column
-//! widths only grow, so a later block may be wider than an earlier one), the documents are
-//! written item by item, and only the skipped types (at most one per type) wait for the end.
+//! The documents are written item by item, so nothing of them grows with the number of
+//! findings; only the skipped types (at most one per type) wait for the end. The table is for
+//! people and is aligned as a whole, as `kubectl get` aligns its own: its rows (a few short
+//! strings per finding) wait for the end of the scan, up to [`TABLE_BLOCK`] of them; a larger
+//! table goes on in blocks of that many, whose columns may only widen.
 
 use std::io::Write;
 
@@ -16,8 +18,9 @@ use serde_json::{json, Value};
 use crate::flagged::{Flagged, Skipped};
 use fieldwise_kube::output::listing_progress::ListingProgress;
 
-/// Table rows aligned together before they are written.
-const TABLE_BLOCK: usize = 64;
+/// Table rows aligned together before they are written: the whole table of any scan a person
+/// reads, while the memory it holds stays bounded (some megabytes).
+pub const TABLE_BLOCK: usize = 10_000;
 
 /// The report's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,10 +47,13 @@ pub struct ReportWriter<'a, W: Write> {
     findings: usize,
     objects: usize,
     types: usize,
+    /// Objects left out as a controller's copy of their owner's annotation.
+    controller_copies: usize,
     skipped: Vec<Skipped>,
     /// Table rows not yet written, and the column widths so far.
     rows: Vec<[String; 5]>,
     widths: [usize; 4],
+    header_written: bool,
 }
 
 impl<'a, W: Write> ReportWriter<'a, W> {
@@ -61,9 +67,11 @@ impl<'a, W: Write> ReportWriter<'a, W> {
             findings: 0,
             objects: 0,
             types: 0,
+            controller_copies: 0,
             skipped: Vec::new(),
             rows: Vec::new(),
             widths: ["KIND".len(), "NAMESPACE".len(), "NAME".len(), "FINDING".len()],
+            header_written: false,
         }
     }
 
@@ -108,7 +116,7 @@ impl<'a, W: Write> ReportWriter<'a, W> {
                     f.target.namespace.clone().unwrap_or_default(),
                     f.target.name.clone(),
                     x.kind.as_str().to_string(),
-                    x.detail.clone(),
+                    x.brief().to_string(),
                 ]);
             }
             if self.rows.len() >= TABLE_BLOCK {
@@ -123,7 +131,6 @@ impl<'a, W: Write> ReportWriter<'a, W> {
     /// in the document's `skipped` list otherwise.
     pub fn skipped(&mut self, s: Skipped) -> Result<()> {
         if matches!(self.format, Format::Table | Format::JsonLines | Format::Name) {
-            self.flush_rows()?;
             let line = format!("skipped {}: {}", s.resource.plural_group(), s.reason);
             self.progress.suspend(|| eprintln!("{line}"));
         }
@@ -132,10 +139,15 @@ impl<'a, W: Write> ReportWriter<'a, W> {
     }
 
     /// Notes a type listed to the end, with its object count.
-    pub fn type_done(&mut self, objects: usize) -> Result<()> {
+    pub fn type_done(&mut self, objects: usize) {
         self.types += 1;
         self.objects += objects;
-        self.flush_rows()
+    }
+
+    /// Notes objects left out as a controller's copy of their owner's annotation
+    /// ([`fieldwise_core::last_applied::controller_copy`]).
+    pub fn controller_copies(&mut self, count: usize) {
+        self.controller_copies += count;
     }
 
     /// Writes what comes after the findings; returns how many findings were reported.
@@ -146,10 +158,15 @@ impl<'a, W: Write> ReportWriter<'a, W> {
             .iter()
             .map(|s| json!({"apiVersion": s.resource.api_version(), "resource": s.resource.plural_group(), "reason": s.reason}))
             .collect();
-        let tail = json!({"skipped": skipped, "scanned": {"types": self.types, "objects": self.objects}});
+        let scanned = json!({"types": self.types, "objects": self.objects, "controllerCopies": self.controller_copies});
+        let tail = json!({"skipped": skipped, "scanned": scanned});
         let text = match self.format {
             Format::Table if self.findings == 0 => {
-                format!("No last-applied problems in {} objects of {} types.\n", self.objects, self.types)
+                let copies = match self.controller_copies {
+                    0 => String::new(),
+                    n => format!(" ({n} left out: made by a controller, with a copy of its owner's annotation)"),
+                };
+                format!("No last-applied problems in {} objects of {} types{copies}.\n", self.objects, self.types)
             }
             Format::Table | Format::JsonLines | Format::Name => String::new(),
             Format::Json => {
@@ -173,7 +190,8 @@ impl<'a, W: Write> ReportWriter<'a, W> {
         if self.rows.is_empty() {
             return Ok(());
         }
-        let header = self.findings == self.rows.len();
+        let header = !self.header_written;
+        self.header_written = true;
         for row in &self.rows {
             for (width, cell) in self.widths.iter_mut().zip(row) {
                 *width = (*width).max(cell.len());
@@ -264,7 +282,7 @@ mod tests {
     fn flagged(name: &str, kinds: &[FindingKind]) -> Flagged {
         Flagged {
             target: ObjectRef { resource: configmaps(), namespace: Some("prod".into()), name: name.into() },
-            findings: kinds.iter().map(|&kind| Finding { kind, detail: format!("{} detail", kind.as_str()) }).collect(),
+            findings: kinds.iter().map(|&kind| Finding::new(kind, format!("{} detail", kind.as_str()))).collect(),
             live: None,
         }
     }
@@ -278,7 +296,7 @@ mod tests {
         for f in objects {
             writer.flagged(f).unwrap();
         }
-        writer.type_done(7).unwrap();
+        writer.type_done(7);
         writer.finish().unwrap();
         String::from_utf8(sink).unwrap()
     }
@@ -288,7 +306,7 @@ mod tests {
         let findings: Vec<Value> = objects.iter().flat_map(finding_values).collect();
         let doc = json!({
             "apiVersion": "fieldwise.dev/v1alpha1", "kind": "LastAppliedScan", "namespace": "prod",
-            "findings": findings, "skipped": [], "scanned": {"types": 1, "objects": 7},
+            "findings": findings, "skipped": [], "scanned": {"types": 1, "objects": 7, "controllerCopies": 0},
         });
         match format {
             Format::Json => serde_json::to_string_pretty(&doc).unwrap() + "\n",
@@ -320,5 +338,72 @@ mod tests {
         assert!(rows[0].starts_with("KIND        NAMESPACE   NAME   FINDING     DETAIL"), "{table}");
         assert!(rows[3].starts_with("ConfigMap   prod        bb     stale       stale detail"), "{table}");
         assert_eq!(streamed(&[], Format::Table), "No last-applied problems in 7 objects of 1 types.\n");
+    }
+
+    /// Where each column of a table line starts: after a run of 3 spaces.
+    fn column_starts(line: &str) -> Vec<usize> {
+        let mut starts = vec![0];
+        let bytes = line.as_bytes();
+        for i in 3..bytes.len() {
+            if bytes[i] != b' ' && bytes[i - 3..i] == *b"   " && starts.len() < 5 {
+                starts.push(i);
+            }
+        }
+        starts
+    }
+
+    #[test]
+    fn every_row_of_the_table_lines_up_with_the_header_whatever_its_type() {
+        let progress = ListingProgress::new(2);
+        let mut sink = Vec::new();
+        let mut writer = ReportWriter::new(&mut sink, Format::Table, None, &progress);
+        writer.begin().unwrap();
+        // One short row in the first type, wider ones in the next: the rows stream in type by type.
+        writer.flagged(&flagged("a", &[FindingKind::Missing])).unwrap();
+        writer.type_done(1);
+        let mut wide = flagged("a-much-longer-name", &[FindingKind::Stale, FindingKind::Oversized]);
+        wide.target.resource.kind = "ControllerRevision".into();
+        wide.target.namespace = Some("kube-system-and-more".into());
+        writer.flagged(&wide).unwrap();
+        writer.type_done(3);
+        writer.finish().unwrap();
+        let table = String::from_utf8(sink).unwrap();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 4, "{table}");
+        let header = column_starts(lines[0]);
+        assert_eq!(header.len(), 5, "{table}");
+        for line in &lines[1..] {
+            assert_eq!(column_starts(line), header, "{table}");
+        }
+    }
+
+    #[test]
+    fn objects_left_out_as_controller_copies_are_counted_in_the_summaries() {
+        let progress = ListingProgress::new(1);
+        let report = |format: Format| {
+            let mut sink = Vec::new();
+            let mut writer = ReportWriter::new(&mut sink, format, None, &progress);
+            writer.begin().unwrap();
+            writer.controller_copies(2);
+            writer.type_done(5);
+            writer.finish().unwrap();
+            String::from_utf8(sink).unwrap()
+        };
+        assert_eq!(
+            report(Format::Table),
+            "No last-applied problems in 5 objects of 1 types (2 left out: made by a controller, with a copy of its owner's annotation).\n"
+        );
+        let doc: Value = serde_json::from_str(&report(Format::Json)).unwrap();
+        assert_eq!(doc["scanned"], json!({"types": 1, "objects": 5, "controllerCopies": 2}));
+    }
+
+    #[test]
+    fn documents_carry_the_whole_detail_and_the_table_the_brief_one() {
+        let mut f = flagged("a", &[FindingKind::Stale]);
+        f.findings[0].short = Some("the brief one".into());
+        f.findings[0].detail = "the whole one".into();
+        assert!(streamed(std::slice::from_ref(&f), Format::Table).contains("stale     the brief one\n"));
+        let doc: Value = serde_json::from_str(&streamed(std::slice::from_ref(&f), Format::Json)).unwrap();
+        assert_eq!(doc["findings"][0]["detail"], "the whole one");
     }
 }

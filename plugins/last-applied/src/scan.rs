@@ -9,6 +9,10 @@
 //! stale ones), and the findings of each page, computed while the server lists the next. Memory is bounded by the page size and the concurrency, not by the
 //! cluster: each page is checked and dropped, and a type ahead of the printer waits.
 //!
+//! Objects a controller made that carry a copy of their owner's annotation (ControllerRevisions)
+//! are not applied objects: they are left out on their metadata alone (no read of the owner, no
+//! fetch of the object) and counted ([`ScanEvent::ControllerCopies`]).
+//!
 //! [`Scan::events`] is the streaming entry point `scan`, `repair --from-scan` and
 //! `migrate --from-scan` share ([`Scan::flagged`] is its view for the commands that write).
 
@@ -16,7 +20,7 @@ use std::cell::RefCell;
 use std::process::ExitCode;
 
 use clap::Args;
-use fieldwise_core::last_applied::{annotation_of, check, encode, migratable, rebuild, Finding};
+use fieldwise_core::last_applied::{annotation_of, check, encode, is_controller_copy, migratable, rebuild, Finding};
 use fieldwise_core::schema::{Gvk, Schema};
 use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::api::listing::{
@@ -69,6 +73,9 @@ pub enum ScanEvent {
         /// How many objects it had.
         objects: usize,
     },
+    /// Objects of a page left out: a controller made them, and their annotation is a copy of
+    /// their owner's ([`fieldwise_core::last_applied::controller_copy`]).
+    ControllerCopies(usize),
 }
 
 /// Runs `kubectl last-applied scan`: findings are printed as they arrive.
@@ -91,7 +98,8 @@ pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
         match event? {
             ScanEvent::Flagged(f) => report.flagged(&f)?,
             ScanEvent::Skipped(s) => report.skipped(s)?,
-            ScanEvent::TypeDone { objects, .. } => report.type_done(objects)?,
+            ScanEvent::TypeDone { objects, .. } => report.type_done(objects),
+            ScanEvent::ControllerCopies(count) => report.controller_copies(count),
         }
     }
     progress.finish();
@@ -150,7 +158,11 @@ impl<'a> Scan<'a> {
         };
         self.lister.check_types(self.types.clone(), check_of).flat_map(move |event| {
             let events: Vec<Result<ScanEvent>> = match event {
-                TypeEvent::Page(flagged) => flagged.into_iter().map(|f| Ok(ScanEvent::Flagged(f))).collect(),
+                TypeEvent::Page(page) => {
+                    let copies =
+                        (page.controller_copies > 0).then_some(ScanEvent::ControllerCopies(page.controller_copies));
+                    page.flagged.into_iter().map(ScanEvent::Flagged).chain(copies).map(Ok).collect()
+                }
                 TypeEvent::Done { objects, .. } => {
                     progress.type_done();
                     vec![Ok(ScanEvent::TypeDone { objects })]
@@ -185,7 +197,7 @@ impl<'a> Scan<'a> {
                     progress.suspend(|| eprintln!("warning: skipped {}: {}", s.resource.plural_group(), s.reason));
                     None
                 }
-                Ok(ScanEvent::TypeDone { .. }) => None,
+                Ok(ScanEvent::TypeDone { .. } | ScanEvent::ControllerCopies(_)) => None,
                 Err(e) => Some(Err(e)),
             })
         })
@@ -222,12 +234,21 @@ struct ScanCheck<'a> {
     typed: RefCell<Option<TypeSchema>>,
 }
 
+/// What the scan makes of one page.
+pub struct CheckedPage {
+    /// Its objects with findings (or, for the commands that write, that a migration would move).
+    flagged: Vec<Flagged>,
+    /// How many of its objects were left out as a controller's copy of their owner's annotation.
+    controller_copies: usize,
+}
+
 impl PageCheck for ScanCheck<'_> {
-    type Output = Vec<Flagged>;
+    type Output = CheckedPage;
 
     /// Missing annotations (to size the one kubectl would write) and possibly stale ones.
     async fn wanted<'p>(&'p self, page: &'p [Value]) -> Result<Vec<bool>> {
-        if self.typed.borrow().is_none() && page.iter().any(|item| annotation_of(item).is_some()) {
+        let applied = |item: &Value| annotation_of(item).is_some() && !is_controller_copy(item);
+        if self.typed.borrow().is_none() && page.iter().any(applied) {
             let r = &self.resource;
             let gvk = Gvk::new(&r.group, &r.version, &r.kind);
             let typed = self.schemas.lock().await.for_gvk(&gvk).await?;
@@ -240,17 +261,21 @@ impl PageCheck for ScanCheck<'_> {
     }
 
     /// Rebuilding and sizing the annotation of every candidate is the scan's own CPU work.
-    fn check(&self, page: Vec<Listed>) -> Vec<Flagged> {
+    fn check(&self, page: Vec<Listed>) -> CheckedPage {
         let untyped = Schema::new();
         let typed = self.typed.borrow();
         let schema = typed.as_ref().map_or(&untyped, |t| t.for_client_side_apply().0);
-        let mut flagged = Vec::new();
+        let mut checked = CheckedPage { flagged: Vec::new(), controller_copies: 0 };
         for Listed { object, full } in page {
+            if is_controller_copy(&object) {
+                checked.controller_copies += 1;
+                continue;
+            }
             let c = check_metadata(&self.resource, &object, schema);
             let live = (c.needs_values && full).then_some(object);
-            flagged.extend(finish(c, live, schema, self.keep_live));
+            checked.flagged.extend(finish(c, live, schema, self.keep_live));
         }
-        flagged
+        checked
     }
 
     fn page_read(&self, objects: usize) {
@@ -271,9 +296,10 @@ struct Checked {
 }
 
 /// Whether deciding an object's findings needs its values: its annotation is missing (to
-/// size the one kubectl would write), or possibly stale.
+/// size the one kubectl would write), or possibly stale. A controller's copy of its owner's
+/// annotation is left out on its metadata alone.
 fn needs_values(item: &Value, schema: &Schema) -> bool {
-    check::missing(item).is_some() || check::stale_candidate(item, schema)
+    !is_controller_copy(item) && (check::missing(item).is_some() || check::stale_candidate(item, schema))
 }
 
 /// Completes an object's findings with its values (when fetched); `None` when it is clean.

@@ -14,7 +14,6 @@ mod plan;
 mod prepared;
 mod preview;
 mod restore;
-mod run_approval;
 mod run_preview;
 mod undo;
 mod undo_args;

@@ -21,6 +21,7 @@ use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::output::diff::without_server_noise;
@@ -36,8 +37,7 @@ use serde_json::Value;
 use crate::exit_code::EXIT_REFUSED;
 use crate::plan::{choose_type, explain_rejection, plan_input, takes_strategic};
 use crate::prepared::Prepared;
-use crate::run_approval;
-use crate::run_preview::{self, count, located};
+use crate::run_preview::{self, count};
 use crate::PatchArgs;
 
 /// How the objects of one resource type are patched: the schema of the object read, and
@@ -93,7 +93,7 @@ pub async fn run(
         match result {
             Some(Ok(prepared)) => ready.push(prepared),
             Some(Err(e)) => {
-                eprintln!("error: {}: {e}", located(target));
+                eprintln!("error: {}: {e}", target.located());
                 summary.record_failure(&e);
             }
             None => summary.not_tried += 1,
@@ -105,7 +105,7 @@ pub async fn run(
     for p in &blocked {
         summary.record(Failure::Refused, EXIT_REFUSED);
         let why = p.refusal(args.force, args.allow_secret_exposure).unwrap_or_default();
-        eprintln!("error: not writing {}: {why}", located(&p.target));
+        eprintln!("error: not writing {}: {why}", p.target.located());
     }
     let changing = ready.iter().filter(|p| !p.preview.is_no_change()).count();
     if args.dry_run != DryRun::None {
@@ -123,9 +123,7 @@ pub async fn run(
             count(changing, "object"),
             run_preview::namespaces_phrase(ready.iter().map(|p| &p.target))
         );
-        if let Some(code) =
-            run_approval::refusal(args.yes, &question, "patching", "patched", &count(changing, "object"))
-        {
+        if let Some(code) = prompt::run_refusal(args.yes, &question, "patching", "patched", changing) {
             return Ok(code);
         }
     }
@@ -135,7 +133,7 @@ pub async fn run(
         ready,
         options,
         &progress,
-        |p| located(&p.target),
+        |p| p.target.located(),
         |prepared| {
             let plan = &plans[&type_key(&prepared.target)];
             let (progress, run_id) = (progress.clone(), run_id.as_str());
@@ -254,11 +252,9 @@ async fn write(
         Committed::Written(object) => (object, "patched", "patched"),
         Committed::NoChange(object) => (object, "patched (no change)", "unchanged"),
     };
-    let verb = match &target.namespace {
-        Some(ns) if args.output.is_none() => format!("{verb} in namespace {ns}"),
-        _ => verb.to_string(),
-    };
-    result_line(progress.suspend(|| printer::print_outcome(&display, object, &verb, args.output, args.show_secrets)))?;
+    result_line(
+        progress.suspend(|| printer::print_run_outcome(&target, object, verb, args.output, args.show_secrets)),
+    )?;
     Ok(label)
 }
 

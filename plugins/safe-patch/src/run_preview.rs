@@ -23,15 +23,6 @@ pub fn count(n: usize, noun: &str) -> String {
     }
 }
 
-/// An object with its namespace, for lines about one object of a run:
-/// `configmap/web in namespace shop`; cluster-scoped objects are their name alone.
-pub fn located(target: &ObjectRef) -> String {
-    match &target.namespace {
-        Some(ns) => format!("{} in namespace {ns}", target.display()),
-        None => target.display(),
-    }
-}
-
 /// `2 namespaces`, `namespace shop`, or `the cluster` for cluster-scoped objects only.
 pub fn namespaces_phrase<'t>(targets: impl IntoIterator<Item = &'t ObjectRef>) -> String {
     let mut namespaces: Vec<&str> = targets.into_iter().filter_map(|t| t.namespace.as_deref()).collect();
@@ -78,7 +69,7 @@ pub fn print(prepared: &[&Prepared], show_secrets: bool, (verb, done): Verb) {
             "Change {} of {number}, on {}, shown on {}:",
             index + 1,
             count(members.len(), "object"),
-            located(&first.target)
+            first.target.located()
         );
         eprint!("{}", by_namespace(members.iter().map(|p| &p.target)));
         let display = first.target.display();
@@ -169,8 +160,8 @@ mod tests {
             by_namespace(&targets),
             "  cluster-scoped: configmap/c\n  namespace a: configmap/y\n  namespace b: configmap/x, configmap/z\n"
         );
-        assert_eq!(located(&targets[0]), "configmap/x in namespace b");
-        assert_eq!(located(&targets[3]), "configmap/c");
+        assert_eq!(targets[0].located(), "configmap/x in namespace b");
+        assert_eq!(targets[3].located(), "configmap/c");
         assert_eq!((count(1, "object"), count(2, "object")), ("1 object".to_string(), "2 objects".to_string()));
     }
 }

@@ -13,6 +13,7 @@ use fieldwise_core::schema::builtin;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
@@ -29,8 +30,7 @@ use serde_json::Value;
 use crate::exit_code::EXIT_CHANGED;
 use crate::prepared::Prepared;
 use crate::restore::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal};
-use crate::run_approval;
-use crate::run_preview::{self, count, located};
+use crate::run_preview::{self, count};
 use crate::undo_args::UndoArgs;
 
 /// One object of the run being undone.
@@ -69,7 +69,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         .collect::<Result<_>>()?;
     let options = BulkOptions::with_concurrency(usize::from(args.concurrency));
     let progress = Progress::by_objects(items.len(), "previewing");
-    let names: Vec<String> = items.iter().map(|i| located(&i.target)).collect();
+    let names: Vec<String> = items.iter().map(|i| i.target.located()).collect();
     let mapped = bulk::map(items, options, &progress, |item| check(&conn, item, &args, retry_budget)).await;
     progress.finish();
     if let Some(why) = &mapped.stopped {
@@ -106,9 +106,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     }
     if changing > 0 {
         let question = format!("Restore {} to their state before run {}?", count(changing, "object"), run.id);
-        if let Some(code) =
-            run_approval::refusal(args.yes, &question, "restoring", "restored", &count(changing, "object"))
-        {
+        if let Some(code) = prompt::run_refusal(args.yes, &question, "restoring", "restored", changing) {
             return Ok(code);
         }
     }
@@ -119,7 +117,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         ready,
         options,
         &progress,
-        |(p, _)| located(&p.target),
+        |(p, _)| p.target.located(),
         |(prepared, backup)| {
             let (conn, args, progress, provenance) = (&conn, &args, progress.clone(), provenance.clone());
             async move {
@@ -130,12 +128,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
                     Committed::Written(object) => (object, "restored", "restored"),
                     Committed::NoChange(object) => (object, "restored (no change)", "unchanged"),
                 };
-                let verb = match &target.namespace {
-                    Some(ns) => format!("{verb} in namespace {ns}"),
-                    None => verb.to_string(),
-                };
-                progress
-                    .suspend(|| printer::print_outcome(&target.display(), &object, &verb, None, args.show_secrets))?;
+                progress.suspend(|| printer::print_run_outcome(target, &object, verb, None, args.show_secrets))?;
                 Ok(label)
             }
         },
@@ -193,7 +186,7 @@ async fn check(conn: &Connection, item: Item, args: &UndoArgs, retry_budget: Dur
             matches!(&planned, Ok(p) if p.is_no_change()) && recreated(&backup.record.before, &live).is_none();
         if !already_restored {
             let restored = planned.as_ref().map_or(&live, |p| &p.planned.result);
-            if let Some(mut refused) = refusal(&backup, &live, restored, args, &located(&target)) {
+            if let Some(mut refused) = refusal(&backup, &live, restored, args, &target.located()) {
                 refused.message = refused.message.replacen("nothing was written", "skipped", 1);
                 return Ok(Checked::Skipped(refused));
             }

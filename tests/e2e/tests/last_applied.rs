@@ -320,7 +320,7 @@ fn repair_through_a_freeze(cluster: &Cluster, ns: &str, freeze_secs: u32, reques
         seen.lock().unwrap().contains("watch-probe").then_some(())
     });
     let pid = apiserver_pid(cluster);
-    let args = [request_timeout, "repair", "--from-scan", "--kinds", "cm"];
+    let args = [request_timeout, "repair", "--from-scan", "--kinds", "cm", "--yes"];
     // The write hook freezes the apiserver itself, just before the 50th write: mid-run however
     // fast or slow the machine is. Each write also waits 10 ms.
     let counter = dir.join("writes");
@@ -538,14 +538,14 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
         assert!(annotation(&cluster.get_json(&ns, &format!("cm/{name}"))).is_none(), "{name} untouched");
     }
 
-    // Without a terminal, no question: the writes stream; then nothing is left to do.
-    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm"]);
+    // With --yes, no question: the writes stream; then nothing is left to do.
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", "--yes"]);
     let stdout = ok(&out);
-    assert_eq!(stdout.lines().filter(|l| l.ends_with(" repaired")).count(), 3, "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.ends_with(&format!(" repaired in namespace {ns}"))).count(), 3, "{stdout}");
     for name in ["a", "b", "c"] {
         assert!(annotation(&cluster.get_json(&ns, &format!("cm/{name}"))).is_some(), "{name} repaired");
     }
-    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm"]);
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", "--yes"]);
     assert!(ok(&out).is_empty() && text(&out.stderr).contains("Nothing to repair."), "{}", text(&out.stderr));
 
     // migrate --from-scan streams the same way: the object the scan still flags (d, made by
@@ -619,4 +619,164 @@ fn view_diff_and_scan_agree_on_every_fixture_object() {
     assert!(findings_of(&report, "drift").iter().any(|f| f == "stale"), "{report}");
     assert!(findings_of(&report, "cm-edited").iter().any(|f| f == "stale"), "{report}");
     assert!(findings_of(&report, "clean").is_empty(), "{report}");
+}
+
+/// A StatefulSet applied client-side: its controller (kube-controller-manager runs) makes
+/// ControllerRevisions carrying a copy of the StatefulSet's annotations, the last-applied one
+/// included. They are not applied objects: `scan` leaves them out and counts them, and
+/// `migrate --from-scan` does not offer to hand kube-controller-manager's fields to kubectl.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn controller_revisions_with_a_copy_of_their_owners_annotation_are_left_out_and_counted() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-revisions");
+    let dir = scratch("revisions");
+    let statefulset = |image: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  serviceName: db\n  selector:\n    matchLabels: {{app: db}}\n  template:\n    metadata:\n      labels: {{app: db}}\n    spec:\n      containers:\n      - name: db\n        image: {image}\n"
+        )
+    };
+    // Two revisions: the template changes once.
+    for (i, image) in ["registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.9"].iter().enumerate() {
+        let file = write_file(&dir, &format!("db-{i}.yaml"), &statefulset(image));
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &file]);
+        fieldwise_e2e::eventually("the controller's revision", Duration::from_secs(60), || {
+            let list: Value =
+                serde_json::from_str(&cluster.kubectl_ok(&["get", "controllerrevisions", "-n", &ns, "-o", "json"]))
+                    .unwrap();
+            let copies = list["items"].as_array().unwrap().iter().filter(|r| annotation(r).is_some()).count();
+            (copies == i + 1).then_some(())
+        });
+    }
+
+    let (code, report) = scan_json(&cluster, &dir, &ns, "controllerrevisions");
+    assert_eq!(report["findings"], serde_json::json!([]), "{report}");
+    assert_eq!(report["scanned"], serde_json::json!({"types": 1, "objects": 2, "controllerCopies": 2}), "{report}");
+    assert_eq!(code, Some(0), "{report}");
+    let out = la(&cluster, &dir, &ns, &["scan", "--kinds", "controllerrevisions"]);
+    assert_eq!(
+        ok(&out),
+        "No last-applied problems in 2 objects of 1 types (2 left out: made by a controller, with a copy of its owner's annotation).\n"
+    );
+    let out =
+        la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "controllerrevisions", "--dry-run=client"]);
+    assert_eq!(ok(&out), "", "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr).trim_end(), "Nothing to migrate.");
+}
+
+/// The first line of `out`'s stderr that starts with `error: not `, with the action's words
+/// (`patching`, `repairing`, ...) replaced by `WRITING`.
+fn refusal_line(out: &Output, doing: &str) -> String {
+    let stderr = text(&out.stderr);
+    let line = stderr.lines().find(|l| l.starts_with("error: not ")).unwrap_or_else(|| panic!("{stderr}"));
+    line.replacen(doing, "WRITING", 1)
+}
+
+/// `repair --from-scan` and `migrate --from-scan` write many objects: without a terminal and
+/// without `--yes` they write nothing and exit 2, in the words of `safe-patch`'s bulk run; with
+/// `--yes` they write, each result line naming the object's namespace.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn from_scan_writers_without_a_terminal_or_yes_write_nothing_as_every_bulk_run() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-noyes");
+    let dir = scratch("noyes");
+    for name in ["a", "b"] {
+        // Created (labelled app=la), not applied: the annotation is missing, and no patch was sent yet.
+        let file = write_file(&dir, &format!("{name}.yaml"), &configmap(name, &[("k", "v")]));
+        cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
+    }
+    let before: Vec<Value> = ["a", "b"].iter().map(|n| cluster.get_json(&ns, &format!("cm/{n}"))).collect();
+    let safe_patch = run(cluster.plugin("kubectl-safe_patch").env("FIELDWISE_DATA_DIR", dir.join("data")).args([
+        "-n",
+        &ns,
+        "cm",
+        "-l",
+        "app=la",
+        "-p",
+        r#"{"data":{"k":"w"}}"#,
+    ]));
+    assert_eq!(safe_patch.status.code(), Some(2), "{}", text(&safe_patch.stderr));
+    let expected = refusal_line(&safe_patch, "patching");
+
+    for (command, doing) in [("repair", "repairing"), ("migrate", "migrating")] {
+        let out = la(&cluster, &dir, &ns, &[command, "--from-scan", "--kinds", "cm"]);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "", "{command}: no result lines");
+        assert!(refusal_line(&out, doing).starts_with("error: not WRITING 2 objects: "), "{command}");
+        assert_eq!(refusal_line(&out, doing), expected, "{command}: the same words as safe-patch");
+    }
+    std::thread::sleep(Duration::from_secs(2)); // the audit log is written in batches
+    assert_eq!(writes_in(&cluster, &ns), 0, "nothing was sent");
+    for (name, before) in ["a", "b"].iter().zip(&before) {
+        assert_eq!(cluster.get_json(&ns, &format!("cm/{name}")), *before, "{name} untouched");
+    }
+
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", "--yes"]);
+    assert_eq!(
+        ok(&out),
+        format!("configmap/a repaired in namespace {ns}\nconfigmap/b repaired in namespace {ns}\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    for name in ["a", "b"] {
+        assert!(annotation(&cluster.get_json(&ns, &format!("cm/{name}"))).is_some(), "{name} repaired");
+    }
+}
+
+/// Objects of one name in several namespaces: a run's result lines tell them apart.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn migrate_result_lines_name_the_namespace_of_each_object() {
+    let cluster = require_cluster!();
+    let namespaces = [cluster.namespace("fw-la-same"), cluster.namespace("fw-la-same")];
+    let dir = scratch("same");
+    let selector = format!("fw-la-same={}", std::process::id());
+    for ns in &namespaces {
+        cluster.kubectl_ok(&["create", "configmap", "-n", ns, "same", "--from-literal=k=v"]);
+        cluster.kubectl_ok(&["label", "configmap", "-n", ns, "same", &selector]);
+    }
+    let out = run(cluster.plugin("kubectl-last_applied").env("FIELDWISE_DATA_DIR", dir.join("data")).args([
+        "migrate",
+        "--from-scan",
+        "-A",
+        "-l",
+        &selector,
+        "--kinds",
+        "cm",
+        "--yes",
+    ]));
+    let mut lines: Vec<String> = ok(&out).lines().map(String::from).collect();
+    lines.sort();
+    let mut expected: Vec<String> = namespaces
+        .iter()
+        .map(|ns| format!("configmap/same migrated to server-side apply (kubectl) in namespace {ns}"))
+        .collect();
+    expected.sort();
+    assert_eq!(lines, expected, "{}", text(&out.stderr));
+}
+
+/// `-o json` names every field of a stale annotation; the table keeps to the first few.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn scan_json_detail_names_every_field() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-whole");
+    let dir = scratch("whole");
+    let keys: Vec<String> = (0..12).map(|i| format!("k{i:02}")).collect();
+    let data: Vec<(&str, &str)> = keys.iter().map(|k| (k.as_str(), "a")).collect();
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write_file(&dir, "many.yaml", &configmap("many", &data))]);
+    let changed: serde_json::Map<String, Value> = keys.iter().map(|k| (k.clone(), Value::from("b"))).collect();
+    let patch = serde_json::json!({"data": changed}).to_string();
+    cluster.kubectl_ok(&["patch", "-n", &ns, "cm/many", "-p", &patch]);
+    let (_, report) = scan_json(&cluster, &dir, &ns, "cm");
+    let fields: Vec<String> = keys.iter().map(|k| format!(".data.{k}")).collect();
+    let detail = format!("differs from the live object at {} (the next apply reverts it)", fields.join(", "));
+    let stale: Vec<&Value> = report["findings"].as_array().unwrap().iter().filter(|f| f["name"] == "many").collect();
+    assert_eq!(stale.len(), 1, "{report}");
+    assert_eq!(stale[0]["detail"], detail.as_str(), "{report}");
+    let out = la(&cluster, &dir, &ns, &["scan", "--kinds", "cm"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.contains(".data.k00, .data.k01, .data.k02 and 9 more (the next apply reverts it)"), "{table}");
 }

@@ -383,7 +383,8 @@ fn a_selection_has_one_preview_and_one_summary() {
         .unwrap_or_else(|| panic!("the transfer is one run: {stderr}"))
         .to_string();
     assert!(stdout.contains("3 objects of 3: 6 fields move to flux (Apply)"), "{stdout}");
-    assert_eq!(stdout.lines().filter(|l| l.ends_with(" transferred to flux (Apply)")).count(), 3, "{stdout}");
+    let line_end = format!(" transferred to flux (Apply) in namespace {ns}");
+    assert_eq!(stdout.lines().filter(|l| l.ends_with(&line_end)).count(), 3, "{stdout}");
     assert!(text(&out.stderr).contains("3 transferred, 0 failed"), "{}", text(&out.stderr));
     for name in ["m1", "m2", "m3"] {
         assert_eq!(names(&cluster.get_json(&ns, &format!("cm/{name}"))), ["flux"], "{name}");
@@ -506,4 +507,61 @@ fn migrate_moves_human_managers_and_before_first_apply_and_scan_and_repair_agree
     assert_eq!(names(&cluster.get_json(&ns, "cm/old")), ["argocd"]);
     cluster.kubectl_ok(&["apply", "-n", &ns, "--server-side", "--field-manager", "argocd", "-f", &partial]);
     assert!(cluster.get_json(&ns, "cm/old")["data"].get("b").is_none(), "b, set before the first apply, is deleted");
+}
+
+/// Objects of one name in several namespaces: each result line names its namespace, and the
+/// `-o json` document gives each its own outcome.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn objects_of_one_name_in_several_namespaces_are_told_apart() {
+    let cluster = require_cluster!();
+    let namespaces: Vec<String> = (0..3).map(|_| cluster.namespace("fw-transfer-same")).collect();
+    let dir = scratch("same");
+    let selector = format!("fw-transfer-same={}", std::process::id());
+    for ns in &namespaces[..2] {
+        cluster.kubectl_ok(&["create", "configmap", "-n", ns, "same", "--from-literal=a=1"]);
+        cluster.kubectl_ok(&["label", "-n", ns, "cm", "same", &selector]);
+    }
+    // The third is flux's already: nothing of a human's to move.
+    let (key, value) = selector.split_once('=').unwrap();
+    let applied = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same\n  labels:\n    {key}: \"{value}\"\ndata:\n  a: \"1\"\n"
+    );
+    cluster.kubectl_stdin(
+        &["apply", "-n", &namespaces[2], "--server-side", "--field-manager", "flux", "-f", "-"],
+        &applied,
+    );
+    let transfer = |extra: &[&str]| {
+        let mut cmd = cluster.plugin("kubectl-owners");
+        cmd.env("FIELDWISE_DATA_DIR", dir.join("data"));
+        cmd.args(["transfer", "cm", "-l", &selector, "-A", "--from", "human", "--to", "flux"]).args(extra);
+        run(&mut cmd)
+    };
+    let out = transfer(&["--dry-run=client"]);
+    let stdout = ok(&out);
+    let mut lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("configmap/same ")).collect();
+    lines.sort();
+    let mut expected: Vec<String> = namespaces[..2]
+        .iter()
+        .map(|ns| format!("configmap/same transferred to flux (Apply) (dry run) in namespace {ns}"))
+        .collect();
+    expected.sort();
+    assert_eq!(lines, expected, "{stdout}");
+
+    let out = transfer(&["--yes", "-o", "json"]);
+    let doc: Value = serde_json::from_str(&ok(&out)).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+    let mut outcomes: Vec<(String, String)> = doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["object"]["namespace"].as_str().unwrap().to_string(), i["outcome"].as_str().unwrap().to_string()))
+        .collect();
+    outcomes.sort();
+    let mut expected: Vec<(String, String)> = vec![
+        (namespaces[0].clone(), "transferred to flux (Apply)".into()),
+        (namespaces[1].clone(), "transferred to flux (Apply)".into()),
+        (namespaces[2].clone(), "nothing to transfer".into()),
+    ];
+    expected.sort();
+    assert_eq!(outcomes, expected, "{doc}");
 }

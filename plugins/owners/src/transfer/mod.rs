@@ -24,7 +24,8 @@ use clap::{Args, ValueEnum};
 use fieldwise_core::ownership::{plan_object_transfer, ManagerSelection, Operation, TransferTarget};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::openapi::Schemas;
-use fieldwise_kube::cli::prompt::{self, Approval};
+use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::cli::prompt;
 use fieldwise_kube::cli::query_flags::QueryFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
@@ -41,9 +42,6 @@ use serde_json::{json, Value};
 use self::objects::Subject;
 use self::preview::ObjectPlan;
 use crate::report::REPORT_API_VERSION;
-
-/// Exit code when the user declined, or nobody could be asked and `--yes` was not given.
-const EXIT_NOT_WRITTEN: u8 = 2;
 
 /// The field manager the transfer's own write is sent as. It changes no field, so the
 /// apiserver records no entry for it.
@@ -217,30 +215,22 @@ impl Run<'_> {
     async fn write_all(
         &self,
         moving: &[&ObjectPlan],
-        outcomes: &RefCell<BTreeMap<String, Outcome>>,
+        outcomes: &RefCell<BTreeMap<OutcomeKey, Outcome>>,
     ) -> Result<ExitCode> {
         if self.args.dry_run == DryRun::None {
             let question = match moving {
                 [one] => format!("Transfer the fields of {} to {}?", one.subject.target.display(), self.to.manager),
                 many => format!("Transfer the fields of {} objects to {}?", many.len(), self.to.manager),
             };
-            match prompt::approval(self.args.yes, &question) {
-                Approval::Approved => {}
-                Approval::Declined => {
-                    eprintln!("Not transferred.");
-                    return Ok(ExitCode::from(EXIT_NOT_WRITTEN));
-                }
-                Approval::NoTerminal => {
-                    eprintln!(
-                        "error: not transferred: there is no terminal to confirm on. Check the preview above, then run the same command with --yes (or --dry-run=server to have the server check it first)."
-                    );
-                    return Ok(ExitCode::from(EXIT_NOT_WRITTEN));
-                }
+            if let Some(code) =
+                prompt::run_refusal(self.args.yes, &question, "transferring", "transferred", moving.len())
+            {
+                return Ok(code);
             }
         }
         if let [one] = moving {
-            let outcome = self.write_one(one, None).await?;
-            outcomes.borrow_mut().insert(one.subject.target.display(), outcome);
+            let outcome = self.write_one(one, None, false).await?;
+            outcomes.borrow_mut().insert(outcome_key(&one.subject.target), outcome);
             return Ok(ExitCode::SUCCESS);
         }
         // Many objects are one run: `kubectl safe-patch undo --run ID` puts all their managers back.
@@ -249,11 +239,11 @@ impl Run<'_> {
         let summary = bulk::run(
             moving.iter().copied(),
             options,
-            |p| p.subject.target.display(),
+            |p| p.subject.target.located(),
             |p| async {
-                let outcome = self.write_one(p, run_id.as_deref()).await?;
+                let outcome = self.write_one(p, run_id.as_deref(), true).await?;
                 let label = if outcome.verb == UNCHANGED { UNCHANGED } else { "transferred" };
-                outcomes.borrow_mut().insert(p.subject.target.display(), outcome);
+                outcomes.borrow_mut().insert(outcome_key(&p.subject.target), outcome);
                 Ok(label)
             },
         )
@@ -267,8 +257,9 @@ impl Run<'_> {
 
     /// Writes (or dry-runs) one object's transfer through the write path, prints its result
     /// line and, after a real write with a configuration, the server's check of the next apply.
-    /// `run`: the id of the run the write belongs to (its backup record names it).
-    async fn write_one(&self, plan: &ObjectPlan, run: Option<&str>) -> Result<Outcome> {
+    /// `run`: the id of the run the write belongs to (its backup record names it); `many`: the
+    /// object is one of several, whose result lines name their namespaces.
+    async fn write_one(&self, plan: &ObjectPlan, run: Option<&str>, many: bool) -> Result<Outcome> {
         let target = &plan.subject.target;
         let display = target.display();
         let options =
@@ -294,6 +285,9 @@ impl Run<'_> {
             },
         };
         match self.args.output {
+            None | Some(OutputFormat::Name) if many => {
+                printer::print_run_outcome(target, &object, &verb, self.args.output, false)?
+            }
             None | Some(OutputFormat::Name) => {
                 printer::print_outcome(&display, &object, &verb, self.args.output, false)?
             }
@@ -311,6 +305,14 @@ impl Run<'_> {
     }
 }
 
+/// An object's place in the outcomes: its namespace and name (objects of one name in several
+/// namespaces are several objects).
+type OutcomeKey = (Option<String>, String);
+
+fn outcome_key(target: &ObjectRef) -> OutcomeKey {
+    (target.namespace.clone(), target.display())
+}
+
 /// The result line's verb for an object whose managers already are what the transfer makes them.
 const UNCHANGED: &str = "unchanged";
 
@@ -324,7 +326,7 @@ struct Outcome {
 }
 
 /// The `-o json|yaml` document: every object's plan and what became of it.
-fn print_document(plans: &[ObjectPlan], outcomes: &BTreeMap<String, Outcome>, format: OutputFormat) -> Result<()> {
+fn print_document(plans: &[ObjectPlan], outcomes: &BTreeMap<OutcomeKey, Outcome>, format: OutputFormat) -> Result<()> {
     if format == OutputFormat::Name {
         return Ok(()); // the names were printed as each object was written
     }
@@ -332,8 +334,7 @@ fn print_document(plans: &[ObjectPlan], outcomes: &BTreeMap<String, Outcome>, fo
         .iter()
         .map(|p| {
             let mut item = preview::json(p);
-            let display = p.subject.target.display();
-            let outcome = match outcomes.get(&display) {
+            let outcome = match outcomes.get(&outcome_key(&p.subject.target)) {
                 Some(outcome) => {
                     if let (Some(checked), Some(next)) = (&outcome.checked, item.get_mut("nextApply")) {
                         next["checked"] = check::json(checked);

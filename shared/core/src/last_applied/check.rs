@@ -53,8 +53,23 @@ impl FindingKind {
 pub struct Finding {
     /// What kind of problem.
     pub kind: FindingKind,
-    /// What exactly, for people (never a value).
+    /// What exactly (never a value), every field named: what `-o json|yaml` prints.
     pub detail: String,
+    /// The same with long lists of fields cut to their first few (`... and 35 more`), for
+    /// a table row; `None` when nothing was cut. See [`Finding::brief`].
+    pub short: Option<String>,
+}
+
+impl Finding {
+    /// A finding whose detail is short already.
+    pub fn new(kind: FindingKind, detail: impl Into<String>) -> Self {
+        Finding { kind, detail: detail.into(), short: None }
+    }
+
+    /// The detail as a table row shows it: long lists cut.
+    pub fn brief(&self) -> &str {
+        self.short.as_deref().unwrap_or(&self.detail)
+    }
 }
 
 /// The annotation is absent although kubectl's client-side managers wrote the object.
@@ -65,9 +80,11 @@ pub fn missing(object: &Value) -> Option<Finding> {
     let entries = managed_fields_of(object).ok()?;
     let mut names: Vec<&str> = entries.iter().filter(|e| is_client_side_write(e)).map(|e| e.manager.as_str()).collect();
     names.dedup();
-    (!names.is_empty()).then(|| Finding {
-        kind: FindingKind::Missing,
-        detail: format!("written by {} without the annotation: apply cannot delete fields", names.join(", ")),
+    (!names.is_empty()).then(|| {
+        Finding::new(
+            FindingKind::Missing,
+            format!("written by {} without the annotation: apply cannot delete fields", names.join(", ")),
+        )
     })
 }
 
@@ -83,13 +100,13 @@ pub fn oversized(object: &Value, would_write: Option<&str>) -> Option<Finding> {
     }
     let how = if size > TOTAL_ANNOTATIONS_LIMIT { "over" } else { "near" };
     let subject = if would_write.is_some() && annotation_of(object).is_none() { "would be " } else { "" };
-    Some(Finding {
-        kind: FindingKind::Oversized,
-        detail: format!(
+    Some(Finding::new(
+        FindingKind::Oversized,
+        format!(
             "annotations {subject}{size} bytes, {how} the {TOTAL_ANNOTATIONS_LIMIT}-byte limit ({}%): use server-side apply",
             size * 100 / TOTAL_ANNOTATIONS_LIMIT
         ),
-    })
+    ))
 }
 
 /// A Secret whose annotation holds `data` or `stringData`.
@@ -99,11 +116,13 @@ pub fn leaking(object: &Value) -> Option<Finding> {
     }
     let applied: Value = serde_json::from_str(annotation_of(object)?).ok()?;
     let keys = super::secret_values::held_values(&applied);
-    (keys > 0).then(|| Finding {
-        kind: FindingKind::Leaking,
-        detail: format!(
-            "the annotation holds {keys} Secret value(s) in clear text, readable by anyone who can read metadata"
-        ),
+    (keys > 0).then(|| {
+        Finding::new(
+            FindingKind::Leaking,
+            format!(
+                "the annotation holds {keys} Secret value(s) in clear text, readable by anyone who can read metadata"
+            ),
+        )
     })
 }
 
@@ -183,17 +202,17 @@ pub fn left_over(object: &Value) -> Option<Vec<String>> {
 /// Compares the annotation with the live object (see the module docs).
 pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
     if let Some(appliers) = left_over(live) {
-        return Some(Finding {
-            kind: FindingKind::Stale,
-            detail: format!(
+        return Some(Finding::new(
+            FindingKind::Stale,
+            format!(
                 "left over from client-side apply: {} applies the object server-side and nobody keeps the annotation up to date (repair removes it)",
                 appliers.join(", ")
             ),
-        });
+        ));
     }
     let text = annotation_of(live)?;
     let Ok(applied) = serde_json::from_str::<Value>(text) else {
-        return Some(Finding { kind: FindingKind::Stale, detail: "the annotation is not valid JSON".into() });
+        return Some(Finding::new(FindingKind::Stale, "the annotation is not valid JSON"));
     };
     // The server keeps `stringData` in `data`: compare what it stored.
     let applied = super::string_data::as_stored(&applied, live);
@@ -223,16 +242,21 @@ pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
     if taken.is_empty() && differ.is_empty() {
         return None;
     }
-    let mut parts = Vec::new();
-    if !differ.is_empty() {
-        parts.push(format!("differs from the live object at {} (the next apply reverts it)", shorten(&differ)));
-    }
-    if !taken.is_empty() {
-        parts.push(format!("names fields another manager owns: {}", shorten(&taken)));
-    }
-    Some(Finding { kind: FindingKind::Stale, detail: parts.join("; ") })
+    let detail = |list: fn(&[String]) -> String| {
+        let mut parts = Vec::new();
+        if !differ.is_empty() {
+            parts.push(format!("differs from the live object at {} (the next apply reverts it)", list(&differ)));
+        }
+        if !taken.is_empty() {
+            parts.push(format!("names fields another manager owns: {}", list(&taken)));
+        }
+        parts.join("; ")
+    };
+    let (whole, short) = (detail(|items| items.join(", ")), detail(shorten));
+    Some(Finding { kind: FindingKind::Stale, short: (short != whole).then_some(short), detail: whole })
 }
 
+/// A list of fields for a table row: the first few, and how many more.
 fn shorten(items: &[String]) -> String {
     const SHOWN: usize = 3;
     let mut text = items.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
@@ -276,6 +300,39 @@ mod tests {
 
         let scaled = deployment(annotation, 3, vec![entry("hpa-like", "Apply", json!({"f:spec": {"f:replicas": {}}}))]);
         assert!(stale(&scaled, builtin()).unwrap().detail.contains("owned by hpa-like"));
+    }
+
+    #[test]
+    fn the_detail_names_every_field_and_the_brief_one_the_first_few() {
+        let fields: Vec<String> = (0..40).map(|i| format!("k{i:02}")).collect();
+        let data = |value: &str| Value::Object(fields.iter().map(|k| (k.clone(), json!(value))).collect());
+        let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data("a")});
+        let owned: serde_json::Map<String, Value> = fields.iter().map(|k| (format!("f:{k}"), json!({}))).collect();
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {LAST_APPLIED_ANNOTATION: applied.to_string()},
+                "managedFields": [entry("kubectl-edit", "Update", json!({"f:data": owned}))]},
+            "data": data("b")});
+        let finding = stale(&live, builtin()).unwrap();
+        let every: Vec<String> = fields.iter().map(|k| format!(".data.{k}")).collect();
+        assert_eq!(
+            finding.detail,
+            format!("differs from the live object at {} (the next apply reverts it)", every.join(", "))
+        );
+        assert_eq!(
+            finding.brief(),
+            "differs from the live object at .data.k00, .data.k01, .data.k02 and 37 more (the next apply reverts it)"
+        );
+        // A short list is the same both ways.
+        let one = stale(
+            &deployment(
+                r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":3}}"#,
+                5,
+                vec![entry("kubectl-edit", "Update", json!({"f:spec": {"f:replicas": {}}}))],
+            ),
+            builtin(),
+        )
+        .unwrap();
+        assert_eq!((one.brief(), one.short.as_deref()), (one.detail.as_str(), None));
     }
 
     #[test]

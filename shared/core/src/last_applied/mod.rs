@@ -10,6 +10,8 @@
 //! - [`rebuild`](mod@rebuild): an annotation rebuilt from a live object's `managedFields`,
 //!   from the fields kubectl's own managers own and nobody else does;
 //! - [`check`]: the problems a scan reports (missing, stale, oversized, leaking);
+//! - [`controller_copy`](mod@controller_copy): objects a controller made that carry a copy of
+//!   their owner's annotation (ControllerRevisions), which a scan leaves out;
 //! - [`string_data`]: a Secret's `stringData` as the server stores it (in `data`), so
 //!   an applied `stringData` key is neither stale nor drift when its text is there;
 //! - [`secret_values`]: whether a repair may store a Secret's values in the annotation;
@@ -32,6 +34,7 @@
 //! ```
 
 pub mod check;
+pub mod controller_copy;
 pub mod drift;
 mod encode;
 pub mod migration;
@@ -42,6 +45,7 @@ pub mod string_data;
 pub mod upgrade;
 
 pub use check::{Finding, FindingKind};
+pub use controller_copy::is_controller_copy;
 pub use drift::{drift, Drift};
 pub use encode::{encode, go_json};
 pub use migration::{migratable, moved_managers, plan_migration, Migration, MigrationError};

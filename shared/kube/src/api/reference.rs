@@ -52,6 +52,16 @@ impl ObjectRef {
         format!("{}/{}", self.resource.display_name(), self.name)
     }
 
+    /// The object with its namespace, for lines about one object of a run over many (its
+    /// failure, its refusal): `configmap/web in namespace shop`; a cluster-scoped object is
+    /// its [`display`](Self::display) name alone.
+    pub fn located(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{} in namespace {ns}", self.display()),
+            None => self.display(),
+        }
+    }
+
     /// The URL path of the object (or a subresource of it).
     pub fn path(&self, subresource: Option<&str>) -> String {
         self.resource.object_path(self.namespace.as_deref(), &self.name, subresource)

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::api::reference::ObjectRef;
 use crate::error::{Error, Result};
 use crate::output::OutputFormat;
 
@@ -89,6 +90,31 @@ pub fn print_outcome(
     }
 }
 
+/// Prints the outcome of one object's write in a run over many objects (a bulk patch, the
+/// undo of a run, a transfer, `repair` and `migrate` of many): as [`print_outcome`], with the
+/// namespace of a namespaced object after the verb, so that objects of one name in several
+/// namespaces do not read as one written twice:
+/// `rolebinding.rbac.authorization.k8s.io/view patched in namespace shop`. Every command that
+/// writes many objects prints its result lines here.
+pub fn print_run_outcome(
+    target: &ObjectRef,
+    object: &Value,
+    verb: &str,
+    output: Option<OutputFormat>,
+    show_secrets: bool,
+) -> Result<()> {
+    let verb = run_verb(verb, target.namespace.as_deref());
+    print_outcome(&target.display(), object, &verb, output, show_secrets)
+}
+
+/// A run's result verb: `patched in namespace shop`, or `patched` for a cluster-scoped object.
+fn run_verb(verb: &str, namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!("{verb} in namespace {ns}"),
+        None => verb.to_string(),
+    }
+}
+
 /// Whether this process has printed a YAML document to stdout yet. One command is one
 /// process, as one command is one printer in kubectl, whose YAML printer counts the same way.
 static YAML_DOCUMENT_PRINTED: Mutex<bool> = Mutex::new(false);
@@ -134,6 +160,13 @@ mod tests {
         let read: Vec<Value> =
             fieldwise_core::yaml::read_stream(&stream).unwrap().into_iter().map(|d| d.value).collect();
         assert_eq!(read, objects);
+    }
+
+    #[test]
+    fn a_runs_result_lines_name_the_namespace_of_namespaced_objects() {
+        assert_eq!(run_verb("repaired", Some("shop")), "repaired in namespace shop");
+        assert_eq!(run_verb("transferred to flux (Apply)", Some("a")), "transferred to flux (Apply) in namespace a");
+        assert_eq!(run_verb("patched", None), "patched");
     }
 
     #[test]
