@@ -61,7 +61,7 @@ struct Canaries {
 
 impl Canaries {
     fn new() -> Self {
-        let secrets = ["data", "string", "patch", "race", "file"].iter().map(|w| canary(w)).collect();
+        let secrets = ["data", "string", "patch", "race", "file", "refused"].iter().map(|w| canary(w)).collect();
         Canaries { secrets, configmap: canary("cm") }
     }
     fn data(&self) -> &str {
@@ -78,6 +78,11 @@ impl Canaries {
     }
     fn file(&self) -> &str {
         &self.secrets[4]
+    }
+    /// In the patches the server refuses; never stored in the Secret (a value it holds, put into
+    /// the unknown field, would be refused before the server sees it: an exposure, exit 2).
+    fn refused(&self) -> &str {
+        &self.secrets[5]
     }
 }
 
@@ -285,9 +290,10 @@ fn canary_suite_finds_no_secret_value_anywhere() {
     let mut s = Suite::new(cluster);
     let sp = "kubectl-safe_patch";
     let (patch_b64, race_b64) = (b64(s.canaries.patch()), b64(s.canaries.race()));
-    let merge_refused = json!({"dataa": {"x": patch_b64}}).to_string();
+    let refused_b64 = b64(s.canaries.refused());
+    let merge_refused = json!({"dataa": {"x": refused_b64}}).to_string();
     let strategic_refused = merge_refused.clone();
-    let json_refused = json!([{"op": "add", "path": "/dataa", "value": {"x": patch_b64}}]).to_string();
+    let json_refused = json!([{"op": "add", "path": "/dataa", "value": {"x": refused_b64}}]).to_string();
     let add_key = json!({"data": {"extra": patch_b64}}).to_string();
     let policy = s.deny_policy();
     let denied = json!({"metadata": {"labels": {"fw-deny": "1"}}}).to_string();
