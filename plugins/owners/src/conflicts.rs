@@ -2,6 +2,7 @@
 //! predicted from the live object's managedFields; `--verify` asks the
 //! apiserver with a dry run and checks that the prediction matches.
 
+use fieldwise_core::fieldpath::PathElement;
 use fieldwise_core::ownership::{managed_fields_of, predict_apply, ApplyOptions, ApplyPrediction, Conflict};
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
@@ -41,8 +42,9 @@ pub struct ConflictReport {
     pub prediction: ApplyPrediction,
     /// The dry run's answer, with `--verify`.
     pub verification: Option<Verification>,
-    /// Whether values may be shown (always, except for Secrets and ConfigMaps without `--show-values`).
-    pub show_values: bool,
+    /// Whether the object is a Secret, whose values are shown by the redaction boundary's
+    /// path-level policy ([`redact::field_value`]).
+    pub secret: bool,
 }
 
 impl ConflictReport {
@@ -66,8 +68,6 @@ pub struct CheckOptions<'a> {
     pub field_manager: &'a str,
     /// Ask the apiserver with a dry run too (`--verify`).
     pub verify: bool,
-    /// Show values of Secrets and ConfigMaps (`--show-values`).
-    pub show_values: bool,
 }
 
 /// Predicts the apply of `config` to `target` (the object it names, see
@@ -80,7 +80,7 @@ pub async fn check(
     config: &Value,
     options: &CheckOptions<'_>,
 ) -> Result<ConflictReport> {
-    let CheckOptions { field_manager, verify, show_values } = *options;
+    let CheckOptions { field_manager, verify } = *options;
     let resource = &target.resource;
     let display = target.display();
     let gvk =
@@ -120,7 +120,7 @@ pub async fn check(
         exists: live.is_some(),
         prediction,
         verification: None,
-        show_values: show_values || !redact::is_secret(config),
+        secret: redact::is_secret(config),
     };
     if verify {
         let (status, causes) = dry_run(conn, target, config, field_manager).await?;
@@ -174,7 +174,7 @@ pub fn render(report: &ConflictReport) -> String {
         )
     };
     if !p.conflicts.is_empty() {
-        out.push_str(&indent(&conflict_table(&p.conflicts, report.show_values)));
+        out.push_str(&indent(&conflict_table(&p.conflicts, report.secret)));
     }
     if !p.upgraded.is_empty() {
         out.push_str(&format!(
@@ -215,16 +215,26 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
-fn conflict_table(conflicts: &[Conflict], show_values: bool) -> String {
-    let shown = |v: &Option<Value>| match v {
-        _ if !show_values => redact::REDACTED.to_string(),
-        Some(v) => crate::annotate::one_line(v),
-        None => "(unset)".to_string(),
-    };
+fn conflict_table(conflicts: &[Conflict], secret: bool) -> String {
     let header = ["FIELD", "OWNER", "LIVE", "YOURS"].map(String::from);
-    let rows: Vec<[String; 4]> =
-        conflicts.iter().map(|c| [c.field(), c.manager.to_string(), shown(&c.theirs), shown(&c.yours)]).collect();
+    let rows: Vec<[String; 4]> = conflicts
+        .iter()
+        .map(|c| {
+            let shown = |v: &Option<Value>| match v {
+                Some(v) => crate::annotate::one_line(&shown_value(secret, c, v)),
+                None => "(unset)".to_string(),
+            };
+            [c.field(), c.manager.to_string(), shown(&c.theirs), shown(&c.yours)]
+        })
+        .collect();
     table(&header, &rows)
+}
+
+/// A conflicting field's value as shown, by the redaction boundary's path-level policy: a
+/// Secret's data hidden, any other value shown with the Secret values inside it masked.
+fn shown_value(secret: bool, conflict: &Conflict, value: &Value) -> Value {
+    let names: Vec<&str> = conflict.path.elements().iter().map_while(PathElement::as_field).collect();
+    redact::field_value(secret, &names, value)
 }
 
 /// The `conflicts` section of the JSON output.
@@ -243,10 +253,9 @@ pub fn json(report: &ConflictReport) -> Value {
                         "apiVersion": c.manager.api_version,
                     },
                 });
-                if report.show_values {
-                    out["live"] = c.theirs.clone().unwrap_or(Value::Null);
-                    out["applied"] = c.yours.clone().unwrap_or(Value::Null);
-                }
+                let shown = |v: &Option<Value>| v.as_ref().map_or(Value::Null, |v| shown_value(report.secret, c, v));
+                out["live"] = shown(&c.theirs);
+                out["applied"] = shown(&c.yours);
                 out
             })
             .collect()

@@ -188,11 +188,7 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
     let mut schemas = Schemas::connected(conn);
     let mut reports = Vec::new();
     for (m, target) in configs.iter().zip(&targets) {
-        let options = conflicts::CheckOptions {
-            field_manager: &cli.field_manager,
-            verify: cli.verify,
-            show_values: cli.show_values,
-        };
+        let options = conflicts::CheckOptions { field_manager: &cli.field_manager, verify: cli.verify };
         let report = conflicts::check(conn, &mut schemas, target, &m.value, &options).await?;
         reports.push((m, target, report));
     }

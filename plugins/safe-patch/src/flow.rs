@@ -121,6 +121,16 @@ async fn patch_one(
     );
     let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, &typed, strategic, args, &display));
     let mut preview = writer.plan(live, &mut planner)?;
+    // Before any server call: even a server dry run would hand the value to admission webhooks.
+    if exposes_secret(&preview.planned.findings, args) {
+        print_findings(&preview.planned.findings);
+        let (live, result) = (&preview.live, &preview.planned.result);
+        let label = |side: &str| format!("{display} ({side})");
+        if let Some(diff) = show_diff(&label("live"), &label("patched"), live, result, args.show_secrets, false) {
+            eprint!("{diff}");
+        }
+        return Ok(refuse_exposure(&preview.planned.findings, &display));
+    }
     if args.dry_run != DryRun::Client && !preview.is_no_change() {
         if let Err(e) = writer.dry_run(&mut preview, &mut planner).await {
             // The lints usually say why the server refused, and how to fix it.
@@ -178,12 +188,9 @@ async fn patch_one(
         eprintln!("error: not writing {display}: {blocking} finding(s) above need --force");
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
-    let exposing = findings.iter().filter(|f| f.severity == Severity::ExposesSecret).count();
-    if exposing > 0 && !args.allow_secret_exposure {
-        eprintln!(
-            "error: not writing {display}: {exposing} finding(s) above put a Secret's value where it is not secret; nothing was written (--allow-secret-exposure writes it anyway)"
-        );
-        return Ok(ExitCode::from(EXIT_REFUSED));
+    if exposes_secret(&findings, args) {
+        // Found only in a re-plan against a newer live object: refused all the same.
+        return Ok(refuse_exposure(&findings, &display));
     }
     if !prompt::approved(args.yes, &format!("Patch {display}?")) {
         eprintln!("Not patched.");
@@ -194,6 +201,20 @@ async fn patch_one(
         Committed::NoChange(object) => print_outcome(args, &display, &object, "patched (no change)")?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a finding puts a Secret's value where it is not secret, without `--allow-secret-exposure`.
+fn exposes_secret(findings: &[Finding], args: &PatchArgs) -> bool {
+    !args.allow_secret_exposure && fieldwise_core::lint::exposes_secret(findings)
+}
+
+/// The refusal of a write that would expose a Secret's value (exit 2; nothing was sent).
+fn refuse_exposure(findings: &[Finding], display: &str) -> ExitCode {
+    let exposing = findings.iter().filter(|f| f.severity == Severity::ExposesSecret).count();
+    eprintln!(
+        "error: not writing {display}: {exposing} finding(s) above put a Secret's value where it is not secret; nothing was written (--allow-secret-exposure writes it anyway)"
+    );
+    ExitCode::from(EXIT_REFUSED)
 }
 
 fn print_findings(findings: &[Finding]) {

@@ -37,11 +37,11 @@ use fieldwise_kube::write::FieldValidation;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, declined,
-no terminal and no --yes for many objects, more than --max-objects, or an undo of a write never
-confirmed without --force), 3 stopped because the object changed since the preview (for undo: since
-the write, or it was created again), 130/143 stopped by Ctrl-C or SIGTERM. With many objects, the
-worst object's code.
+const EXAMPLES: &str = "Exit codes: 0 written (or no change), 1 error, 2 refused (a lint needs --force, a Secret's
+value would be exposed, declined, no terminal and no --yes for many objects, more than --max-objects,
+or an undo of a write never confirmed without --force), 3 stopped because the object changed since the
+preview (for undo: since the write, or it was created again), 130/143 stopped by Ctrl-C or SIGTERM.
+With many objects, the worst object's code.
 
 Examples:
   # Preview, lint, dry-run and write a strategic merge patch, guarded by resourceVersion
@@ -230,7 +230,9 @@ pub struct PatchArgs {
     pub force: bool,
 
     /// Write even when the patch copies, moves or pastes a Secret's value out of data or stringData
-    /// (into a label or an annotation, where anyone who can read the Secret's metadata sees it).
+    /// (into a label, an annotation or any other field, whole or inside a longer value, where anyone
+    /// who can read the Secret's metadata sees it). Without it such a patch is refused (exit 2)
+    /// before anything is sent, dry runs included.
     #[arg(long)]
     pub allow_secret_exposure: bool,
 

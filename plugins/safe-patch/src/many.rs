@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fieldwise_core::effect::Effect;
+use fieldwise_core::lint;
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
@@ -217,7 +218,9 @@ async fn prepare(
     let writer = GuardedWrite::new(conn, &target, write_options(args, plan, retry_budget));
     let mut planner = planner(patch, plan, args, &display);
     let mut preview = writer.plan(live, &mut planner)?;
-    if args.dry_run != DryRun::Client && !preview.is_no_change() {
+    // A change refused for exposing a Secret's value is not sent, not even as a dry run.
+    let exposes = !args.allow_secret_exposure && lint::exposes_secret(&preview.planned.findings);
+    if args.dry_run != DryRun::Client && !preview.is_no_change() && !exposes {
         writer.dry_run(&mut preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))?;
     }
     let mut findings = preview.planned.findings.clone();

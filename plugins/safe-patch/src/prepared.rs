@@ -25,7 +25,7 @@ impl Prepared {
     /// `--allow-secret-exposure` (which `--force` does not cover), as the single write refuses.
     pub fn refusal(&self, force: bool, allow_secret_exposure: bool) -> Option<&'static str> {
         let any = |severity: Severity| self.findings.iter().any(|f| f.severity == severity);
-        if !allow_secret_exposure && any(Severity::ExposesSecret) {
+        if !allow_secret_exposure && fieldwise_core::lint::exposes_secret(&self.findings) {
             Some("a finding above puts a Secret's value where it is not secret (--allow-secret-exposure writes it anyway)")
         } else if !force && any(Severity::NeedsForce) {
             Some("a finding above needs --force")

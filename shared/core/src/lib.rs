@@ -32,6 +32,8 @@
 //!   change a write path sends and a user approves.
 //! - [`restore`]: putting a pre-image back (undo): which backup, whether the object moved
 //!   on since, and the merge patch that restores it.
+//! - [`secret_text`]: a Secret's values and where they appear in a text: the one rule by which
+//!   they are masked for printing and a patch is found to expose them.
 //! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
 //! - [`yaml`]: YAML as kubectl reads it (YAML 1.1, go-yaml v2) and writes that kubectl reads back.
 
@@ -52,6 +54,7 @@ pub mod readiness;
 pub mod replan;
 pub mod restore;
 pub mod schema;
+pub mod secret_text;
 mod str_eq;
 pub mod strategic;
 pub mod well_known;

@@ -11,14 +11,22 @@
 //!   quotes the whole patched object in strict-validation and JSON Patch refusals
 //!   (`Secret "db" is invalid: patch: Invalid value: "{\"apiVersion\":...}": strict
 //!   decoding error: unknown field "dataa"`); such an object dump is cut out, leaving
-//!   the reason and the field path a kubectl user expects to read.
-//!   [`crate::Error::from_kube`] builds every API error through it, so no caller can
-//!   forget.
+//!   the reason and the field path a kubectl user expects to read. An admission message
+//!   may quote part of a value (a policy's `substring(0, 16)`): runs of at least
+//!   [`fieldwise_core::secret_text::MIN_FRAGMENT_LEN`] characters of a remembered value
+//!   are masked too. [`crate::Error::from_kube`] builds every API error through it, so no
+//!   caller can forget.
 //! - [`scrub`]: any text at all. Every Secret the process read from the server is
 //!   remembered ([`remember`], called by the one read path,
 //!   [`crate::api::objects::send`]); any of its values found in a text, in clear, in
 //!   base64 or JSON-escaped, becomes `***`. Errors, diffs and progress lines go
-//!   through it.
+//!   through it. What counts as "a value found in a text" is the core's one rule
+//!   ([`fieldwise_core::secret_text`]), which the exposure lint reports by too: what
+//!   a diff masks inside a field that is not secret, safe-patch refuses to write.
+//! - [`field_value`]: one field's value of an object, shown alone (a table cell): the
+//!   path-level policy. Only a Secret's `data` and `stringData` values (and their copy in
+//!   the last-applied annotation) are secret as a whole; any other value is shown, with
+//!   the Secret values inside it masked by [`scrub`].
 //!
 //! `--show-secrets` ([`set_show_secrets`]) is the only way to see values: it turns
 //! [`scrub`] off, and callers skip [`redact`].
@@ -27,16 +35,12 @@ use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
 use base64::Engine as _;
+use fieldwise_core::secret_text::{self, SecretValue};
 use fieldwise_core::well_known::LAST_APPLIED_ANNOTATION;
 use serde_json::Value;
 
 /// What redacted values are replaced with.
-pub const REDACTED: &str = "***";
-
-/// Values shorter than this are not scrubbed from free text: replacing every
-/// `a` or `1` would make messages unreadable. Structured redaction ([`redact`])
-/// hides values of every length.
-pub const MIN_SCRUBBED_LEN: usize = 4;
+pub const REDACTED: &str = secret_text::MASK;
 
 /// Whether `object` is a core Secret, whose values are redacted (the core's one test).
 /// ConfigMaps are not: they are meant for configuration that may be read, and scripts need them.
@@ -94,6 +98,50 @@ fn decoded(base64_text: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(base64_text).ok()
 }
 
+/// Whether the field at `path` (field names from the object's root) of a Secret holds its
+/// values: `data`, `stringData`, anything below them, and the last-applied annotation (the
+/// copy of them `kubectl apply` keeps). What [`redact`] hides, path by path.
+pub fn holds_secret_values(path: &[&str]) -> bool {
+    matches!(path, ["data" | "stringData", ..] | ["metadata", "annotations", LAST_APPLIED_ANNOTATION, ..])
+}
+
+/// One field's value, shown alone (a table cell, a report entry): in a Secret
+/// (`object_is_secret`), a field that [`holds_secret_values`] becomes `*** (N bytes)`; every
+/// other value is kept, with the remembered Secret values inside its strings masked by
+/// [`scrub`] (`v-***`). Unless `--show-secrets`, which shows everything.
+///
+/// ```
+/// use fieldwise_kube::redact::field_value;
+/// use serde_json::json;
+///
+/// assert_eq!(field_value(true, &["data", "pw"], &json!("aHVudGVyMg==")), json!("*** (7 bytes)"));
+/// assert_eq!(field_value(true, &["metadata", "labels", "tier"], &json!("db")), json!("db"));
+/// ```
+pub fn field_value(object_is_secret: bool, path: &[&str], value: &Value) -> Value {
+    if showing_secrets() {
+        return value.clone();
+    }
+    if object_is_secret && holds_secret_values(path) {
+        let len = match value {
+            Value::String(text) if path.first() == Some(&"data") => decoded(text).map_or(text.len(), |b| b.len()),
+            Value::String(text) => text.len(),
+            other => other.to_string().len(),
+        };
+        return Value::String(redacted(len));
+    }
+    scrub_strings(value)
+}
+
+/// `value` with [`scrub`] applied to each of its strings and map keys.
+fn scrub_strings(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(scrub(text)),
+        Value::Array(items) => Value::Array(items.iter().map(scrub_strings).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (scrub(k), scrub_strings(v))).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Shortens a server message (a Status `message` or a cause's): an object the server
 /// quoted after `Invalid value: ` is cut out with its separator, and any other JSON
 /// object dump becomes `{...}`; then the result is [`scrub`]bed.
@@ -118,7 +166,7 @@ pub fn server_message(message: &str) -> String {
         Some(rest) => format!("the patched object is invalid: {rest}"),
         None => message,
     };
-    scrub(&message)
+    scrub_fragments(&scrub(&message))
 }
 
 /// The message with embedded object dumps removed (see [`server_message`]).
@@ -262,16 +310,19 @@ pub fn showing_secrets() -> bool {
 /// object (full or metadata-only) whose last-applied annotation is a Secret's.
 pub fn remember(answer: &Value) {
     let list_of_secrets = answer.get("kind").and_then(Value::as_str) == Some("SecretList");
-    let mut values: Vec<Vec<u8>> = Vec::new();
+    let mut values: Vec<SecretValue> = Vec::new();
     match answer.get("items").and_then(Value::as_array) {
         Some(items) => {
             for item in items {
-                collect(item, list_of_secrets, &mut values);
+                if list_of_secrets {
+                    values.extend(secret_text::values_of_secret(item));
+                }
+                values.extend(secret_text::values_of(item));
             }
         }
-        None => collect(answer, false, &mut values),
+        None => values.extend(secret_text::values_of(answer)),
     }
-    remember_values(values);
+    remember_values(values.into_iter().map(|v| v.bytes).collect());
 }
 
 /// Remembers raw values (for values a command got elsewhere, e.g. from a file).
@@ -282,7 +333,7 @@ pub fn remember_values(values: Vec<Vec<u8>>) {
     let Ok(mut k) = known().lock() else { return };
     let before = k.spellings.len();
     for value in values {
-        for spelling in spellings(&value) {
+        for spelling in secret_text::spellings(&value) {
             if k.seen.insert(spelling.clone()) {
                 k.spellings.push(spelling);
             }
@@ -293,77 +344,25 @@ pub fn remember_values(values: Vec<Vec<u8>>) {
     }
 }
 
-fn collect(object: &Value, secret: bool, values: &mut Vec<Vec<u8>>) {
-    if secret || is_secret(object) {
-        data_values(object, values);
-    }
-    let annotation =
-        object.pointer("/metadata/annotations").and_then(|a| a.get(LAST_APPLIED_ANNOTATION)).and_then(Value::as_str);
-    // Parse only annotations that can be a Secret's: a scan reads thousands of them.
-    if let Some(text) = annotation.filter(|t| t.contains("\"Secret\"")) {
-        if let Ok(applied) = serde_json::from_str::<Value>(text) {
-            if is_secret(&applied) {
-                data_values(&applied, values);
-            }
-        }
-    }
-}
-
-fn data_values(object: &Value, values: &mut Vec<Vec<u8>>) {
-    if let Some(map) = object.get("data").and_then(Value::as_object) {
-        for v in map.values().filter_map(Value::as_str) {
-            values.push(decoded(v).unwrap_or_else(|| v.as_bytes().to_vec()));
-        }
-    }
-    if let Some(map) = object.get("stringData").and_then(Value::as_object) {
-        values.extend(map.values().filter_map(Value::as_str).map(|v| v.as_bytes().to_vec()));
-    }
-}
-
-/// A value in clear, in base64, and each of those JSON-escaped once and twice (a
-/// JSON document quoted inside a message) and Go-escaped (`<` as `\u003c`).
-fn spellings(value: &[u8]) -> Vec<String> {
-    let mut forms = vec![base64::engine::general_purpose::STANDARD.encode(value)];
-    if let Ok(text) = std::str::from_utf8(value) {
-        if text.len() >= MIN_SCRUBBED_LEN {
-            forms.push(text.to_string());
-        }
-    }
-    if value.len() < MIN_SCRUBBED_LEN.div_ceil(2) {
-        forms.clear();
-    }
-    let mut all = Vec::new();
-    for form in forms {
-        let once = json_escaped(&form);
-        let twice = json_escaped(&once);
-        let go = once.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026");
-        for s in [form, once, twice, go] {
-            if !all.contains(&s) {
-                all.push(s);
-            }
-        }
-    }
-    all
-}
-
-fn json_escaped(text: &str) -> String {
-    let quoted = serde_json::to_string(text).unwrap_or_default();
-    quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_string()
-}
-
-/// `text` with every remembered Secret value replaced by `***`, unless `--show-secrets`.
+/// `text` with every remembered Secret value replaced by `***` ([`secret_text::mask`], the
+/// rule the exposure lint reports by), unless `--show-secrets`.
 pub fn scrub(text: &str) -> String {
     let Ok(k) = known().lock() else { return text.to_string() };
     if k.show_secrets || k.spellings.is_empty() {
         return text.to_string();
     }
-    let mut out = text.to_string();
-    for spelling in &k.spellings {
-        if out.contains(spelling.as_str()) {
-            out = out.replace(spelling.as_str(), REDACTED);
-        }
+    secret_text::mask(text, &k.spellings).into_owned()
+}
+
+/// `text` with every run of a remembered value's spelling at least
+/// [`secret_text::MIN_FRAGMENT_LEN`] characters long replaced by `***`, unless
+/// `--show-secrets`: for server messages, which may quote part of a value.
+fn scrub_fragments(text: &str) -> String {
+    let Ok(k) = known().lock() else { return text.to_string() };
+    if k.show_secrets || k.spellings.is_empty() {
+        return text.to_string();
     }
-    out
+    secret_text::mask_fragments(text, &k.spellings).into_owned()
 }
 
 #[cfg(test)]
@@ -431,6 +430,18 @@ mod tests {
             assert!(!scrub(&format!("before {text} after")).contains("canary"), "{text}");
         }
         assert_eq!(scrub("nothing here"), "nothing here");
+        // A server message quoting part of a value (an admission policy's `substring(0, 16)`).
+        remember(&json!({"apiVersion": "v1", "kind": "Secret", "data": {"pw": "ZnJhZzAxMjM0NTY3ODlhYmNkZWY="}}));
+        assert_eq!(
+            server_message("admission denied the request: refused for frag0123456789ab"),
+            "admission denied the request: refused for ***"
+        );
+        assert_eq!(server_message("refused for frag012"), "refused for frag012");
+        // The path-level policy: a Secret's data is hidden whole, other fields shown, values inside them masked.
+        assert_eq!(field_value(true, &["data", "pw"], &json!("ZnJhZzAxMjM0NTY3ODlhYmNkZWY=")), "*** (20 bytes)");
+        assert_eq!(field_value(true, &["metadata", "labels", "tier"], &json!("db")), "db");
+        assert_eq!(field_value(true, &["metadata", "annotations", "note"], &json!("v-frag0123456789abcdef")), "v-***");
+        assert_eq!(field_value(false, &["data", "pw"], &json!("shown")), "shown");
         set_show_secrets(true);
         assert!(scrub(clear).contains("canary"));
         set_show_secrets(false);

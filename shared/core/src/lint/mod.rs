@@ -14,7 +14,8 @@
 //! - [`next_apply`]: fields the last-applied annotation records otherwise, which
 //!   the next `kubectl apply` of the same file sets back;
 //! - [`secret_exposure`]: a Secret's value copied, moved or pasted out of `data` into a
-//!   label or an annotation, where it is not secret.
+//!   label, an annotation or any other field (whole or inside a longer value), where it is
+//!   not secret.
 //!
 //! Every lint is pure: values in, findings out. The plugin decides what to
 //! show and whether a finding blocks the write.
@@ -65,6 +66,13 @@ impl Finding {
         self.fix = Some(fix.into());
         self
     }
+}
+
+/// Whether one of `findings` puts a Secret's value where it is not secret
+/// ([`Severity::ExposesSecret`]): such a change is refused before anything is sent, even a
+/// dry run, unless `--allow-secret-exposure`.
+pub fn exposes_secret(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.severity == Severity::ExposesSecret)
 }
 
 /// Joins field names into kubectl's dotted form.

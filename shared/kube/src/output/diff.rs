@@ -45,6 +45,10 @@ pub fn human_with_managers(
 /// changed value shows as `*** (changed)`; everything else is `*** (N bytes)`.
 /// ConfigMaps and other kinds are shown as they are.
 fn redact_pair(old: &Value, new: &Value) -> (Value, Value) {
+    // Values the change itself writes were never read from a server: known from here on, so
+    // the scrub of the diff text masks them wherever else they appear (a label `v-***`).
+    crate::redact::remember(old);
+    crate::redact::remember(new);
     let (mut old_shown, mut new_shown) = (old.clone(), new.clone());
     if !is_secret(old) && !is_secret(new) {
         return (old_shown, new_shown);
@@ -131,6 +135,15 @@ mod tests {
         let diff = unified("live", "patched", &old_r, &new_r, false).unwrap();
         assert!(!diff.contains("c2VjcmV0") && !diff.contains("bmV3") && !diff.contains("YWRtaW4="), "{diff}");
         assert!(diff.contains("+  password: '*** (changed)'"), "{diff}");
+    }
+
+    #[test]
+    fn a_value_the_change_writes_is_masked_wherever_else_it_appears() {
+        let old = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
+        let new = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "labels": {"x": "v-t0ken-in-diff"}},
+            "stringData": {"token": "t0ken-in-diff"}});
+        let diff = human("live", "patched", &old, &new, false).unwrap();
+        assert!(!diff.contains("t0ken-in-diff") && diff.contains("x: v-***"), "{diff}");
     }
 
     #[test]
