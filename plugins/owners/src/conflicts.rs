@@ -8,6 +8,7 @@ use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
+use fieldwise_kube::output::values;
 use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
 use fieldwise_kube::{redact, Error, Result};
 use serde_json::{json, Value};
@@ -218,12 +219,22 @@ fn indent(text: &str) -> String {
 fn conflict_table(conflicts: &[Conflict], show_values: bool) -> String {
     let shown = |v: &Option<Value>| match v {
         _ if !show_values => redact::REDACTED.to_string(),
-        Some(v) => crate::annotate::one_line(v),
+        Some(v) => values::one_line(v),
         None => "(unset)".to_string(),
     };
+    // Both values elided alike around their first difference, so it shows in both cells.
+    let cells = |c: &Conflict| match (&c.theirs, &c.yours) {
+        (Some(_), Some(_)) if show_values => values::contrast(&shown(&c.theirs), &shown(&c.yours)),
+        _ => (values::cut(&shown(&c.theirs)), values::cut(&shown(&c.yours))),
+    };
     let header = ["FIELD", "OWNER", "LIVE", "YOURS"].map(String::from);
-    let rows: Vec<[String; 4]> =
-        conflicts.iter().map(|c| [c.field(), c.manager.to_string(), shown(&c.theirs), shown(&c.yours)]).collect();
+    let rows: Vec<[String; 4]> = conflicts
+        .iter()
+        .map(|c| {
+            let (live, yours) = cells(c);
+            [c.field(), c.manager.to_string(), live, yours]
+        })
+        .collect();
     table(&header, &rows)
 }
 

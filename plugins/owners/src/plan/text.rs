@@ -3,13 +3,11 @@
 
 use colored::Colorize;
 use fieldwise_core::ownership::Fix;
+use fieldwise_kube::output::values;
 use fieldwise_kube::redact;
 
 use super::report::{ConflictRow, ObjectReport, Planned, ReleasedRow, Shown};
 use crate::summary::table;
-
-/// Longest value shown in a table cell; longer ones end with `...`.
-const VALUE_WIDTH: usize = 40;
 
 /// One object's section: `deployment.apps/web (deploy.yaml): <status>`, its findings, the check.
 pub fn render(report: &ObjectReport, force: bool) -> String {
@@ -99,13 +97,14 @@ fn status(planned: &Planned, force: bool) -> String {
 }
 
 fn conflict_row(finding: &str, c: &ConflictRow) -> [String; 5] {
-    [
-        finding.to_string(),
-        c.field.clone(),
-        format!("{} [{}]", c.owner.label(), c.class.name()),
-        value(&c.live),
-        value(&c.yours),
-    ]
+    // Both values elided alike around their first difference, so it shows in both cells.
+    let (live, yours) = match (&c.live, &c.yours) {
+        (Shown::Value(live), Shown::Value(yours)) => {
+            values::contrast(&values::one_line(live), &values::one_line(yours))
+        }
+        _ => (value(&c.live), value(&c.yours)),
+    };
+    [finding.to_string(), c.field.clone(), format!("{} [{}]", c.owner.label(), c.class.name()), live, yours]
 }
 
 fn released_row(finding: &str, r: &ReleasedRow) -> [String; 5] {
@@ -155,15 +154,7 @@ pub fn value(shown: &Shown) -> String {
         Shown::Unset => "unset".to_string(),
         Shown::Hidden(Some(len)) => redact::redacted(*len),
         Shown::Hidden(None) => redact::REDACTED.to_string(),
-        Shown::Value(v) => {
-            let text = crate::annotate::one_line(v);
-            if text.chars().count() > VALUE_WIDTH {
-                let cut: String = text.chars().take(VALUE_WIDTH - 3).collect();
-                format!("{cut}...")
-            } else {
-                text
-            }
-        }
+        Shown::Value(v) => values::cut(&values::one_line(v)),
     }
 }
 
