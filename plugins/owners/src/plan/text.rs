@@ -58,17 +58,17 @@ pub fn render(report: &ObjectReport, force: bool) -> String {
             owners.join(", ")
         ));
     }
-    if let Some(refusal) = &planned.refused {
-        out.push_str(&format!("  server: {} {}: {}\n", refusal.code, refusal.reason, refusal.message));
-    }
     out.push_str(&check_line(planned));
     out
 }
 
 /// The object's status, one phrase.
 fn status(planned: &Planned, force: bool) -> String {
+    // The apiserver's own words on the verdict's line, as kubectl prints
+    // `Error from server (NotFound): namespaces "x" not found`.
     if let Some(refusal) = &planned.refused {
-        return format!("{} ({} {})", "refused by the server".red().bold(), refusal.code, refusal.reason);
+        let status = format!("{} ({} {})", "refused by the server".red().bold(), refusal.code, refusal.reason);
+        return if refusal.message.is_empty() { status } else { format!("{status}: {}", refusal.message) };
     }
     if planned.is_conflicting() {
         let n = planned.conflicts.len().max(planned.server_conflicts);
@@ -79,8 +79,12 @@ fn status(planned: &Planned, force: bool) -> String {
         );
     }
     let mut parts = Vec::new();
-    if planned.new {
-        parts.push("new: the apply creates it".green().to_string());
+    match &planned.namespace_created {
+        Some(namespace) => parts.push(
+            format!("new: the apply creates it, in namespace {namespace} created by this apply").green().to_string(),
+        ),
+        None if planned.new => parts.push("new: the apply creates it".green().to_string()),
+        None => {}
     }
     if !planned.takeovers.is_empty() {
         let n = planned.takeovers.len();
@@ -143,6 +147,10 @@ fn check_line(planned: &Planned) -> String {
     }
     if check.checked {
         "  checked: the apiserver's dry run agrees\n".to_string()
+    } else if let Some(namespace) = &planned.namespace_created {
+        format!(
+            "  not checked: the apiserver cannot dry-run it before namespace {namespace} exists (this apply creates it first)\n"
+        )
     } else {
         "  not checked: the server refused the apply before deciding ownership\n".to_string()
     }
