@@ -9,6 +9,7 @@
 use colored::Colorize;
 use fieldwise_core::ownership::ManagedFieldsEntry;
 use fieldwise_kube::output::color::palette;
+use fieldwise_kube::output::values;
 use serde_json::Value;
 
 /// One printed line and the indices (into the entries) of its owners.
@@ -59,7 +60,9 @@ fn write_value(value: &Value, indent: usize, at: &dyn Fn(&Value) -> Vec<usize>, 
     match value {
         Value::Object(map) if !map.is_empty() => write_map(map, indent, None, at, out),
         Value::Array(items) if !items.is_empty() => write_list(items, indent, at, out),
-        scalar => out.push(Line { text: format!("{}{}", " ".repeat(indent), scalar_text(scalar)), owners: at(value) }),
+        scalar => {
+            out.push(Line { text: format!("{}{}", " ".repeat(indent), values::scalar(scalar)), owners: at(value) })
+        }
     }
 }
 
@@ -91,7 +94,7 @@ fn write_map(
                 out.push(Line { text: format!("{lead}{key}:"), owners });
                 write_list(items, indent, at, out);
             }
-            scalar => out.push(Line { text: format!("{lead}{key}: {}", scalar_text(scalar)), owners }),
+            scalar => out.push(Line { text: format!("{lead}{key}: {}", values::scalar(scalar)), owners }),
         }
     }
 }
@@ -107,36 +110,14 @@ fn write_list(items: &[Value], indent: usize, at: &dyn Fn(&Value) -> Vec<usize>,
                 out.push(Line { text: format!("{pad}-"), owners: at(item) });
                 write_list(inner, indent + 2, at, out);
             }
-            scalar => out.push(Line { text: format!("{pad}- {}", scalar_text(scalar)), owners: at(item) }),
+            scalar => out.push(Line { text: format!("{pad}- {}", values::scalar(scalar)), owners: at(item) }),
         }
-    }
-}
-
-/// A scalar (or empty container) as one line of YAML; multi-line strings are JSON-quoted.
-fn scalar_text(value: &Value) -> String {
-    match value {
-        Value::Object(_) => "{}".into(),
-        Value::Array(_) => "[]".into(),
-        Value::String(s) if s.contains('\n') => Value::String(s.clone()).to_string(),
-        other => match serde_json::to_value(other).ok().and_then(|v| fieldwise_kube::output::printer::yaml(&v).ok()) {
-            Some(text) if !text.trim_end().contains('\n') => text.trim_end().to_string(),
-            _ => other.to_string(),
-        },
     }
 }
 
 /// A map key as YAML writes it (quoted when it must be).
 fn key_text(key: &str) -> String {
-    scalar_text(&Value::String(key.to_string()))
-}
-
-/// A value on one line: scalars as YAML writes them, containers as compact JSON.
-pub fn one_line(value: &Value) -> String {
-    match value {
-        Value::Object(m) if !m.is_empty() => value.to_string(),
-        Value::Array(a) if !a.is_empty() => value.to_string(),
-        scalar => scalar_text(scalar),
-    }
+    values::scalar(&Value::String(key.to_string()))
 }
 
 #[cfg(test)]

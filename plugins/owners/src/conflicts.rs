@@ -9,6 +9,7 @@ use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
+use fieldwise_kube::output::values;
 use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
 use fieldwise_kube::{redact, Error, Result};
 use serde_json::{json, Value};
@@ -216,15 +217,21 @@ fn indent(text: &str) -> String {
 }
 
 fn conflict_table(conflicts: &[Conflict], secret: bool) -> String {
+    let shown = |c: &Conflict, v: &Option<Value>| match v {
+        Some(v) => values::one_line(&shown_value(secret, c, v)),
+        None => "(unset)".to_string(),
+    };
+    // Both values elided alike around their first difference, so it shows in both cells.
+    let cells = |c: &Conflict| match (&c.theirs, &c.yours) {
+        (Some(_), Some(_)) => values::contrast(&shown(c, &c.theirs), &shown(c, &c.yours)),
+        _ => (values::cut(&shown(c, &c.theirs)), values::cut(&shown(c, &c.yours))),
+    };
     let header = ["FIELD", "OWNER", "LIVE", "YOURS"].map(String::from);
     let rows: Vec<[String; 4]> = conflicts
         .iter()
         .map(|c| {
-            let shown = |v: &Option<Value>| match v {
-                Some(v) => crate::annotate::one_line(&shown_value(secret, c, v)),
-                None => "(unset)".to_string(),
-            };
-            [c.field(), c.manager.to_string(), shown(&c.theirs), shown(&c.yours)]
+            let (live, yours) = cells(c);
+            [c.field(), c.manager.to_string(), live, yours]
         })
         .collect();
     table(&header, &rows)

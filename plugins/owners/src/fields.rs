@@ -77,7 +77,7 @@ pub fn render(
     now: Timestamp,
 ) -> String {
     let value = match &answer.value {
-        Some(v) => crate::annotate::one_line(v),
+        Some(v) => fieldwise_kube::output::values::one_line(v),
         None => "(not set)".to_string(),
     };
     let mut out = format!("{} {}: {value}\n", subject.display, answer.path);

@@ -424,3 +424,127 @@ fn a_generated_corpus_of_applies_agrees_with_the_apiserver_field_for_field() {
     let total: usize = std::env::var("FIELDWISE_PLAN_SCENARIOS").ok().and_then(|s| s.parse().ok()).unwrap_or(240);
     corpus::run(&cluster, &ns, seed, total);
 }
+
+/// A namespace name no test creates: unique to this run, and left absent.
+fn absent_namespace(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+/// Asserts the cluster has no namespace `name`.
+fn assert_no_namespace(cluster: &Cluster, name: &str) {
+    let out = run(cluster.kubectl().args(["get", "namespace", name]));
+    assert!(!out.status.success() && text(&out.stderr).contains("NotFound"), "namespace {name} exists");
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_fresh_install_with_its_namespace_in_the_input_plans_every_object_as_new_and_writes_nothing() {
+    let cluster = require_cluster!();
+    let ns = absent_namespace("fw-plan-fresh");
+    let dir = scratch("fresh");
+    // The Namespace comes after an object in it: kubectl applies Namespaces first.
+    let file = write_file(
+        &dir,
+        "install.yaml",
+        &format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n  \
+             selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    \
+             spec:\n      containers: [{{name: web, image: \"busybox:1.36\"}}]\n---\n\
+             apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: {ns}}}\ndata: {{k: v}}\n"
+        ),
+    );
+    let out = run(plan(&cluster, &ns).args(["-f", &file]));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let created = format!("new: the apply creates it, in namespace {ns} created by this apply");
+    assert_eq!(stdout.matches(&created).count(), 2, "{stdout}");
+    assert!(!stdout.contains("refused by the server"), "{stdout}");
+    assert!(stdout.ends_with("Plan: 3 objects, 0 conflicting, 0 refused, 3 new.\n"), "{stdout}");
+    let doc = plan_json(&run(plan(&cluster, &ns).args(["-f", &file, "-o", "json"])), 0);
+    for name in ["web", "settings"] {
+        let item = object(&doc, name);
+        assert_eq!(
+            (&item["new"], &item["namespaceCreated"], &item["refused"], &item["conflicts"]),
+            (&true.into(), &ns.clone().into(), &Value::Null, &Value::Array(Vec::new())),
+            "{item:#}"
+        );
+        assert_eq!(item["verification"]["checked"], false, "{item:#}");
+    }
+    assert_eq!(object(&doc, &ns)["new"], true);
+    assert_checked(object(&doc, &ns));
+    // The plan never writes.
+    assert_no_namespace(&cluster, &ns);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn an_object_in_a_namespace_neither_on_the_server_nor_in_the_input_is_refused_with_the_servers_reason() {
+    let cluster = require_cluster!();
+    let ns = absent_namespace("fw-plan-nons");
+    let dir = scratch("nons");
+    let file = write_file(
+        &dir,
+        "cm.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: {ns}}}\ndata: {{k: v}}\n"),
+    );
+    let out = run(plan(&cluster, &ns).args(["-f", &file]));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
+    let status = stdout.lines().find(|l| l.starts_with("configmap/settings")).unwrap_or_default();
+    assert!(
+        status.ends_with(&format!("refused by the server (404 NotFound): namespaces \"{ns}\" not found")),
+        "the status line says why: {stdout}"
+    );
+    assert!(stdout.ends_with("Plan: 1 object, 0 conflicting, 1 refused, 0 new.\n"), "{stdout}");
+    assert_no_namespace(&cluster, &ns);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_conflict_on_a_long_image_shows_where_the_values_differ_and_a_client_side_default_advises_migrate() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-plan-long");
+    let dir = scratch("long");
+    let deployment = |image: &str, extra: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: metrics}}\nspec:\n  \
+             selector: {{matchLabels: {{app: metrics}}}}\n  template:\n    metadata: {{labels: {{app: metrics}}}}\n    \
+             spec:\n      containers:\n      - name: metrics\n        image: {image}\n{extra}"
+        )
+    };
+    let image = "registry.k8s.io/kube-state-metrics/kube-state-metrics";
+    // Client-side apply: the server defaults imagePullPolicy, which client-side apply then owns.
+    let old = write_file(&dir, "old.yaml", &deployment(&format!("{image}:v2.10.0"), ""));
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &old]);
+    let new =
+        write_file(&dir, "new.yaml", &deployment(&format!("{image}:v2.13.0"), "        imagePullPolicy: Always\n"));
+    let out = run(plan(&cluster, &ns).args(["-f", &new, "--field-manager", "ci"]));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
+    let row = stdout.lines().find(|l| l.contains("].image ")).unwrap_or_else(|| panic!("no image row: {stdout}"));
+    assert!(row.contains("…kube-state-metrics:v2.10.0") && row.contains("…kube-state-metrics:v2.13.0"), "{row}");
+    let row = stdout.lines().find(|l| l.contains("].imagePullPolicy ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(row.contains("IfNotPresent") && row.trim_end().ends_with("Always"), "{row}");
+    assert!(stdout.contains("kubectl last-applied migrate") && stdout.contains("kubectl owners transfer"), "{stdout}");
+    let doc = plan_json(&run(plan(&cluster, &ns).args(["-f", &new, "--field-manager", "ci", "-o", "json"])), 3);
+    let metrics = object(&doc, "metrics");
+    assert_checked(metrics);
+    let fixes: Vec<(String, String)> = metrics["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["field"].as_str().unwrap().to_string(), c["fix"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        fixes,
+        [
+            (".spec.template.spec.containers[name=\"metrics\"].image".to_string(), "force".to_string()),
+            (".spec.template.spec.containers[name=\"metrics\"].imagePullPolicy".to_string(), "migrate".to_string()),
+        ],
+        "{metrics:#}"
+    );
+    // JSON keeps the values whole.
+    assert_eq!(metrics["conflicts"][0]["yours"], format!("{image}:v2.13.0"));
+}

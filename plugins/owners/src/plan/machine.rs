@@ -69,6 +69,9 @@ fn object(report: &ObjectReport, fail_on: &[FailOn]) -> Value {
         }
         Ok(p) => {
             out.insert("new".into(), p.new.into());
+            if let Some(namespace) = &p.namespace_created {
+                out.insert("namespaceCreated".into(), namespace.clone().into());
+            }
             out.insert("beforeFirstApply".into(), p.before_first_apply.into());
             out.insert("conflicts".into(), p.conflicts.iter().map(conflict).collect());
             out.insert("takeovers".into(), p.takeovers.iter().map(conflict).collect());

@@ -122,10 +122,12 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         colored::control::set_override(false);
     }
     fieldwise_kube::redact::set_show_secrets(args.show_secrets);
-    let inputs: Box<dyn Iterator<Item = Result<Manifest>>> = match &args.kustomize {
-        Some(dir) => Box::new(manifests::kustomize(dir)?.into_iter().map(Ok)),
-        None => Box::new(manifests::stream(&args.filenames, args.recursive)),
+    // Read whole before planning: an object may come before the Namespace it goes in.
+    let inputs: Vec<Result<Manifest>> = match &args.kustomize {
+        Some(dir) => manifests::kustomize(dir)?.into_iter().map(Ok).collect(),
+        None => manifests::stream(&args.filenames, args.recursive).collect(),
     };
+    let namespaces_created = inputs.iter().flatten().filter_map(|m| m.namespace_declared()).map(String::from).collect();
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let planner = Planner {
@@ -136,10 +138,12 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         field_manager: args.field_manager.clone(),
         force: args.force_conflicts,
         show_secrets: args.show_secrets,
+        namespaces_created,
+        namespaces_absent: tokio::sync::Mutex::new(BTreeMap::new()),
     };
     let progress = Progress::growing("objects planned");
     let results = RefCell::new(Results::new(args));
-    let numbered = inputs.enumerate().map(|(i, item)| {
+    let numbered = inputs.into_iter().enumerate().map(|(i, item)| {
         progress.found();
         Ok(match item {
             Ok(manifest) => Input::Object(i, manifest),

@@ -2,10 +2,12 @@
 //! (`fieldwise_core::ownership::ApplyPlan`), ask the server for the same apply as a dry
 //! run, and check the one against the other.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use fieldwise_core::fieldpath::{Path, PathElement};
 use fieldwise_core::ownership::{
     managed_fields_of, verify_forced, verify_unforced, ApplyInput, ApplyOptions, ApplyPlan, ClassifiedConflict,
-    Conflict, Fate, ReleasedField, ServerAnswer,
+    Conflict, Fate, ReleasedField, ServerAnswer, Verification,
 };
 use fieldwise_core::schema::{deduced, Gvk};
 use fieldwise_core::well_known::LAST_APPLIED_ANNOTATION;
@@ -41,6 +43,10 @@ pub struct Planner<'a> {
     pub force: bool,
     /// `--show-secrets`.
     pub show_secrets: bool,
+    /// The Namespaces the input holds: the apply creates them before the objects in them.
+    pub namespaces_created: BTreeSet<String>,
+    /// Which of those namespaces the server was asked about, and whether each is absent.
+    pub namespaces_absent: Mutex<BTreeMap<String, bool>>,
 }
 
 impl Planner<'_> {
@@ -131,7 +137,7 @@ impl Planner<'_> {
             let plan = ApplyPlan::new(&input, self.force);
             let version = live.as_ref().and_then(|l| l.pointer("/metadata/resourceVersion")).and_then(Value::as_str);
             match self.check(target, config, version, &plan, live.as_ref()).await? {
-                Some(planned) => return Ok(planned),
+                Some(planned) => return self.in_namespace_created(target, config, &plan, planned).await,
                 None if attempt < MAX_ATTEMPTS => continue,
                 None => {
                     return Err(Error::usage(format!(
@@ -141,6 +147,56 @@ impl Planner<'_> {
                 }
             }
         }
+    }
+
+    /// The plan of an object the server refused with 404 because its namespace does not
+    /// exist yet, when the input holds that Namespace: kubectl applies Namespaces first, so
+    /// the apply creates the object in it. The server cannot dry-run an object in a namespace
+    /// that does not exist, so the plan is the prediction alone, a creation (no live object:
+    /// no conflicts, every field the applier's), marked unchecked. Any other plan is returned
+    /// as it is: an object refused for another reason (a schema error the prediction sees
+    /// too) or in a namespace neither on the server nor in the input stays a refusal.
+    async fn in_namespace_created(
+        &self,
+        target: &ObjectRef,
+        config: &Value,
+        plan: &ApplyPlan,
+        planned: Planned,
+    ) -> Result<Planned> {
+        let namespace = match (&planned.refused, &target.namespace) {
+            (Some(Refusal { code: 404, .. }), Some(namespace))
+                if planned.new && plan.outcome.errors.is_empty() && self.namespaces_created.contains(namespace) =>
+            {
+                namespace
+            }
+            _ => return Ok(planned),
+        };
+        if !self.namespace_absent(namespace).await? {
+            return Ok(planned);
+        }
+        let unchecked = Verification { checked: false, disagreements: Vec::new() };
+        let mut created = self.rows(plan, None, config, None, unchecked);
+        created.namespace_created = Some(namespace.clone());
+        Ok(created)
+    }
+
+    /// Whether the server has no namespace `name`, asked once per name.
+    async fn namespace_absent(&self, name: &str) -> Result<bool> {
+        if let Some(absent) = self.namespaces_absent.lock().await.get(name) {
+            return Ok(*absent);
+        }
+        let namespaces = self
+            .catalog
+            .by_gvk(&Gvk::new("", "v1", "Namespace"))
+            .ok_or_else(|| Error::usage("the server serves no v1 Namespace"))?;
+        let namespace = ObjectRef::of_object(namespaces, &serde_json::json!({"metadata": {"name": name}}));
+        let absent = match objects::get(self.conn, &namespace, None).await {
+            Ok(_) => false,
+            Err(e) if e.is_not_found() => true,
+            Err(e) => return Err(e),
+        };
+        self.namespaces_absent.lock().await.insert(name.to_string(), absent);
+        Ok(absent)
     }
 
     /// The server's dry runs of the apply planned against `live` (at `version`), compared
@@ -247,7 +303,7 @@ impl Planner<'_> {
         live: Option<&Value>,
         config: &Value,
         refused: Option<Refusal>,
-        verification: fieldwise_core::ownership::Verification,
+        verification: Verification,
     ) -> Planned {
         let secret = redact::is_secret(config) && !self.show_secrets;
         let show = |path: &Path, value: &Option<Value>| shown(path, value.as_ref(), secret);
@@ -293,6 +349,7 @@ impl Planner<'_> {
             lints: plan.lints.clone(),
             refused,
             server_conflicts: 0,
+            namespace_created: None,
             forced: self.force,
             check: Check { checked: verification.checked, disagreements: verification.disagreements },
         }

@@ -135,6 +135,9 @@ pub struct Planned {
     /// How many conflicts the server's dry run without force answered 409 with (the
     /// truth when it disagrees with [`Planned::conflicts`]); 0 when it did not.
     pub server_conflicts: usize,
+    /// The namespace the object goes in when it does not exist yet and the input creates it
+    /// (a Namespace in the same input): the object is planned as new there, unchecked.
+    pub namespace_created: Option<String>,
     /// Whether the apply is planned with `--force-conflicts`.
     pub forced: bool,
     /// The server's dry run compared with the prediction.

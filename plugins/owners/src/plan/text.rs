@@ -3,13 +3,11 @@
 
 use colored::Colorize;
 use fieldwise_core::ownership::Fix;
+use fieldwise_kube::output::values;
 use fieldwise_kube::redact;
 
 use super::report::{ConflictRow, ObjectReport, Planned, ReleasedRow, Shown};
 use crate::summary::table;
-
-/// Longest value shown in a table cell; longer ones end with `...`.
-const VALUE_WIDTH: usize = 40;
 
 /// One object's section: `deployment.apps/web (deploy.yaml): <status>`, its findings, the check.
 pub fn render(report: &ObjectReport, force: bool) -> String {
@@ -60,17 +58,17 @@ pub fn render(report: &ObjectReport, force: bool) -> String {
             owners.join(", ")
         ));
     }
-    if let Some(refusal) = &planned.refused {
-        out.push_str(&format!("  server: {} {}: {}\n", refusal.code, refusal.reason, refusal.message));
-    }
     out.push_str(&check_line(planned));
     out
 }
 
 /// The object's status, one phrase.
 fn status(planned: &Planned, force: bool) -> String {
+    // The apiserver's own words on the verdict's line, as kubectl prints
+    // `Error from server (NotFound): namespaces "x" not found`.
     if let Some(refusal) = &planned.refused {
-        return format!("{} ({} {})", "refused by the server".red().bold(), refusal.code, refusal.reason);
+        let status = format!("{} ({} {})", "refused by the server".red().bold(), refusal.code, refusal.reason);
+        return if refusal.message.is_empty() { status } else { format!("{status}: {}", refusal.message) };
     }
     if planned.is_conflicting() {
         let n = planned.conflicts.len().max(planned.server_conflicts);
@@ -81,8 +79,12 @@ fn status(planned: &Planned, force: bool) -> String {
         );
     }
     let mut parts = Vec::new();
-    if planned.new {
-        parts.push("new: the apply creates it".green().to_string());
+    match &planned.namespace_created {
+        Some(namespace) => parts.push(
+            format!("new: the apply creates it, in namespace {namespace} created by this apply").green().to_string(),
+        ),
+        None if planned.new => parts.push("new: the apply creates it".green().to_string()),
+        None => {}
     }
     if !planned.takeovers.is_empty() {
         let n = planned.takeovers.len();
@@ -99,13 +101,14 @@ fn status(planned: &Planned, force: bool) -> String {
 }
 
 fn conflict_row(finding: &str, c: &ConflictRow) -> [String; 5] {
-    [
-        finding.to_string(),
-        c.field.clone(),
-        format!("{} [{}]", c.owner.label(), c.class.name()),
-        value(&c.live),
-        value(&c.yours),
-    ]
+    // Both values elided alike around their first difference, so it shows in both cells.
+    let (live, yours) = match (&c.live, &c.yours) {
+        (Shown::Value(live), Shown::Value(yours)) => {
+            values::contrast(&values::one_line(live), &values::one_line(yours))
+        }
+        _ => (value(&c.live), value(&c.yours)),
+    };
+    [finding.to_string(), c.field.clone(), format!("{} [{}]", c.owner.label(), c.class.name()), live, yours]
 }
 
 fn released_row(finding: &str, r: &ReleasedRow) -> [String; 5] {
@@ -144,6 +147,10 @@ fn check_line(planned: &Planned) -> String {
     }
     if check.checked {
         "  checked: the apiserver's dry run agrees\n".to_string()
+    } else if let Some(namespace) = &planned.namespace_created {
+        format!(
+            "  not checked: the apiserver cannot dry-run it before namespace {namespace} exists (this apply creates it first)\n"
+        )
     } else {
         "  not checked: the server refused the apply before deciding ownership\n".to_string()
     }
@@ -155,15 +162,7 @@ pub fn value(shown: &Shown) -> String {
         Shown::Unset => "unset".to_string(),
         Shown::Hidden(Some(len)) => redact::redacted(*len),
         Shown::Hidden(None) => redact::REDACTED.to_string(),
-        Shown::Value(v) => {
-            let text = crate::annotate::one_line(v);
-            if text.chars().count() > VALUE_WIDTH {
-                let cut: String = text.chars().take(VALUE_WIDTH - 3).collect();
-                format!("{cut}...")
-            } else {
-                text
-            }
-        }
+        Shown::Value(v) => values::cut(&values::one_line(v)),
     }
 }
 

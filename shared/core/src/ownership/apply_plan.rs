@@ -12,9 +12,13 @@
 use super::apply_conflict::Conflict;
 use super::apply_lints::{duplicate_keys, scaled_fields};
 use super::classify::{ConflictClass, Fix};
+use super::client_side::defaulted_under_client_side_apply;
 use super::manager_fields::live_managers;
+use super::managers::Operation;
 use super::simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField};
+use crate::fieldpath::Set;
 use crate::lint::Finding;
+use crate::well_known::CLIENT_SIDE_APPLY_MANAGER;
 
 /// A conflict, with who owns the field and the way out.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,9 +32,16 @@ pub struct ClassifiedConflict {
 }
 
 impl ClassifiedConflict {
-    fn of(conflict: Conflict) -> Self {
+    /// Classifies `conflict`; `defaulted` holds the fields client-side apply owns only
+    /// because the server defaulted them ([`defaulted_under_client_side_apply`]).
+    fn of(conflict: Conflict, defaulted: Option<&Set>) -> Self {
         let class = ConflictClass::of(&conflict.manager);
-        ClassifiedConflict { conflict, class, fix: class.fix() }
+        let own_default = conflict.manager.name == CLIENT_SIDE_APPLY_MANAGER
+            && conflict.manager.operation == Operation::Update
+            && conflict.manager.subresource.is_empty()
+            && defaulted.is_some_and(|set| set.has(conflict.path.elements()));
+        let fix = if own_default { Fix::Migrate } else { class.fix() };
+        ClassifiedConflict { conflict, class, fix }
     }
 
     /// The fix as one sentence.
@@ -57,7 +68,10 @@ impl ApplyPlan {
     /// Plans the apply of `input`, forced or not.
     pub fn new(input: &ApplyInput<'_>, force: bool) -> Self {
         let outcome = simulate_apply(input);
-        let conflicts = outcome.conflicts.iter().cloned().map(ClassifiedConflict::of).collect();
+        let defaulted =
+            input.live.and_then(|live| defaulted_under_client_side_apply(live, input.managed, input.schema, input.ty));
+        let conflicts =
+            outcome.conflicts.iter().cloned().map(|c| ClassifiedConflict::of(c, defaulted.as_ref())).collect();
         let mut lints = duplicate_keys(input.config, input.schema, input.ty);
         if input.live.is_some() {
             lints.extend(scaled_fields(&outcome.applied, &live_managers(input.managed)));
@@ -104,5 +118,48 @@ impl ApplyPlan {
             self.outcome.conflicts.iter().map(|c| (c.field(), c.message())).collect();
         causes.sort();
         causes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fieldpath::tests_support::pod_schema;
+    use crate::ownership::{parse_managed_fields, ApplyOptions};
+    use crate::well_known::LAST_APPLIED_ANNOTATION;
+    use serde_json::json;
+
+    #[test]
+    fn a_server_default_client_side_apply_owns_is_migrated_what_it_applied_is_forced() {
+        let (schema, root) = pod_schema();
+        // Client-side apply sent labels.a; the server defaulted spec.replicas, which the
+        // create recorded as client-side apply's too.
+        let last_applied = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"1"},"name":"p"}}"#;
+        let live = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"},
+            "annotations": {LAST_APPLIED_ANNOTATION: last_applied}}, "spec": {"replicas": 1}});
+        let managed = parse_managed_fields(&json!([{"manager": "kubectl-client-side-apply", "operation": "Update",
+            "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {
+                "f:annotations": {".": {}, format!("f:{LAST_APPLIED_ANNOTATION}"): {}},
+                "f:labels": {".": {}, "f:a": {}}}, "f:spec": {"f:replicas": {}}}}]))
+        .unwrap();
+        let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "2"}},
+            "spec": {"replicas": 3}});
+        let options = ApplyOptions::default();
+        let input = ApplyInput {
+            live: Some(&live),
+            managed: &managed,
+            config: &config,
+            manager: "ci",
+            schema: &schema,
+            ty: root,
+            options: &options,
+        };
+        let plan = ApplyPlan::new(&input, false);
+        let fixes: Vec<(String, Fix)> = plan.conflicts.iter().map(|c| (c.conflict.field(), c.fix)).collect();
+        assert_eq!(
+            fixes,
+            [(".metadata.labels.a".to_string(), Fix::Force), (".spec.replicas".to_string(), Fix::Migrate)]
+        );
+        assert!(plan.conflicts[1].advice().contains("kubectl last-applied migrate"), "{}", plan.conflicts[1].advice());
     }
 }

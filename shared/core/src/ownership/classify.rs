@@ -10,7 +10,11 @@
 //!   back with `--force-conflicts` overwrites it, as intended ([`Fix::Force`]);
 //! - **another applier** (a second file, a GitOps tool, a team) means two sources of
 //!   truth: hand the field over explicitly with `kubectl owners transfer`
-//!   ([`Fix::Transfer`]), or drop it from one file.
+//!   ([`Fix::Transfer`]), or drop it from one file;
+//! - **client-side apply owning a server default** (a field its last-applied annotation
+//!   never set, recorded as its own when it created the object): nobody chose that value;
+//!   move client-side apply's fields to the applier ([`Fix::Migrate`]) and the conflict
+//!   does not come back.
 
 use super::managers::{Manager, ManagerKind, Operation};
 
@@ -35,6 +39,10 @@ pub enum Fix {
     Force,
     /// Move its ownership to the applier with `kubectl owners transfer` (or drop it from one file).
     Transfer,
+    /// Client-side apply owns a value the server defaulted (its last-applied annotation never
+    /// set the field): move client-side apply's fields to the applier with `kubectl
+    /// last-applied migrate` or `kubectl owners transfer`, or take it with `--force-conflicts`.
+    Migrate,
 }
 
 /// Names of CA-bundle injectors, which write `caBundle` fields of webhooks, CRDs and API services.
@@ -85,6 +93,7 @@ impl Fix {
             Fix::DropField => "drop",
             Fix::Force => "force",
             Fix::Transfer => "transfer",
+            Fix::Migrate => "migrate",
         }
     }
 
@@ -98,6 +107,9 @@ impl Fix {
             ),
             Fix::Transfer => format!(
                 "hand {fields} over from {owner:?} with `kubectl owners transfer`, or drop it from one of the two files"
+            ),
+            Fix::Migrate => format!(
+                "{owner:?} owns the server's default in {fields} (its last-applied annotation never set it): move client-side apply's fields to your field manager with `kubectl last-applied migrate TYPE/NAME --field-manager MANAGER` or `kubectl owners transfer TYPE/NAME --from {owner} --to MANAGER`, or apply with --force-conflicts"
             ),
         }
     }
@@ -144,5 +156,10 @@ mod tests {
         assert_eq!(Applier.fix(), Fix::Transfer);
         let advice = Fix::Transfer.advice(".spec.replicas", "team-a");
         assert!(advice.contains("kubectl owners transfer") && advice.contains("\"team-a\""), "{advice}");
+        let advice = Fix::Migrate.advice(".spec.x", "kubectl-client-side-apply");
+        assert!(
+            advice.contains("kubectl last-applied migrate") && advice.contains("kubectl owners transfer"),
+            "{advice}"
+        );
     }
 }

@@ -42,20 +42,46 @@ pub fn client_side_managers(entries: &[ManagedFieldsEntry]) -> Vec<String> {
 /// The fields client-side apply set that still hold their last-applied value (upstream's
 /// `lastAppliedManager.allowedConflictsFromLastApplied`), or `None` when there is no usable annotation.
 pub(crate) fn allowed_by_last_applied(live: &Value, config: &Value, schema: &Schema, ty: TypeId) -> Option<Set> {
-    let text = live.get("metadata")?.get("annotations")?.get(LAST_APPLIED_ANNOTATION)?.as_str()?;
-    if text.is_empty() {
+    let last_applied = last_applied_of(live)?;
+    if last_applied.get("apiVersion") != config.get("apiVersion") {
         return None;
     }
-    let last_applied: Value = serde_json::from_str(text).ok()?;
-    if !last_applied.is_object() || last_applied.get("apiVersion") != config.get("apiVersion") {
-        return None;
-    }
-    let (set, errors) = field_set_lossy(&last_applied, schema, Some(ty));
-    if !errors.is_empty() {
-        return None;
-    }
+    let set = last_applied_fields(&last_applied, schema, ty)?;
     let diff = compare(&last_applied, live, schema, Some(ty));
     Some(set.difference(&diff.modified).difference(&diff.added).difference(&diff.removed))
+}
+
+/// The fields `kubectl-client-side-apply` owns in `live` though its last-applied annotation
+/// never set them, or `None` without a usable annotation. A client-side apply that creates
+/// an object records as its own every field of the stored object, the ones the apiserver
+/// defaulted included (an `Update` owns all it changes), so these hold the server's
+/// defaults: a server-side apply setting another value conflicts with a manager that never
+/// chose it, and moving client-side apply's fields to the applier (`kubectl last-applied
+/// migrate`, `kubectl owners transfer`) ends the conflict for good.
+pub fn defaulted_under_client_side_apply(
+    live: &Value,
+    entries: &[ManagedFieldsEntry],
+    schema: &Schema,
+    ty: TypeId,
+) -> Option<Set> {
+    let owned = entries.iter().find(|e| {
+        e.manager == CLIENT_SIDE_APPLY_MANAGER && e.operation == Operation::Update && e.subresource.is_empty()
+    })?;
+    let applied = last_applied_fields(&last_applied_of(live)?, schema, ty)?;
+    Some(owned.fields.difference(&applied))
+}
+
+/// The object in `live`'s last-applied annotation, `None` when there is none or it is not an object.
+fn last_applied_of(live: &Value) -> Option<Value> {
+    let text = live.get("metadata")?.get("annotations")?.get(LAST_APPLIED_ANNOTATION)?.as_str()?;
+    let last_applied: Value = serde_json::from_str(text).ok()?;
+    last_applied.is_object().then_some(last_applied)
+}
+
+/// The fields the last-applied object sets, `None` when it does not fit the schema.
+fn last_applied_fields(last_applied: &Value, schema: &Schema, ty: TypeId) -> Option<Set> {
+    let (set, errors) = field_set_lossy(last_applied, schema, Some(ty));
+    errors.is_empty().then_some(set)
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub mod verify;
 pub mod written_managers;
 pub mod zero_objects;
 
-pub use client_side::{client_side_managers, is_client_side_write};
+pub use client_side::{client_side_managers, defaulted_under_client_side_apply, is_client_side_write};
 
 pub use apply_conflict::{Conflict, SharedField};
 pub use apply_options::ApplyOptions;

@@ -18,6 +18,19 @@ pub struct Manifest {
     pub value: Value,
 }
 
+impl Manifest {
+    /// The name of the Namespace this manifest creates (a `v1` `Namespace`), if it is one:
+    /// applying it makes the namespace its objects are applied in.
+    pub fn namespace_declared(&self) -> Option<&str> {
+        let object = &self.value;
+        (object.get("apiVersion").and_then(Value::as_str) == Some("v1")
+            && object.get("kind").and_then(Value::as_str) == Some("Namespace"))
+        .then(|| object.pointer("/metadata/name").and_then(Value::as_str))
+        .flatten()
+        .filter(|name| !name.is_empty())
+    }
+}
+
 /// Reads every `-f` argument in order, each bounded in size and nesting ([`input`]). Directories are read in name order (and their
 /// subdirectories too when `recursive`, as kubectl's `-R`), taking only the files kubectl
 /// takes: `*.yaml`, `*.yml` and `*.json`.
@@ -331,6 +344,14 @@ pub fn kustomize(dir: &str) -> Result<Vec<Manifest>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_v1_namespace_declares_its_name_other_kinds_none() {
+        let text = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n---\napiVersion: x.test/v1\nkind: Namespace\nmetadata: {name: other}\n";
+        let docs = parse_documents(text, "x.yaml").unwrap();
+        let declared: Vec<Option<&str>> = docs.iter().map(Manifest::namespace_declared).collect();
+        assert_eq!(declared, [Some("shop"), None, None]);
+    }
 
     #[test]
     fn multi_document_yaml_lists_and_json() {

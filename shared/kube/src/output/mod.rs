@@ -3,6 +3,8 @@
 //! - [`output_format`]: the `-o/--output` formats.
 //! - [`printer`]: kubectl's result lines (`deployment.apps/web patched`) and `-o` rendering.
 //! - [`diff`]: the one human diff (server noise stripped, Secrets hidden, unified, colored).
+//! - [`values`]: values on one line for table cells (map keys sorted; two values side by side
+//!   with their common part elided around the difference).
 //! - [`color`]: color only on a terminal and never with `NO_COLOR`.
 //! - [`stdout`]: writes that end quietly on a closed pipe (`| head`).
 //! - [`progress`]: a progress bar by objects for commands that act on many, only on a terminal.
@@ -17,5 +19,6 @@ pub mod output_format;
 pub mod printer;
 pub mod progress;
 pub mod stdout;
+pub mod values;
 
 pub use output_format::OutputFormat;
