@@ -156,3 +156,30 @@ fn a_concurrent_writer_of_another_field_costs_no_retry_and_one_of_the_same_field
     );
     assert_eq!(writes(&cluster, mark, &ns), [422]);
 }
+
+/// Issue #28.7: another writer's change between the read the preview is planned on and the
+/// server dry run is not shown as this patch's: the dry run is pinned to the version planned
+/// against (re-read and re-planned when it moved), so the preview's diff holds only this
+/// patch's label and no "differs from the local prediction" note appears.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_change_made_before_the_dry_run_is_not_shown_as_the_patch() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-replan-dry-run-base");
+    let data = data_dir("dry-run-base");
+    cluster.kubectl_ok(&["create", "configmap", "base", "-n", &ns, "--from-literal=a=1"]);
+    let hook = format!("kubectl label configmap base -n {ns} other-writer=was-here >/dev/null");
+    let out = run(cluster
+        .plugin("kubectl-safe_patch")
+        .env("FIELDWISE_DATA_DIR", &data)
+        .env("FIELDWISE_HOOK_BEFORE_DRY_RUN", &hook)
+        .args(["-n", &ns, "cm/base", "--type", "merge", "-p", r#"{"metadata":{"labels":{"mine":"yes"}}}"#, "--yes"]));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("differs from the local prediction"), "{stderr}");
+    let added: Vec<&str> = stderr.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++")).collect();
+    assert!(added.iter().any(|l| l.contains("mine: ")), "{stderr}");
+    assert!(!added.iter().any(|l| l.contains("other-writer")), "another writer's label shown as added: {stderr}");
+    let labels = cluster.get_json(&ns, "cm/base")["metadata"]["labels"].clone();
+    assert_eq!(labels, serde_json::json!({"mine": "yes", "other-writer": "was-here"}));
+}

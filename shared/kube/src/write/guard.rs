@@ -46,6 +46,25 @@ pub fn request_of(guard: Guard, planned: &Planned, live: &Value) -> Option<Guard
     })
 }
 
+/// `request` pinned also to the version of `live` it was planned against: for a dry run,
+/// whose result is compared with the plan and shown as the change, so it must be the
+/// change made to that very version (another writer's change in between would otherwise
+/// show up as this one's). A field guard gains a `test` of the resourceVersion (a
+/// whole-object guard has it already). `None` when `live` has no resourceVersion.
+pub fn pinned_to_version(request: GuardedRequest, live: &Value) -> Option<GuardedRequest> {
+    let version = resource_version(live)?;
+    let already = match &request.body {
+        Value::Array(ops) => {
+            ops.iter().any(|op| op.get("path").and_then(Value::as_str) == Some("/metadata/resourceVersion"))
+        }
+        body => body.pointer("/metadata/resourceVersion").is_some(),
+    };
+    if already {
+        return Some(request);
+    }
+    Some(GuardedRequest { body: guarded_body(request.patch_type, &request.body, version), ..request })
+}
+
 /// `body` pinned to the object whose uid is `uid` (see the module docs).
 fn pinned_to_uid(patch_type: PatchType, body: Value, uid: &str) -> Value {
     match (patch_type, body) {
@@ -129,6 +148,22 @@ mod tests {
         assert_eq!(whole.body["metadata"]["resourceVersion"], "5");
         let unversioned = request_of(Guard::WholeObject(WholeObjectReason::ServerSideApply), &planned, &json!({}));
         assert_eq!(unversioned, None);
+    }
+
+    #[test]
+    fn a_dry_run_is_pinned_to_the_version_planned_against_once() {
+        let live = json!({"metadata": {"resourceVersion": "5", "uid": "u-1"}});
+        let fields = GuardedRequest {
+            body: json!([{"op": "test", "path": "/metadata/uid", "value": "u-1"}]),
+            patch_type: PatchType::Json,
+        };
+        let pinned = pinned_to_version(fields, &live).unwrap();
+        assert_eq!(pinned.body[0], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "5"}));
+        assert_eq!(pinned_to_version(pinned.clone(), &live).unwrap(), pinned, "already pinned: unchanged");
+        let merge = GuardedRequest { body: json!({"data": {"k": "v"}}), patch_type: PatchType::Merge };
+        assert_eq!(pinned_to_version(merge, &live).unwrap().body["metadata"]["resourceVersion"], "5");
+        let json = GuardedRequest { body: json!([]), patch_type: PatchType::Json };
+        assert_eq!(pinned_to_version(json, &json!({})), None);
     }
 
     #[test]

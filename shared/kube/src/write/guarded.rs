@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::backoff::Backoff;
 use super::classify::{classify, Answer};
-use super::guard::{request_of, resource_version, GuardedRequest};
+use super::guard::{pinned_to_version, request_of, resource_version, GuardedRequest};
 use super::interrupt::{self, InFlight};
 use super::request::{patch, FieldValidation, PatchRequest};
 use super::settle;
@@ -212,14 +212,21 @@ impl<'a> GuardedWrite<'a> {
     }
 
     /// Sends the exact request as a server-side dry run and keeps the server's result.
-    /// When the object moves in between, nothing is approved yet: it is read and planned again.
+    /// The dry run is pinned to the version planned against ([`pinned_to_version`]), so its
+    /// result differs from the plan only by what the server adds (defaulting, admission),
+    /// never by another writer's change; when the object moves in between, nothing is
+    /// approved yet: it is read and planned again.
     pub async fn dry_run(&self, preview: &mut Preview, planner: &mut Planner<'_>) -> Result<()> {
         let mut backoff = Backoff::new(self.options.retry_budget);
+        run_hook_before_dry_run(self.target);
         loop {
             if preview.is_no_change() {
                 return Ok(());
             }
             let request = self.request(&preview.live, &preview.planned)?;
+            let request = pinned_to_version(request, &preview.live).ok_or_else(|| Error::Unsupported {
+                what: format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()),
+            })?;
             let err = match self.send(&request, true).await {
                 Ok(server) => {
                     preview.server_result = Some(server);
@@ -471,7 +478,20 @@ fn transport_reason(err: &Error) -> String {
 /// a command from the environment.
 #[cfg(feature = "test-hooks")]
 fn run_hook_before_write(target: &ObjectRef) {
-    let Ok(command) = std::env::var("FIELDWISE_HOOK_BEFORE_WRITE") else { return };
+    run_hook("FIELDWISE_HOOK_BEFORE_WRITE", target);
+}
+
+/// `FIELDWISE_HOOK_BEFORE_DRY_RUN`: the same, run once between the read the preview is
+/// planned on and its first server dry run (the concurrent writer the dry run must not
+/// attribute to the change).
+#[cfg(feature = "test-hooks")]
+fn run_hook_before_dry_run(target: &ObjectRef) {
+    run_hook("FIELDWISE_HOOK_BEFORE_DRY_RUN", target);
+}
+
+#[cfg(feature = "test-hooks")]
+fn run_hook(variable: &str, target: &ObjectRef) {
+    let Ok(command) = std::env::var(variable) else { return };
     if command.trim().is_empty() {
         return;
     }
@@ -482,10 +502,14 @@ fn run_hook_before_write(target: &ObjectRef) {
         .env("FIELDWISE_HOOK_NAME", &target.name)
         .status();
     if !matches!(status, Ok(s) if s.success()) {
-        eprintln!("warning: FIELDWISE_HOOK_BEFORE_WRITE failed: {command}");
+        eprintln!("warning: {variable} failed: {command}");
     }
 }
 
 /// Without the `test-hooks` feature there is no hook.
 #[cfg(not(feature = "test-hooks"))]
 fn run_hook_before_write(_target: &ObjectRef) {}
+
+/// Without the `test-hooks` feature there is no hook.
+#[cfg(not(feature = "test-hooks"))]
+fn run_hook_before_dry_run(_target: &ObjectRef) {}
