@@ -9,6 +9,7 @@ use std::time::Duration;
 use fieldwise_core::lint::{Finding, Severity};
 use fieldwise_core::ownership;
 use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::manifests;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{self, ObjectRef};
@@ -227,28 +228,35 @@ fn print_outcome(args: &PatchArgs, display: &str, object: &Value, verb: &str) ->
     printer::print_outcome(display, object, verb, args.output, args.show_secrets)
 }
 
-/// `--local`: patch the object in the -f file offline (embedded schema) and print the result.
+/// `--local`: patch every object of the `-f` files (`-R`), or of stdin, offline (embedded
+/// schema) and print the results, as `kubectl patch --local -f` does: a YAML stream (or one
+/// JSON document each). Every object is planned before anything is printed, so a patch
+/// that does not apply to one of them prints nothing but the error naming it.
 async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
-    let file = match args.filename.as_slice() {
-        [] => "-",
-        [one] => one.as_str(),
-        _ => return Err(Error::usage("--local patches one object: give one -f FILE")),
-    };
-    let object = input::read_object_file(file)?.value;
+    let files = if args.filename.is_empty() { vec!["-".to_string()] } else { args.filename.clone() };
+    let manifests = manifests::read(&files, args.recursive)?;
     let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref(), args.validate)?;
-    let typed = Schemas::offline().for_object(&object).await?;
-    let display = reference::display_name(&object);
-    let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
-    if patch_type == PatchType::Apply {
-        return Err(Error::usage("--type apply needs the server's managedFields; it cannot run with --local"));
+    let mut schemas = Schemas::offline();
+    let mut results = Vec::with_capacity(manifests.len());
+    for manifest in &manifests {
+        let object = &manifest.value;
+        let display = reference::display_name(object);
+        let in_source = |e: Error| Error::usage(format!("{display} ({}): {e}", manifest.source));
+        let typed = schemas.for_object(object).await.map_err(in_source)?;
+        let patch_type = choose_type(args.patch_type, typed.takes_strategic(), &display);
+        if patch_type == PatchType::Apply {
+            return Err(Error::usage("--type apply needs the server's managedFields; it cannot run with --local"));
+        }
+        let input = plan_input(object, &patch, patch_type, &typed, typed.takes_strategic(), args, &display);
+        let planned = plan(&input).map_err(in_source)?;
+        print_findings(&planned.findings);
+        results.push(planned.result);
     }
-    let planned = plan(&plan_input(&object, &patch, patch_type, &typed, typed.takes_strategic(), args, &display))?;
-    print_findings(&planned.findings);
-    let result = planned.result;
-    let mut shown = result;
-    if !args.show_secrets {
-        fieldwise_kube::redact::redact(&mut shown);
+    for mut shown in results {
+        if !args.show_secrets {
+            fieldwise_kube::redact::redact(&mut shown);
+        }
+        printer::print_object(&shown, args.output.unwrap_or(OutputFormat::Yaml))?;
     }
-    printer::print_object(&shown, args.output.unwrap_or(OutputFormat::Yaml))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,5 @@
 //! Reading the patch (`-p`, `--patch-file`) and the object file (`-f`).
 
-use fieldwise_kube::api::manifests::{self, Manifest};
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::local::input;
 use fieldwise_kube::write::FieldValidation;
@@ -56,16 +55,6 @@ pub fn read_patch(inline: Option<&str>, file: Option<&str>, validation: FieldVal
     let patch = parse_patch(&text, source)?;
     validation.on_duplicate_fields(&text, &format!("the patch from {source}"))?;
     Ok(patch)
-}
-
-/// The one object in an `-f` file, and where it was read from (an empty file is refused
-/// by [`manifests::read`]).
-pub fn read_object_file(path: &str) -> Result<Manifest> {
-    let mut docs = manifests::read(&[path.to_string()], false)?;
-    match docs.len() {
-        1 => Ok(docs.remove(0)),
-        n => Err(Error::usage(format!("{path} holds {n} objects; safe-patch takes one object per file"))),
-    }
 }
 
 #[cfg(test)]

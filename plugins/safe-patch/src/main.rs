@@ -162,7 +162,7 @@ pub struct PatchArgs {
     pub targets: Vec<String>,
 
     /// A file or directory naming the objects to patch (their kind, name and namespace); repeat it
-    /// for several. With --local, the one object itself.
+    /// for several. With --local, the objects themselves (every one of them is patched).
     #[arg(short = 'f', long = "filename", value_name = "FILE|DIR")]
     pub filename: Vec<String>,
 
@@ -217,7 +217,7 @@ pub struct PatchArgs {
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
 
-    /// Patch the file given with -f offline and print the result; no cluster needed.
+    /// Patch the objects of the files given with -f offline and print the results; no cluster needed.
     #[arg(long, requires = "filename", conflicts_with_all = ["selector", "field_selector", "all", "all_namespaces"])]
     pub local: bool,
 

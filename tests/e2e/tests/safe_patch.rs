@@ -346,6 +346,45 @@ fn local_mode_needs_no_cluster() {
     assert_eq!(result["spec"]["template"]["spec"]["containers"][0]["name"], "busybox");
 }
 
+/// Issue #32.12: `--local -f` patches every object of a file of several (and of a directory
+/// with -R), as `kubectl patch --local -f` does: a YAML stream, each object once; a patch that
+/// does not apply to one of them prints nothing but the error naming that object.
+#[test]
+fn local_mode_patches_every_object_of_the_files() {
+    let dir = std::env::temp_dir().join(format!("fw-sp-local-many-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let cm = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n");
+    std::fs::write(dir.join("two.yaml"), format!("{}---\n{}", cm("a"), cm("b"))).unwrap();
+    std::fs::write(dir.join("sub/three.yaml"), cm("c")).unwrap();
+    let patch = r#"{"metadata":{"labels":{"team":"x"}}}"#;
+    let out = run(offline_safe_patch().args(["-f", dir.to_str().unwrap(), "-R", "--local", "-p", patch]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let documents: Vec<Value> = fieldwise_core::yaml::read_stream(&text(&out.stdout))
+        .expect("a YAML stream")
+        .into_iter()
+        .map(|d| d.value)
+        .collect();
+    let mut names: Vec<&str> = documents.iter().map(|d| d["metadata"]["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["a", "b", "c"], "each object once");
+    assert!(documents.iter().all(|d| d["metadata"]["labels"]["team"] == "x" && d["data"]["k"] == "v"), "{documents:?}");
+    // A JSON Patch that applies to no object: nothing printed, the first object named.
+    let out = run(offline_safe_patch().args([
+        "-f",
+        dir.join("two.yaml").to_str().unwrap(),
+        "--local",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"remove","path":"/data/missing"}]"#,
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "", "nothing printed");
+    assert!(text(&out.stderr).contains("configmap/a"), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn custom_resources_take_apply_and_every_suggestion_works() {
