@@ -800,9 +800,13 @@ fn undo_of_a_run_names_the_object_whose_write_was_never_confirmed() {
     let ns = cluster.namespace("fw-hard-undo-run");
     cluster.kubectl_ok(&["create", "configmap", "c", "-n", &ns, "--from-literal=k=0"]);
     cluster.kubectl_ok(&["label", "configmap", "c", "-n", &ns, "run=fw28"]);
-    // The hook moves the object and kills the run before its write: the record stays pending,
-    // and the next command finds the object moved (its write may have landed: unknown).
-    let hook = format!("kubectl annotate -n {ns} cm/c moved=1 >/dev/null 2>&1; kill -9 $PPID");
+    // The hook makes the change itself (as if the write had landed unseen) and kills the run
+    // before its write: the record stays pending, and the next command finds the object moved
+    // (its write may have landed: unknown). An object already at the pre-image would be
+    // `unchanged`, not refused: the restore must have something to write.
+    let hook = format!(
+        "kubectl patch -n {ns} cm/c --type merge -p '{{\"data\":{{\"k\":\"1\"}}}}' >/dev/null 2>&1; kill -9 $PPID"
+    );
     let killed = run(plugin(&cluster, "kubectl-safe_patch", &dir)
         .args(["-n", &ns, "cm", "-l", "run=fw28", "-p", r#"{"data":{"k":"1"}}"#, "--yes"])
         .env("FIELDWISE_HOOK_BEFORE_WRITE", &hook)
@@ -821,7 +825,7 @@ fn undo_of_a_run_names_the_object_whose_write_was_never_confirmed() {
         "{}",
         describe(&out)
     );
-    assert_eq!(cluster.get_json(&ns, "cm/c")["data"], json!({"k": "0"}), "nothing was written");
+    assert_eq!(cluster.get_json(&ns, "cm/c")["data"], json!({"k": "1"}), "nothing was written");
 }
 
 #[test]

@@ -2,8 +2,6 @@
 //! over everything visits (`last-applied scan` without `--kinds`, the owners tree, the
 //! resource types completion offers, bulk commands).
 
-use std::collections::HashSet;
-
 use crate::api::discovery::{ResourceCatalog, ResourceType};
 use crate::api::listing::Scope;
 use crate::error::{Error, Result};
@@ -32,19 +30,22 @@ pub fn require_listable(resource: &ResourceType) -> Result<()> {
     }
 }
 
+/// Resource types the apiserver serves twice, under two groups, as the same objects:
+/// `(group, plural)` of the alias, and the group of the type it aliases (same plural).
+const SAME_OBJECTS_AS: [(&str, &str, &str); 1] = [("events.k8s.io", "events", "")];
+
 /// The types to list for "everything" in `scope`, in discovery's order: the listable ones
 /// ([`is_listable`]) the scope includes ([`Scope::includes`]: a plain namespace scope leaves
-/// cluster-scoped types out), one per kind and plural (`events` and `events.events.k8s.io`
-/// are the same objects: listing both would report every event twice).
+/// cluster-scoped types out), and of two types that serve the same objects only the first
+/// (`events` and `events.events.k8s.io`: listing both would report every event twice). Two
+/// custom resource groups with the same plural and kind hold different objects: both are listed.
 pub fn listable_types(catalog: &ResourceCatalog, scope: &Scope) -> Vec<ResourceType> {
-    let mut seen = HashSet::new();
-    catalog
-        .types()
-        .iter()
-        .filter(|t| is_listable(t) && scope.includes(t))
-        .filter(|t| seen.insert((t.plural.clone(), t.kind.clone())))
-        .cloned()
-        .collect()
+    let listable: Vec<&ResourceType> = catalog.types().iter().filter(|t| is_listable(t) && scope.includes(t)).collect();
+    let served = |group: &str, plural: &str| listable.iter().any(|t| t.group == group && t.plural == plural);
+    let alias = |t: &ResourceType| {
+        SAME_OBJECTS_AS.iter().any(|(group, plural, of)| t.group == *group && t.plural == *plural && served(of, plural))
+    };
+    listable.iter().filter(|t| !alias(t)).map(|t| (*t).clone()).collect()
 }
 
 #[cfg(test)]
@@ -83,6 +84,19 @@ mod tests {
 
     fn names(types: &[ResourceType]) -> Vec<String> {
         types.iter().map(ResourceType::plural_group).collect()
+    }
+
+    #[test]
+    fn two_custom_groups_with_the_same_plural_and_kind_are_both_listed() {
+        let mut types = catalog().types().to_vec();
+        let mut other = types.iter().find(|t| t.plural == "widgets" && t.preferred).unwrap().clone();
+        other.group = "other.example.com".into();
+        types.push(other);
+        let catalog = ResourceCatalog::from_types(types);
+        assert_eq!(
+            names(&listable_types(&catalog, &Scope::AllNamespaces)),
+            ["pods", "events", "nodes", "widgets.example.com", "widgets.other.example.com"]
+        );
     }
 
     #[test]
