@@ -99,6 +99,10 @@ pub struct PlanArgs {
     #[arg(short = 'o', long, value_enum)]
     output: Option<PlanOutput>,
 
+    /// List the fields the apply drops that the server sets again to the value they have (defaulted: no change).
+    #[arg(long = "show-defaulted")]
+    show_defaulted: bool,
+
     /// Show Secret values (hidden as *** by default; an unset value is shown as unset).
     #[arg(long = "show-secrets")]
     show_secrets: bool,
@@ -246,7 +250,7 @@ impl<'a> Results<'a> {
         };
         self.summary.add(&report, &self.args.fail_on);
         match self.args.output {
-            None => print!("{}", text::render(&report, self.args.force_conflicts)),
+            None => print!("{}", text::render(&report, self.args.force_conflicts, self.args.show_defaulted)),
             Some(PlanOutput::Name) => {
                 if report.has_findings() {
                     println!("{}", report.display);
