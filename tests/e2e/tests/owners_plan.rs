@@ -671,4 +671,13 @@ fn fields_the_server_defaults_again_are_defaulted_not_removed_after_a_transfer_f
     );
     assert!(fields(&deployment["defaulted"]).contains(&format!("{pod}.dnsPolicy")), "{deployment:#}");
     assert_eq!(doc["objects"][0]["failures"], serde_json::json!(["2 removals"]), "{doc:#}");
+    // A file the server refuses returns no object: its removals are unverified, not guessed.
+    let refused = write_file(&dir, "refused.yaml", &CLIENT_SIDE_APP.replace("replicas: 1", "replicas: -1"));
+    let args = ["-f", refused.as_str(), "--field-manager", "kubectl"];
+    let doc = plan_json(&run(plan(&cluster, &ns).args(args).args(["-o", "json"])), 3);
+    let deployment = object(&doc, "web");
+    assert_eq!((deployment["refused"]["code"].as_u64(), &deployment["removalsVerified"]), (Some(422), &false.into()));
+    assert_eq!(doc["summary"]["removalsUnverified"], 1, "{doc:#}");
+    let table = text(&run(plan(&cluster, &ns).args(args)).stdout);
+    assert!(table.contains("removals unverified: the server returned no object"), "{table}");
 }
