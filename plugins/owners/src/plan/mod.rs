@@ -46,6 +46,9 @@ Examples:
   # What --force-conflicts would take, and fail on takeovers and removals too
   kubectl owners plan -f app.yaml --force-conflicts --fail-on takeovers,removals
 
+  # List the fields the apply drops that the server sets again to the same value (no change)
+  kubectl owners plan -f app.yaml --show-defaulted
+
   # For CI: JSON (shape: docs/owners-output.md), JUnit, or the objects with findings
   kubectl owners plan -f manifests/ -o json
   kubectl owners plan -f manifests/ -o junit > plan.xml
