@@ -548,3 +548,136 @@ fn a_conflict_on_a_long_image_shows_where_the_values_differ_and_a_client_side_de
     // JSON keeps the values whole.
     assert_eq!(metrics["conflicts"][0]["yours"], format!("{image}:v2.13.0"));
 }
+
+/// A Deployment and a Service as a human writes them: the server defaults the rest.
+const CLIENT_SIDE_APP: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web, tier: front}
+  annotations: {team: payments}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: busybox:1.36
+        command: [sleep, '3600']
+        ports:
+        - containerPort: 8080
+        env:
+        - {name: A, value: '1'}
+        - {name: B, value: '2'}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  annotations: {team: payments}
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+    targetPort: 8080
+";
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn fields_the_server_defaults_again_are_defaulted_not_removed_after_a_transfer_from_client_side_apply() {
+    // Issue 32: after `owners transfer --from human --to kubectl`, kubectl owns every field
+    // client-side apply's create recorded, server defaults included. Its next apply prunes
+    // those the file does not set, and the server sets them again to the same value.
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-plan-defaulted");
+    let dir = scratch("defaulted");
+    let file = write_file(&dir, "app.yaml", CLIENT_SIDE_APP);
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &file]);
+    let transfer = ["transfer", "-n", &ns, "deploy/web", "svc/web", "--from", "human", "--to", "kubectl", "--yes"];
+    let out = run(cluster.plugin("kubectl-owners").args(transfer));
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    let args = ["-f", file.as_str(), "--field-manager", "kubectl"];
+    let doc = plan_json(&run(plan(&cluster, &ns).args(args).args(["-o", "json"])), 0);
+    let last_applied = ".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration";
+    let pod = ".spec.template.spec";
+    let container = format!("{pod}.containers[name=\"app\"]");
+    let defaulted_deployment = [
+        format!("{pod}.dnsPolicy"),
+        format!("{pod}.restartPolicy"),
+        format!("{container}.imagePullPolicy"),
+        format!("{container}.terminationMessagePath"),
+        format!("{container}.ports[containerPort=8080,protocol=\"TCP\"].protocol"),
+    ];
+    let defaulted_service =
+        [".spec.type", ".spec.internalTrafficPolicy", ".spec.ports[port=80,protocol=\"TCP\"].protocol"];
+    let (deployment, service) = (&doc["objects"][0], &doc["objects"][1]);
+    // The one real removal: kubectl's server-side apply drops the client-side annotation.
+    for (item, defaulted) in
+        [(deployment, &defaulted_deployment[..]), (service, &defaulted_service.map(String::from)[..])]
+    {
+        assert_checked(item);
+        assert_eq!(item["removalsVerified"], true, "{item:#}");
+        assert_eq!(fields(&item["removed"]), [last_applied], "{item:#}");
+        let listed = fields(&item["defaulted"]);
+        for field in defaulted {
+            assert!(listed.contains(field), "{field} is not defaulted: {item:#}");
+        }
+    }
+    assert_eq!((&doc["summary"]["withDefaulted"], &doc["summary"]["withRemovals"]), (&2.into(), &2.into()));
+    let out = run(plan(&cluster, &ns).args(args).args(["--fail-on", "removals"]));
+    assert_eq!(out.status.code(), Some(3), "the annotation is a real removal: {}", text(&out.stdout));
+    // Without the annotation nothing really leaves: the defaults fail nothing.
+    cluster.kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deploy/web",
+        "svc/web",
+        "kubectl.kubernetes.io/last-applied-configuration-",
+    ]);
+    let out = run(plan(&cluster, &ns).args(args).args(["--fail-on", "removals"]));
+    let table = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{table}{}", text(&out.stderr));
+    assert!(!table.contains("removed "), "{table}");
+    assert!(!table.contains("dnsPolicy"), "defaulted fields are hidden unless asked: {table}");
+    assert!(table.contains("defaulted: ") && table.contains("--show-defaulted lists them"), "{table}");
+    assert!(table.contains("checked: the apiserver's dry run agrees"), "{table}");
+    assert!(
+        table.ends_with(
+            "Plan: 2 objects, 0 conflicting, 0 refused, 0 new, 2 with fields defaulted again (no change).\n"
+        ),
+        "{table}"
+    );
+    let out = run(plan(&cluster, &ns).args(args).args(["--show-defaulted"]));
+    let table = text(&out.stdout);
+    for field in defaulted_deployment.iter().map(String::as_str).chain(defaulted_service) {
+        let row = table.lines().find(|l| l.contains(field)).unwrap_or_else(|| panic!("{field} not listed: {table}"));
+        assert!(row.trim_start().starts_with("defaulted "), "{row}");
+    }
+    // A label and an env var the file no longer sets really leave.
+    let smaller =
+        CLIENT_SIDE_APP.replace("app: web, tier: front}", "app: web}").replace("        - {name: B, value: '2'}\n", "");
+    let smaller = write_file(&dir, "smaller.yaml", &smaller);
+    let args = ["-f", smaller.as_str(), "--field-manager", "kubectl", "--fail-on", "removals"];
+    let doc = plan_json(&run(plan(&cluster, &ns).args(args).args(["-o", "json"])), 3);
+    let deployment = object(&doc, "web");
+    assert_checked(deployment);
+    assert_eq!(
+        fields(&deployment["removed"]),
+        [".metadata.labels.tier".to_string(), format!("{container}.env[name=\"B\"]")],
+        "{deployment:#}"
+    );
+    assert!(fields(&deployment["defaulted"]).contains(&format!("{pod}.dnsPolicy")), "{deployment:#}");
+    assert_eq!(doc["objects"][0]["failures"], serde_json::json!(["2 removals"]), "{doc:#}");
+    // A file the server refuses returns no object: its removals are unverified, not guessed.
+    let refused = write_file(&dir, "refused.yaml", &CLIENT_SIDE_APP.replace("replicas: 1", "replicas: -1"));
+    let args = ["-f", refused.as_str(), "--field-manager", "kubectl"];
+    let doc = plan_json(&run(plan(&cluster, &ns).args(args).args(["-o", "json"])), 3);
+    let deployment = object(&doc, "web");
+    assert_eq!((deployment["refused"]["code"].as_u64(), &deployment["removalsVerified"]), (Some(422), &false.into()));
+    assert_eq!(doc["summary"]["removalsUnverified"], 1, "{doc:#}");
+    let table = text(&run(plan(&cluster, &ns).args(args)).stdout);
+    assert!(table.contains("removals unverified: the server returned no object"), "{table}");
+}

@@ -37,6 +37,8 @@ pub fn document(info: &RunInfo<'_>, objects: &[ObjectReport], input_errors: &[St
             "new": summary.new,
             "withTakeovers": summary.takeovers,
             "withRemovals": summary.removals,
+            "withDefaulted": summary.defaulted,
+            "removalsUnverified": summary.unverified,
             "disagreements": summary.disagreements,
             "errors": summary.errors + input_errors.len(),
             "failing": summary.failing,
@@ -81,6 +83,8 @@ fn object(report: &ObjectReport, fail_on: &[FailOn]) -> Value {
             out.insert("shared".into(), shared.into());
             out.insert("removed".into(), p.removed.iter().map(released).collect());
             out.insert("survives".into(), p.survives.iter().map(released).collect());
+            out.insert("defaulted".into(), p.defaulted.iter().map(released).collect());
+            out.insert("removalsVerified".into(), (!p.removals_unverified).into());
             let lints: Vec<Value> =
                 p.lints.iter().map(|l| json!({"field": l.path, "message": l.message, "fix": l.fix})).collect();
             out.insert("lints".into(), lints.into());
@@ -176,7 +180,7 @@ pub fn junit(objects: &[ObjectReport], input_errors: &[String], fail_on: &[FailO
                     ));
                 } else if !failed.is_empty() {
                     failures += 1;
-                    let body = super::text::render(report, false);
+                    let body = super::text::render(report, false, false);
                     cases.push_str(&format!(
                         "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                         xml(&failed.join(", ")),

@@ -46,6 +46,9 @@ Examples:
   # What --force-conflicts would take, and fail on takeovers and removals too
   kubectl owners plan -f app.yaml --force-conflicts --fail-on takeovers,removals
 
+  # List the fields the apply drops that the server sets again to the same value (no change)
+  kubectl owners plan -f app.yaml --show-defaulted
+
   # For CI: JSON (shape: docs/owners-output.md), JUnit, or the objects with findings
   kubectl owners plan -f manifests/ -o json
   kubectl owners plan -f manifests/ -o junit > plan.xml
@@ -98,6 +101,10 @@ pub struct PlanArgs {
     /// Machine output: json or yaml (shape: docs/owners-output.md), junit, or name (the objects with findings).
     #[arg(short = 'o', long, value_enum)]
     output: Option<PlanOutput>,
+
+    /// List the fields the apply drops that the server sets again to the value they have (defaulted: no change).
+    #[arg(long = "show-defaulted")]
+    show_defaulted: bool,
 
     /// Show Secret values (hidden as *** by default; an unset value is shown as unset).
     #[arg(long = "show-secrets")]
@@ -246,7 +253,7 @@ impl<'a> Results<'a> {
         };
         self.summary.add(&report, &self.args.fail_on);
         match self.args.output {
-            None => print!("{}", text::render(&report, self.args.force_conflicts)),
+            None => print!("{}", text::render(&report, self.args.force_conflicts, self.args.show_defaulted)),
             Some(PlanOutput::Name) => {
                 if report.has_findings() {
                     println!("{}", report.display);

@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fieldwise_core::fieldpath::{Path, PathElement};
 use fieldwise_core::ownership::{
-    managed_fields_of, verify_forced, verify_unforced, ApplyInput, ApplyOptions, ApplyPlan, ClassifiedConflict,
-    Conflict, Fate, ReleasedField, ServerAnswer, Verification,
+    managed_fields_of, verify_forced, verify_removals, verify_unforced, ApplyInput, ApplyOptions, ApplyPlan,
+    ClassifiedConflict, Conflict, Fate, ReleasedField, ServerAnswer, Verification,
 };
-use fieldwise_core::schema::{deduced, Gvk};
+use fieldwise_core::schema::{deduced, Gvk, Schema, TypeId};
 use fieldwise_core::well_known::LAST_APPLIED_ANNOTATION;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::manifests::Manifest;
@@ -134,9 +134,10 @@ impl Planner<'_> {
                 ty,
                 options: &options,
             };
-            let plan = ApplyPlan::new(&input, self.force);
+            let mut plan = ApplyPlan::new(&input, self.force);
             let version = live.as_ref().and_then(|l| l.pointer("/metadata/resourceVersion")).and_then(Value::as_str);
-            match self.check(target, config, version, &plan, live.as_ref()).await? {
+            let typed = (schema, ty);
+            match self.check(target, config, version, &mut plan, live.as_ref(), typed).await? {
                 Some(planned) => return self.in_namespace_created(target, config, &plan, planned).await,
                 None if attempt < MAX_ATTEMPTS => continue,
                 None => {
@@ -200,14 +201,17 @@ impl Planner<'_> {
     }
 
     /// The server's dry runs of the apply planned against `live` (at `version`), compared
-    /// with the plan; `None` when the object changed in between.
+    /// with the plan, its removals sorted by the object the server returned (the fields it
+    /// sets again to the same value are defaulted, not removed); `None` when the object
+    /// changed in between.
     async fn check(
         &self,
         target: &ObjectRef,
         config: &Value,
         version: Option<&str>,
-        plan: &ApplyPlan,
+        plan: &mut ApplyPlan,
         live: Option<&Value>,
+        (schema, ty): (&Schema, TypeId),
     ) -> Result<Option<Planned>> {
         let Some((unforced, unforced_reason)) = self.dry_run(target, config, version, false).await? else {
             return Ok(None);
@@ -224,6 +228,19 @@ impl Planner<'_> {
             // The conflicts were checked; the forced run checks the managers afterwards too,
             // unless the server refuses the forced object (then there is nothing more to compare).
             verification.disagreements.extend(verify_forced(&plan.outcome, forced).disagreements);
+        }
+        // The object as the apply leaves it: the accepted run's (the forced one's when only
+        // the forced apply goes through, which is where the removals would happen).
+        let result =
+            [Some(&unforced), forced.as_ref().map(|(answer, _)| answer)].into_iter().flatten().find_map(|answer| {
+                match answer {
+                    ServerAnswer::Accepted(object) => Some(object),
+                    _ => None,
+                }
+            });
+        if let (Some(live), Some(result)) = (live, result) {
+            plan.settle(live, result);
+            verification.disagreements.extend(verify_removals(&plan.outcome, live, result, schema, ty));
         }
         // A 409's causes come before the resourceVersion is compared: a disagreement may
         // be a race. The object read again says.
@@ -329,7 +346,7 @@ impl Planner<'_> {
             live: show(&r.path, &r.live),
             owners: match &r.fate {
                 Fate::Survives(owners) => owners.iter().map(Owner::of).collect(),
-                Fate::Removed => Vec::new(),
+                Fate::Removed | Fate::Defaulted => Vec::new(),
             },
         };
         Planned {
@@ -345,6 +362,8 @@ impl Planner<'_> {
                 .map(|s| SharedRow { field: s.path.to_string(), with: Owner::of(&s.with) })
                 .collect(),
             removed: plan.removed().map(released_row).collect(),
+            defaulted: plan.defaulted().map(released_row).collect(),
+            removals_unverified: !plan.settled && plan.removed().next().is_some(),
             survives: plan.survivors().map(released_row).collect(),
             lints: plan.lints.clone(),
             refused,

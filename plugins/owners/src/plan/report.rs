@@ -124,8 +124,15 @@ pub struct Planned {
     pub upgraded: Vec<ConflictRow>,
     /// Fields that become co-owned.
     pub shared: Vec<SharedRow>,
-    /// Fields the manager stops owning that leave the object.
+    /// Fields the manager stops owning that leave the object (or change: the server sets
+    /// another default).
     pub removed: Vec<ReleasedRow>,
+    /// Fields the manager stops owning that the server sets again to the value they have:
+    /// no change (shown with `--show-defaulted`).
+    pub defaulted: Vec<ReleasedRow>,
+    /// The server returned no object to sort the removals by (it refused the apply, or
+    /// was not asked): a removal may be a field it sets again to the same value.
+    pub removals_unverified: bool,
     /// Fields the manager stops owning that another manager keeps.
     pub survives: Vec<ReleasedRow>,
     /// Traps in the file.
@@ -178,7 +185,8 @@ pub enum FailOn {
     Conflicts,
     /// Fields `--force-conflicts` would take from other managers.
     Takeovers,
-    /// Fields the manager stops owning because the file no longer sets them (removed or surviving).
+    /// Fields the manager stops owning because the file no longer sets them (removed or
+    /// surviving; not those the server sets again to the same value).
     Removals,
     /// An apply the apiserver refuses for another reason (schema, admission, unknown kind, missing namespace).
     Refusals,
@@ -241,8 +249,12 @@ pub struct Summary {
     pub new: usize,
     /// Objects with fields `--force-conflicts` takes over.
     pub takeovers: usize,
-    /// Objects with fields the manager stops owning.
+    /// Objects with fields the manager stops owning that leave, change or survive.
     pub removals: usize,
+    /// Objects with fields the apply prunes and the server sets again to the same value.
+    pub defaulted: usize,
+    /// Objects whose removals no server result could confirm.
+    pub unverified: usize,
     /// Objects whose prediction disagrees with the server's dry run.
     pub disagreements: usize,
     /// Objects that could not be planned.
@@ -264,6 +276,8 @@ impl Summary {
         self.new += usize::from(p.new && p.refused.is_none());
         self.takeovers += usize::from(!p.takeovers.is_empty());
         self.removals += usize::from(!p.removed.is_empty() || !p.survives.is_empty());
+        self.defaulted += usize::from(!p.defaulted.is_empty());
+        self.unverified += usize::from(p.removals_unverified);
         self.disagreements += usize::from(!p.check.disagreements.is_empty());
         self.failing += usize::from(!report.failures(fail_on).is_empty());
     }
@@ -281,6 +295,8 @@ impl Summary {
         for (n, what) in [
             (self.takeovers, "with takeovers"),
             (self.removals, "with removals"),
+            (self.unverified, "with removals unverified"),
+            (self.defaulted, "with fields defaulted again (no change)"),
             (self.disagreements, "disagreeing with the server"),
             (self.errors, "not planned (errors)"),
         ] {

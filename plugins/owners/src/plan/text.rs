@@ -9,8 +9,9 @@ use fieldwise_kube::redact;
 use super::report::{ConflictRow, ObjectReport, Planned, ReleasedRow, Shown};
 use crate::summary::table;
 
-/// One object's section: `deployment.apps/web (deploy.yaml): <status>`, its findings, the check.
-pub fn render(report: &ObjectReport, force: bool) -> String {
+/// One object's section: `deployment.apps/web (deploy.yaml): <status>`, its findings, the
+/// check; the fields the server sets again to the same value are listed with `show_defaulted`.
+pub fn render(report: &ObjectReport, force: bool, show_defaulted: bool) -> String {
     let name = format!("{} ({})", report.display, report.source);
     let planned = match &report.result {
         Err(message) => return format!("{}: {} {message}\n", name.bold(), "error:".red().bold()),
@@ -29,6 +30,9 @@ pub fn render(report: &ObjectReport, force: bool) -> String {
     rows.extend(planned.upgraded.iter().map(|c| conflict_row("upgrade", c)));
     rows.extend(planned.removed.iter().map(|r| released_row("removed", r)));
     rows.extend(planned.survives.iter().map(|r| released_row("survives", r)));
+    if show_defaulted {
+        rows.extend(planned.defaulted.iter().map(|r| released_row("defaulted", r)));
+    }
     if !rows.is_empty() {
         let header = ["FINDING", "FIELD", "OWNER", "LIVE", "YOURS"].map(String::from);
         out.push_str(&indent(&table(&header, &rows)));
@@ -40,6 +44,21 @@ pub fn render(report: &ObjectReport, force: bool) -> String {
         out.push_str(
             "  note: a surviving field stays in the cluster with its value after it leaves your file: its co-owner keeps it\n",
         );
+    }
+    if !planned.defaulted.is_empty() {
+        let n = planned.defaulted.len();
+        out.push_str(&format!(
+            "  defaulted: {n} field{} no longer in the file that the server sets again to the value {} (no change{})\n",
+            plural(n),
+            if n == 1 { "it has" } else { "they have" },
+            if show_defaulted { "" } else { "; --show-defaulted lists them" }
+        ));
+    }
+    if planned.removals_unverified {
+        out.push_str(&format!(
+            "  {} the server returned no object to check them against: some may be fields it sets again to the same value\n",
+            "removals unverified:".yellow()
+        ));
     }
     for lint in &planned.lints {
         let fix = lint.fix.as_deref().map(|f| format!(" ({f})")).unwrap_or_default();
@@ -117,9 +136,15 @@ fn released_row(finding: &str, r: &ReleasedRow) -> [String; 5] {
     } else {
         r.owners.iter().map(|o| o.label()).collect::<Vec<_>>().join(", ")
     };
-    // Your file no longer sets it: the apply unsets a removed field, and leaves a surviving
-    // one as LIVE shows it (its co-owner keeps it), so YOURS has no value to show there.
-    let after = if finding == "removed" { "unset" } else { "-" }.to_string();
+    // Your file no longer sets it: the apply unsets a removed field, leaves a surviving
+    // one as LIVE shows it (its co-owner keeps it), so YOURS has no value to show there, and
+    // the server sets a defaulted one again to the value LIVE shows.
+    let after = match finding {
+        "removed" => "unset",
+        "defaulted" => "(same default)",
+        _ => "-",
+    }
+    .to_string();
     [finding.to_string(), r.field.clone(), owners, value(&r.live), after]
 }
 

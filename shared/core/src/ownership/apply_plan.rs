@@ -6,7 +6,9 @@
 //!   field and with its fix ([`super::classify`]);
 //! - **shared**: fields set to the value they already have, now co-owned;
 //! - **removed** and **survives**: fields the manager stops owning because the file no
-//!   longer sets them, pruned or kept by a co-owner;
+//!   longer sets them, pruned or kept by a co-owner; once the server's dry run is read
+//!   ([`ApplyPlan::settle`]), a pruned field the server sets again to the value it has is
+//!   **defaulted** (no change), not removed;
 //! - **lints** ([`super::apply_lints`]): duplicate list-map keys, fields a scaler owns.
 
 use super::apply_conflict::Conflict;
@@ -15,10 +17,12 @@ use super::classify::{ConflictClass, Fix};
 use super::client_side::defaulted_under_client_side_apply;
 use super::manager_fields::live_managers;
 use super::managers::Operation;
+use super::settled::Settled;
 use super::simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField};
 use crate::fieldpath::Set;
 use crate::lint::Finding;
 use crate::well_known::CLIENT_SIDE_APPLY_MANAGER;
+use serde_json::Value;
 
 /// A conflict, with who owns the field and the way out.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +66,9 @@ pub struct ApplyPlan {
     pub conflicts: Vec<ClassifiedConflict>,
     /// Traps in the configuration.
     pub lints: Vec<Finding>,
+    /// Whether the removals were sorted by the server's dry run ([`ApplyPlan::settle`]):
+    /// until then a removal may be a field the server sets again to the same value.
+    pub settled: bool,
 }
 
 impl ApplyPlan {
@@ -76,7 +83,7 @@ impl ApplyPlan {
         if input.live.is_some() {
             lints.extend(scaled_fields(&outcome.applied, &live_managers(input.managed)));
         }
-        ApplyPlan { outcome, force, conflicts, lints }
+        ApplyPlan { outcome, force, conflicts, lints, settled: false }
     }
 
     /// Whether the apiserver refuses the apply with 409 Conflict.
@@ -107,6 +114,24 @@ impl ApplyPlan {
         self.outcome.released.iter().filter(|r| r.fate == Fate::Removed)
     }
 
+    /// Fields the manager stops owning that the server sets again to the value they have:
+    /// no change (only after [`ApplyPlan::settle`]).
+    pub fn defaulted(&self) -> impl Iterator<Item = &ReleasedField> {
+        self.outcome.released.iter().filter(|r| r.fate == Fate::Defaulted)
+    }
+
+    /// Sorts the removals by the object the server's dry run of the apply returned
+    /// (`server`), the object as it will be ([`Settled`]): a removed field present there with
+    /// its `live` value becomes [`Fate::Defaulted`]; absent or changed, it stays removed.
+    pub fn settle(&mut self, live: &Value, server: &Value) {
+        for released in &mut self.outcome.released {
+            if released.fate == Fate::Removed && Settled::of(&released.path, live, server).unchanged() {
+                released.fate = Fate::Defaulted;
+            }
+        }
+        self.settled = true;
+    }
+
     /// Fields the manager stops owning that stay, because another manager owns them.
     pub fn survivors(&self) -> impl Iterator<Item = &ReleasedField> {
         self.outcome.released.iter().filter(|r| matches!(r.fate, Fate::Survives(_)))
@@ -125,7 +150,7 @@ impl ApplyPlan {
 mod tests {
     use super::*;
     use crate::fieldpath::tests_support::pod_schema;
-    use crate::ownership::{parse_managed_fields, ApplyOptions};
+    use crate::ownership::{parse_managed_fields, verify_removals, ApplyOptions};
     use crate::well_known::LAST_APPLIED_ANNOTATION;
     use serde_json::json;
 
@@ -161,5 +186,57 @@ mod tests {
             [(".metadata.labels.a".to_string(), Fix::Force), (".spec.replicas".to_string(), Fix::Migrate)]
         );
         assert!(plan.conflicts[1].advice().contains("kubectl last-applied migrate"), "{}", plan.conflicts[1].advice());
+    }
+
+    #[test]
+    fn a_removal_the_servers_result_sets_again_to_its_value_is_defaulted_and_every_field_that_leaves_is_checked() {
+        let (schema, root) = pod_schema();
+        // ci applied labels a, b, c and spec.replicas (which the server defaults to 3 here);
+        // its file now sets label a only.
+        let live = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"a": "1", "b": "2", "c": "3"}}, "spec": {"replicas": 3}});
+        let managed = parse_managed_fields(&json!([{"manager": "ci", "operation": "Apply", "apiVersion": "v1",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:a": {}, "f:b": {}, "f:c": {}}},
+                "f:spec": {"f:replicas": {}}}}]))
+        .unwrap();
+        let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}}});
+        let options = ApplyOptions::default();
+        let input = ApplyInput {
+            live: Some(&live),
+            managed: &managed,
+            config: &config,
+            manager: "ci",
+            schema: &schema,
+            ty: root,
+            options: &options,
+        };
+        let mut plan = ApplyPlan::new(&input, false);
+        let named = |fields: Vec<&ReleasedField>| fields.iter().map(|r| r.path.to_string()).collect::<Vec<_>>();
+        assert_eq!(named(plan.removed().collect()), [".metadata.labels.b", ".metadata.labels.c", ".spec.replicas"]);
+        assert!(!plan.settled);
+        // The server's result: b and c leave, replicas is defaulted again to the value it has.
+        let server = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"a": "1"}}, "spec": {"replicas": 3}});
+        plan.settle(&live, &server);
+        assert!(plan.settled);
+        assert_eq!(named(plan.removed().collect()), [".metadata.labels.b", ".metadata.labels.c"]);
+        assert_eq!(named(plan.defaulted().collect()), [".spec.replicas"]);
+        assert_eq!(verify_removals(&plan.outcome, &live, &server, &schema, root), Vec::<String>::new());
+        // A default that differs is a change: still removed.
+        let mut plan = ApplyPlan::new(&input, false);
+        let mut reset = server.clone();
+        reset["spec"]["replicas"] = json!(1);
+        plan.settle(&live, &reset);
+        assert_eq!(named(plan.removed().collect()), [".metadata.labels.b", ".metadata.labels.c", ".spec.replicas"]);
+        assert_eq!(plan.defaulted().count(), 0);
+        // A field that leaves the server's result without being predicted removed disagrees.
+        let config_bc = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"a": "1", "b": "2", "c": "3"}}});
+        let mut plan = ApplyPlan::new(&ApplyInput { config: &config_bc, ..input }, false);
+        plan.settle(&live, &server);
+        assert_eq!(
+            verify_removals(&plan.outcome, &live, &server, &schema, root),
+            ["the server removes 2 field(s) that were not predicted removed: .metadata.labels.b, .metadata.labels.c"]
+        );
     }
 }

@@ -58,6 +58,7 @@ pub mod path_owners;
 pub mod prune;
 pub mod selection;
 pub mod server_owned;
+pub mod settled;
 pub mod simulate;
 pub mod transfer;
 pub mod values;
@@ -83,9 +84,10 @@ pub use server_owned::{
     controller_owned_metadata, remove_server_set_metadata, without_write_noise, CHANGED_BY_EVERY_WRITE,
     SERVER_SET_METADATA,
 };
+pub use settled::Settled;
 pub use simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField};
 pub use values::owners_by_value;
-pub use verify::{verify_forced, verify_unforced, ServerAnswer, Verification};
+pub use verify::{verify_forced, verify_removals, verify_unforced, ServerAnswer, Verification};
 
 pub use next_apply::{predict_next_apply, NextApply};
 pub use selection::{ManagerClass, ManagerSelection, SelectionError, HELM_MANAGER, HUMAN_MANAGERS};

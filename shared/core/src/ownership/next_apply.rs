@@ -24,8 +24,9 @@ use super::conflicts::predict_apply_conflicts;
 use super::managers::{ManagedFieldsEntry, Manager};
 use super::merge::merge;
 use super::prune::prune;
+use super::settled::Settled;
 use super::transfer::StillShared;
-use crate::fieldpath::{compare, field_set_lossy, value_at, values_equal, Set};
+use crate::fieldpath::{compare, field_set_lossy, Set};
 use crate::schema::{Schema, TypeId};
 
 /// The outcome of an applier's next apply for the fields it owns.
@@ -63,14 +64,15 @@ impl NextApply {
 
     /// Sorts the removals by what the server made of [`NextApply::object_after`]
     /// (`server`, a dry run's result): absent there, they stay removed; present with the
-    /// value `live` has, they are [`NextApply::defaulted`]; with another, [`NextApply::reset`].
+    /// value `live` has, they are [`NextApply::defaulted`]; with another, [`NextApply::reset`]
+    /// (the rule of [`Settled`]).
     pub fn settle(&mut self, live: &Value, server: &Value) {
         let mut removes = Set::new();
         for path in self.removes.iter() {
-            let target = match (value_at(server, path.elements()), value_at(live, path.elements())) {
-                (None, _) => &mut removes,
-                (Some(now), Some(before)) if values_equal(now, before) => &mut self.defaulted,
-                (Some(_), _) => &mut self.reset,
+            let target = match Settled::of(&path, live, server) {
+                Settled::Removed => &mut removes,
+                Settled::Defaulted => &mut self.defaulted,
+                Settled::Reset => &mut self.reset,
             };
             target.insert(path.elements());
         }

@@ -58,8 +58,13 @@ pub struct ApplyInput<'a> {
 /// What becomes of a field the applier owned and no longer applies.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Fate {
-    /// Pruned: the field leaves the object (the server may then set its default).
+    /// Pruned: the field leaves the object, or the server sets it again to another value
+    /// (a default that differs from the live value).
     Removed,
+    /// Pruned, then set again by the server to the value it has live (a server default, a
+    /// Secret's `data` rebuilt from `stringData`): no change. Only a server dry run's result
+    /// tells ([`super::apply_plan::ApplyPlan::settle`]); the simulation predicts `Removed`.
+    Defaulted,
     /// Kept, because these managers own it (or something under it) too: the trap of
     /// removing a field from a file that another manager co-owns (kubernetes#99003).
     /// Empty when it stays unowned.

@@ -4,6 +4,9 @@
 //! - A 409 must carry exactly the predicted causes (field and manager).
 //! - An accepted apply must record exactly the predicted managers, each owning exactly
 //!   the predicted fields, and keep the fields predicted to survive.
+//! - The fields that really leave the object in the server's result must be the ones
+//!   predicted removed ([`verify_removals`], after the plan read the result for the fields
+//!   the server sets again: [`super::apply_plan::ApplyPlan::settle`]).
 //! - A refusal for another reason (schema, admission, a missing namespace) comes before
 //!   ownership is decided: the prediction is then not checked, unless it predicted the
 //!   refusal itself (a configuration that does not fit the schema).
@@ -14,8 +17,10 @@ use serde_json::Value;
 
 use super::manager_fields::{live_managers, ManagerFields};
 use super::managers::managed_fields_of;
+use super::server_owned::without_write_noise;
 use super::simulate::{ApplyOutcome, Fate};
-use crate::fieldpath::{value_at, Set};
+use crate::fieldpath::{compare, value_at, Path, Set};
+use crate::schema::{Schema, TypeId};
 
 /// What the apiserver answered to a dry-run apply.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,6 +109,35 @@ pub fn verify_forced(outcome: &ApplyOutcome, answer: &ServerAnswer) -> Verificat
         }
         ServerAnswer::Refused { .. } => refused(outcome),
     }
+}
+
+/// The fields that leave `live` in `server` (the accepted dry run's result) without being
+/// predicted removed, one sentence naming them; none when every field that leaves is a
+/// predicted removal (or under one). A predicted removal present in `server` is no
+/// disagreement: it is removed when its value changes there, and defaulted when it does not.
+pub fn verify_removals(
+    outcome: &ApplyOutcome,
+    live: &Value,
+    server: &Value,
+    schema: &Schema,
+    ty: TypeId,
+) -> Vec<String> {
+    let (before, after) = (without_write_noise(live), without_write_noise(server));
+    let left = compare(&before, &after, schema, Some(ty)).removed.leaves();
+    let predicted =
+        |path: &Path| outcome.released.iter().any(|r| r.fate == Fate::Removed && path.starts_with(r.path.elements()));
+    let mut unpredicted = Set::new();
+    for path in left.iter().filter(|p| !predicted(p)) {
+        unpredicted.insert(path.elements());
+    }
+    if unpredicted.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "the server removes {} field(s) that were not predicted removed: {}",
+        unpredicted.len(),
+        listed(&unpredicted)
+    )]
 }
 
 impl Verification {
