@@ -2,7 +2,6 @@
 //! predicted from the live object's managedFields; `--verify` asks the
 //! apiserver with a dry run and checks that the prediction matches.
 
-use fieldwise_core::fieldpath::PathElement;
 use fieldwise_core::ownership::{managed_fields_of, predict_apply, ApplyOptions, ApplyPrediction, Conflict};
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;
@@ -240,8 +239,7 @@ fn conflict_table(conflicts: &[Conflict], secret: bool) -> String {
 /// A conflicting field's value as shown, by the redaction boundary's path-level policy: a
 /// Secret's data hidden, any other value shown with the Secret values inside it masked.
 fn shown_value(secret: bool, conflict: &Conflict, value: &Value) -> Value {
-    let names: Vec<&str> = conflict.path.elements().iter().map_while(PathElement::as_field).collect();
-    redact::field_value(secret, &names, value)
+    redact::value_at_path(secret, &conflict.path, value)
 }
 
 /// The `conflicts` section of the JSON output.

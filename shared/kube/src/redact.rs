@@ -105,6 +105,13 @@ pub fn holds_secret_values(path: &[&str]) -> bool {
     matches!(path, ["data" | "stringData", ..] | ["metadata", "annotations", LAST_APPLIED_ANNOTATION, ..])
 }
 
+/// [`field_value`] of the field at `path` (its leading field names; list entries and what
+/// follows them are inside those fields).
+pub fn value_at_path(object_is_secret: bool, path: &fieldwise_core::fieldpath::Path, value: &Value) -> Value {
+    let names: Vec<&str> = path.elements().iter().map_while(fieldwise_core::fieldpath::PathElement::as_field).collect();
+    field_value(object_is_secret, &names, value)
+}
+
 /// One field's value, shown alone (a table cell, a report entry): in a Secret
 /// (`object_is_secret`), a field that [`holds_secret_values`] becomes `*** (N bytes)`; every
 /// other value is kept, with the remembered Secret values inside its strings masked by

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use fieldwise_e2e::{files_below, install_widget_crd, ok, require_cluster, run, text, write_file, Cluster};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// A private directory per test (backups and files), so tests never see each other's backups.
 fn scratch(name: &str) -> PathBuf {
@@ -564,4 +564,31 @@ fn objects_of_one_name_in_several_namespaces_are_told_apart() {
     ];
     expected.sort();
     assert_eq!(outcomes, expected, "{doc}");
+}
+
+/// Issue #32.8: the preview of the next apply names every value it changes among the fields
+/// it keeps (an image set by hand goes back to the file's), not only "keeps N fields".
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn the_next_apply_preview_shows_every_value_it_changes() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-transfer-changes");
+    let dir = scratch("changes");
+    let file = write_file(&dir, "web.yaml", &deployment("web", &[("app", "web")], &[("A", "1")]));
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
+    cluster.kubectl_ok(&["set", "image", "-n", &ns, "deploy/web", "app=busybox:1.37"]);
+    let args = ["transfer", "-f", file.as_str(), "--from", "human", "--to", "argocd", "--dry-run"];
+    let image = r#".spec.template.spec.containers[name="app"].image"#;
+    let out = owners(&cluster, &dir, &ns, &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        shown.contains(&format!("changes the value of 1 field of them: {image} (busybox:1.37 -> busybox:1.36)")),
+        "{shown}"
+    );
+    let mut json_args = args.to_vec();
+    json_args.extend(["-o", "json"]);
+    let document = json_of(&owners(&cluster, &dir, &ns, &json_args));
+    let changes = document.pointer("/items/0/nextApply/changes").cloned().unwrap_or_default();
+    assert_eq!(changes, json!([{"field": image, "live": "busybox:1.37", "applied": "busybox:1.36"}]), "{document}");
 }

@@ -462,6 +462,19 @@ fn field_manager_conflict_on_apply_is_refused_with_names_and_not_retried() {
     checks.verify();
 }
 
+/// Waits until `what`'s resourceVersion stays the same over three reads half a second apart
+/// (its controllers are done writing), for at most 30 seconds.
+fn wait_until_unchanged(cluster: &Cluster, ns: &str, what: &str) {
+    let version = || cluster.get_json(ns, what)["metadata"]["resourceVersion"].clone();
+    let mut last = (version(), 0);
+    fieldwise_e2e::eventually(&format!("{what} no longer changing"), Duration::from_secs(30), || {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = version();
+        last = if now == last.0 { (now, last.1 + 1) } else { (now, 0) };
+        (last.1 >= 2).then_some(())
+    });
+}
+
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn validation_refusal_exits_1_with_the_server_reason_and_no_retry() {
@@ -475,6 +488,10 @@ fn validation_refusal_exits_1_with_the_server_reason_and_no_retry() {
     ];
     let mut failures = Vec::new();
     for (patch, reason) in cases {
+        // The dry run is pinned to the version read, so a status write of the deployment
+        // controller in between is a lost race (a failed test, 422) and one more round: wait
+        // until the controller is done, so the only 422 is the refusal.
+        wait_until_unchanged(&cluster, &ns, "deploy/busybox-demo");
         let mark = cluster.audit_mark();
         let out = run(safe_patch(&cluster, &data, &ns).args(["deploy/busybox-demo", "--yes", "-p", patch]));
         let requests = user_requests(&cluster, mark, "deployments", &ns, "busybox-demo");

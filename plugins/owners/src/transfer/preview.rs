@@ -4,7 +4,9 @@
 //! conflicts on. Field paths only, never values: the object may be a Secret.
 
 use colored::Colorize;
-use fieldwise_core::ownership::{Manager, NextApply, Operation, StillShared, Transfer, TransferTarget};
+use fieldwise_core::ownership::{Manager, NextApply, Operation, StillShared, Transfer, TransferTarget, ValueChange};
+use fieldwise_kube::output::values;
+use fieldwise_kube::redact;
 use serde_json::{json, Value};
 
 use super::check::Predicted;
@@ -112,16 +114,33 @@ fn render_one(plan: &ObjectPlan, to: &TransferTarget) -> String {
     }
     if let Some(predicted) = &plan.next {
         let source = plan.subject.source.as_deref().unwrap_or("-f");
-        out.push_str(&render_next(&predicted.next, source, &to.manager, predicted.unsettled.as_deref()));
+        let secret = redact::is_secret(&plan.subject.live);
+        out.push_str(&render_next(&predicted.next, source, &to.manager, predicted.unsettled.as_deref(), secret));
     } else if plan.subject.config.is_some() && to.operation == Operation::Update {
         out.push_str("  (no next apply predicted: an Update manager does not apply)\n");
     }
     out
 }
 
-fn render_next(next: &NextApply, source: &str, manager: &str, unsettled: Option<&str>) -> String {
+fn render_next(next: &NextApply, source: &str, manager: &str, unsettled: Option<&str>, secret: bool) -> String {
     let mut out = format!("  {manager}'s next apply of {source}:\n");
     out.push_str(&format!("    keeps {}\n", plural(next.keeps.len(), "field", "fields")));
+    if !next.changes.is_empty() {
+        let changes: Vec<String> = next
+            .changes
+            .iter()
+            .map(|c| {
+                let (live, applied) = change_values(c, secret);
+                format!("{} ({live} -> {applied})", c.path)
+            })
+            .collect();
+        let line = format!(
+            "    changes the value of {} of them: {}",
+            plural(next.changes.len(), "field", "fields"),
+            changes.join(", ")
+        );
+        out.push_str(&format!("{}\n", line.yellow()));
+    }
     if next.removes.is_empty() {
         out.push_str("    removes no field\n");
     } else {
@@ -173,6 +192,15 @@ fn render_next(next: &NextApply, source: &str, manager: &str, unsettled: Option<
     out
 }
 
+/// A changed field's live and applied values as they are shown: through the redaction
+/// boundary's path-level policy (a Secret's data masked), on one line, elided alike around
+/// their first difference.
+fn change_values(change: &ValueChange, secret: bool) -> (String, String) {
+    let shown = |v: &Value| values::one_line(&redact::value_at_path(secret, &change.path, v));
+    let live = change.live.as_ref().map_or_else(|| "(unset)".to_string(), shown);
+    values::contrast(&live, &shown(&change.applied))
+}
+
 fn manager_json(m: &Manager) -> Value {
     json!({"manager": m.name, "operation": m.operation.as_str(), "subresource": m.subresource,
            "apiVersion": m.api_version})
@@ -202,8 +230,13 @@ pub fn json(plan: &ObjectPlan) -> Value {
     }
     if let Some(predicted) = &plan.next {
         let next = &predicted.next;
+        let secret = redact::is_secret(&plan.subject.live);
         item["nextApply"] = json!({
             "keeps": fields_json(&next.keeps),
+            "changes": next.changes.iter().map(|c| {
+                let shown = |v: &Value| redact::value_at_path(secret, &c.path, v);
+                json!({"field": c.path.to_string(), "live": c.live.as_ref().map(shown), "applied": shown(&c.applied)})
+            }).collect::<Vec<_>>(),
             "removes": fields_json(&next.removes),
             "resetToDefault": fields_json(&next.reset),
             "defaultedAgain": fields_json(&next.defaulted),
@@ -233,7 +266,7 @@ mod tests {
         let ty = schema.root(&Gvk::new("", "v1", "ConfigMap")).unwrap();
         let next = predict_next_apply(&live, &managed_fields_of(&live).unwrap(), &config, "argocd", schema, ty);
         assert_eq!(
-            render_next(&next, "x.yaml", "argocd", None),
+            render_next(&next, "x.yaml", "argocd", None, false),
             "  argocd's next apply of x.yaml:
     keeps 1 field
     removes 1 field it would own that its configuration does not set: .data.b

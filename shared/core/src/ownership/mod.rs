@@ -89,7 +89,7 @@ pub use simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField
 pub use values::owners_by_value;
 pub use verify::{verify_forced, verify_removals, verify_unforced, ServerAnswer, Verification};
 
-pub use next_apply::{predict_next_apply, NextApply};
+pub use next_apply::{predict_next_apply, NextApply, ValueChange};
 pub use selection::{ManagerClass, ManagerSelection, SelectionError, HELM_MANAGER, HUMAN_MANAGERS};
 pub use transfer::{
     plan_object_transfer, plan_transfer, KeptEntry, MovedEntry, StillShared, Transfer, TransferError, TransferPlan,

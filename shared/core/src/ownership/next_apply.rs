@@ -26,14 +26,29 @@ use super::merge::merge;
 use super::prune::prune;
 use super::settled::Settled;
 use super::transfer::StillShared;
-use crate::fieldpath::{compare, field_set_lossy, Set};
+use crate::fieldpath::{compare, field_set_lossy, value_at, values_equal, Path, Set};
 use crate::schema::{Schema, TypeId};
+
+/// A field the next apply keeps but sets to another value than the live one (an image set
+/// by hand goes back to the file's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueChange {
+    /// The field (a leaf).
+    pub path: Path,
+    /// Its live value (`None`: absent).
+    pub live: Option<Value>,
+    /// The value the configuration sets.
+    pub applied: Value,
+}
 
 /// The outcome of an applier's next apply for the fields it owns.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NextApply {
     /// Fields (leaves) it owns and its configuration sets: they stay, with their configured values.
     pub keeps: Set,
+    /// Of [`NextApply::keeps`], those whose configured value differs from the live one: the
+    /// apply changes them, in path order.
+    pub changes: Vec<ValueChange>,
     /// Fields (leaves) it owns, its configuration does not set and nobody else owns: deleted.
     pub removes: Set,
     /// Of the removals, fields the server defaults again to the value they have (after [`NextApply::settle`]).
@@ -102,11 +117,16 @@ pub fn predict_next_apply(
     let others: Vec<&ManagedFieldsEntry> = entries.iter().filter(|e| e.identity() != identity).collect();
     let others_own = others.iter().fold(Set::new(), |all, e| all.union(&e.fields));
     let mut keeps = Set::new();
+    let mut changes = Vec::new();
     let mut removes = Set::new();
     let mut releases = Vec::new();
     for path in owned.leaves().iter() {
         if configured.has(path.elements()) {
             keeps.insert(path.elements());
+            let (now, applied) = (value_at(live, path.elements()), value_at(config, path.elements()));
+            if let Some(applied) = applied.filter(|applied| !now.is_some_and(|now| values_equal(now, applied))) {
+                changes.push(ValueChange { path: path.clone(), live: now.cloned(), applied: applied.clone() });
+            }
             continue;
         }
         let with: Vec<Manager> =
@@ -120,6 +140,7 @@ pub fn predict_next_apply(
     let prediction = predict_apply_conflicts(live, entries, config, applier, schema, ty, false);
     NextApply {
         keeps,
+        changes,
         removes,
         defaulted: Set::new(),
         reset: Set::new(),
@@ -162,6 +183,11 @@ mod tests {
         let next = predict_next_apply(&live, &entries, &config, "argocd", schema, ty);
         let shown = |s: &Set| s.iter().map(|p| p.to_string()).collect::<Vec<_>>();
         assert_eq!(shown(&next.keeps), [".data.a"]);
+        // Issue #32.8: kept, but set back to the file's value.
+        assert_eq!(
+            next.changes,
+            [ValueChange { path: Path::fields(["data", "a"]), live: Some(json!("1")), applied: json!("9") }]
+        );
         assert_eq!(shown(&next.removes), [".data.b"]);
         assert_eq!(next.releases.len(), 1);
         assert_eq!(
