@@ -146,6 +146,17 @@ pub fn write_file(dir: &Path, name: &str, content: &str) -> String {
     file.to_str().unwrap().to_string()
 }
 
+/// Writes a shell script `body` to `dir/name`, executable by its owner only, and returns its
+/// path: a fake editor, exec credential plugin or hook.
+pub fn write_script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(name);
+    std::fs::write(&file, body).unwrap_or_else(|e| panic!("write {}: {e}", file.display()));
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o700))
+        .unwrap_or_else(|e| panic!("chmod {}: {e}", file.display()));
+    file
+}
+
 impl Cluster {
     /// The real `kubectl`, pointed at this cluster, with the plugins on PATH.
     pub fn kubectl(&self) -> Command {

@@ -5,7 +5,8 @@ use std::process::Output;
 
 use fieldwise_e2e::audit::AuditMark;
 use fieldwise_e2e::{
-    busybox_in, files_below, fixture, install_widget_crd, namespace_mismatch, ok, require_cluster, run, text, Cluster,
+    busybox_in, files_below, fixture, install_widget_crd, namespace_mismatch, ok, require_cluster, run, text,
+    write_script, Cluster,
 };
 use serde_json::{json, Value};
 
@@ -708,13 +709,11 @@ fn a_signal_during_edit_leaves_no_file_behind() {
         std::fs::create_dir_all(&tmp).unwrap();
         // The editor signals the plugin (the parent of the `sh -c` that runs the editor) and
         // stays open a while, as an editor would when the terminal goes away.
-        let editor = tmp.join("editor.sh");
-        std::fs::write(
-            &editor,
-            format!("#!/bin/sh\nplugin=$(cut -d' ' -f4 /proc/$PPID/stat)\nkill -{signal} \"$plugin\"\nsleep 2\n"),
-        )
-        .unwrap();
-        std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let editor = write_script(
+            &tmp,
+            "editor.sh",
+            &format!("#!/bin/sh\nplugin=$(cut -d' ' -f4 /proc/$PPID/stat)\nkill -{signal} \"$plugin\"\nsleep 2\n"),
+        );
         let out = run(cluster
             .plugin("kubectl-safe_patch")
             .env("TMPDIR", &tmp)

@@ -634,16 +634,14 @@ fn edit_uses_a_fresh_private_file_and_keeps_invalid_edits() {
     // The old code opened TMPDIR/safe-patch-edit-PID.yaml, a name another user can pre-create; the
     // editor must now get a file in a fresh private directory (checked from the editor's log below).
     let log = tmp.join("editor.log");
-    let editor = tmp.join("editor.sh");
-    std::fs::write(
-        &editor,
-        format!(
+    let editor = fieldwise_e2e::write_script(
+        &tmp,
+        "editor.sh",
+        &format!(
             "#!/bin/sh\nstat -c '%a' \"$1\" >> {log}\nstat -c '%a' \"$(dirname \"$1\")\" >> {log}\necho \"$1\" >> {log}\necho 'data: [' >> \"$1\"\n",
             log = log.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let out = run(cluster
         .plugin("kubectl-safe_patch")
         .env("TMPDIR", &tmp)

@@ -150,9 +150,21 @@ impl ApplyPlan {
 mod tests {
     use super::*;
     use crate::fieldpath::tests_support::pod_schema;
-    use crate::ownership::{parse_managed_fields, verify_removals, ApplyOptions};
+    use crate::ownership::{parse_managed_fields, verify_removals, ApplyOptions, ManagedFieldsEntry};
+    use crate::schema::{Schema, TypeId};
     use crate::well_known::LAST_APPLIED_ANNOTATION;
     use serde_json::json;
+
+    /// The apply of `config` by the manager `ci` to `live`.
+    fn ci_input<'a>(
+        live: &'a Value,
+        managed: &'a [ManagedFieldsEntry],
+        config: &'a Value,
+        (schema, ty): (&'a Schema, TypeId),
+        options: &'a ApplyOptions,
+    ) -> ApplyInput<'a> {
+        ApplyInput { live: Some(live), managed, config, manager: "ci", schema, ty, options }
+    }
 
     #[test]
     fn a_server_default_client_side_apply_owns_is_migrated_what_it_applied_is_forced() {
@@ -170,15 +182,7 @@ mod tests {
         let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "2"}},
             "spec": {"replicas": 3}});
         let options = ApplyOptions::default();
-        let input = ApplyInput {
-            live: Some(&live),
-            managed: &managed,
-            config: &config,
-            manager: "ci",
-            schema: &schema,
-            ty: root,
-            options: &options,
-        };
+        let input = ci_input(&live, &managed, &config, (&schema, root), &options);
         let plan = ApplyPlan::new(&input, false);
         let fixes: Vec<(String, Fix)> = plan.conflicts.iter().map(|c| (c.conflict.field(), c.fix)).collect();
         assert_eq!(
@@ -201,15 +205,7 @@ mod tests {
         .unwrap();
         let config = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}}});
         let options = ApplyOptions::default();
-        let input = ApplyInput {
-            live: Some(&live),
-            managed: &managed,
-            config: &config,
-            manager: "ci",
-            schema: &schema,
-            ty: root,
-            options: &options,
-        };
+        let input = ci_input(&live, &managed, &config, (&schema, root), &options);
         let mut plan = ApplyPlan::new(&input, false);
         let named = |fields: Vec<&ReleasedField>| fields.iter().map(|r| r.path.to_string()).collect::<Vec<_>>();
         assert_eq!(named(plan.removed().collect()), [".metadata.labels.b", ".metadata.labels.c", ".spec.replicas"]);
