@@ -27,10 +27,10 @@ use fieldwise_kube::write::DryRun;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error (or some objects failed), 2 findings (scan), drift
-(view --diff), or refused (repair of a Secret without --store-secret-values, the confirmation declined, or
---from-scan and several objects without a terminal and without --yes), 130/143 stopped by Ctrl-C or SIGTERM
-(writes in flight finished, summary printed).
+const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error, 2 refused (repair of a Secret without
+--store-secret-values, the confirmation declined, or --from-scan and several objects without a terminal and
+without --yes), 3 found (scan: problems; view --diff: drift), 130/143 stopped by Ctrl-C or SIGTERM (writes in
+flight finished, summary printed). With many objects, the worst object's code.
 
 Examples:
   # Find objects whose annotation is missing, stale, oversized or leaking, everywhere
@@ -71,7 +71,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Report objects whose annotation is missing, stale, oversized or leaking (exit 2 when any).
+    /// Report objects whose annotation is missing, stale, oversized or leaking (exit 3 when any).
     #[command(after_help = "Examples:
   # Every namespace and every listable type
   kubectl last-applied scan -A
@@ -84,7 +84,7 @@ enum Command {
   # The annotation, as YAML
   kubectl last-applied view deploy/web
 
-  # How the live object drifted from it (exit 2 when it did)
+  # How the live object drifted from it (exit 3 when it did)
   kubectl last-applied view deploy/web --diff")]
     View(view::ViewArgs),
     /// Rewrite the annotation: from a file (as kubectl apply would), or from kubectl's fields on the live object.

@@ -25,6 +25,7 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::write::bulk::{self, BulkOptions};
 use fieldwise_kube::write::DryRun;
@@ -88,7 +89,7 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
         let question = format!("Migrate {} to server-side apply ({})?", target.display(), args.field_manager);
         if args.write.dry_run == DryRun::None && !prompt::approved(args.write.yes, &question) {
             eprintln!("Not migrated.");
-            return Ok(ExitCode::from(prompt::NOT_APPROVED_EXIT));
+            return Ok(exit_code::exit(prompt::NOT_APPROVED_EXIT));
         }
         let (object, verb) = migrate_one(&conn, target, &args, retry_budget).await?;
         report(&args, target, &object, &verb, false)?;
@@ -115,7 +116,7 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     )
     .await;
     summary.print();
-    Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(exit_code::exit(summary.exit_code()))
 }
 
 /// `--from-scan`: every object the scan flags, migrated as the scan finds it.
@@ -141,7 +142,7 @@ async fn migrate_from_scan(
         FromScan::NotApproved(code) => Ok(code),
         FromScan::Ran(summary) => {
             summary.print();
-            Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(exit_code::exit(summary.exit_code()))
         }
     }
 }

@@ -26,6 +26,7 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Refusal, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::diff;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::write::DryRun;
@@ -34,10 +35,6 @@ use serde_json::{json, Value};
 
 use crate::from_scan::{self, Ask, FromScan};
 use crate::{scan, targets, ScopeArgs, WriteArgs};
-
-/// Exit code when the user declined the confirmation of one object, or a repair needs
-/// `--store-secret-values`.
-const EXIT_DECLINED: u8 = 2;
 
 /// `repair`'s flags.
 #[derive(Debug, Args)]
@@ -112,11 +109,11 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
         match repair.run(None).await? {
             Outcome::Declined => {
                 eprintln!("Not repaired: {}.", target.display());
-                code = ExitCode::from(EXIT_DECLINED);
+                code = exit_code::exit(exit_code::REFUSED);
             }
             Outcome::Refused(values) => {
                 eprintln!("{}", Error::Refused { object: target.display(), rule: Refusal::SecretValues { values } });
-                code = ExitCode::from(EXIT_DECLINED);
+                code = exit_code::exit(exit_code::REFUSED);
             }
             outcome => report(&args, target, &outcome, false)?,
         }
@@ -154,7 +151,7 @@ async fn bulk_repair(
         FromScan::NotApproved(code) => Ok(code),
         FromScan::Ran(summary) => {
             summary.print();
-            Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(exit_code::exit(summary.exit_code()))
         }
     }
 }

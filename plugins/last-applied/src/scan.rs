@@ -31,6 +31,7 @@ use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::OutputFormat;
 use futures::stream::{self, Stream, StreamExt};
 use serde_json::Value;
@@ -40,9 +41,6 @@ pub use crate::flagged::{Flagged, Skipped};
 use crate::report::{Format, ReportWriter};
 use crate::ScopeArgs;
 use fieldwise_kube::output::listing_progress::ListingProgress;
-
-/// Exit code when the scan found problems.
-pub const EXIT_FINDINGS: u8 = 2;
 
 /// `scan`'s flags.
 #[derive(Debug, Args)]
@@ -104,7 +102,7 @@ pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
     }
     progress.finish();
     let findings = report.finish()?;
-    Ok(if findings == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FINDINGS) })
+    Ok(exit_code::found_if(findings > 0))
 }
 
 /// A scan ready to run: its types (sorted by `plural.group`, the report's order) and the

@@ -12,6 +12,7 @@ use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::diff;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
@@ -20,9 +21,6 @@ use serde_json::Value;
 
 use crate::targets;
 
-/// Exit code of `view --diff` when the live object drifted.
-pub const EXIT_DRIFT: u8 = 2;
-
 /// `view`'s flags.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
@@ -30,7 +28,7 @@ pub struct ViewArgs {
     #[arg(value_name = "TYPE/NAME", required = true)]
     pub targets: Vec<String>,
 
-    /// Show how the live object differs from the annotation (exit 2 when it does).
+    /// Show how the live object differs from the annotation (exit 3 when it does).
     #[arg(long)]
     pub diff: bool,
 
@@ -96,7 +94,7 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
                     print!("{d}");
                 }
                 eprintln!("{name}: stale: {}", finding.detail);
-                code = ExitCode::from(EXIT_DRIFT);
+                code = exit_code::exit(exit_code::FOUND);
             }
             (None, _) => eprintln!("{name}: the live object matches the annotation"),
         }

@@ -9,6 +9,7 @@ use fieldwise_kube::api::manifests;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::conn::client::{self, Connection};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::output::{color, printer};
 use fieldwise_kube::{Error, Result};
@@ -18,9 +19,6 @@ use serde_json::{json, Value};
 use crate::subject::Subject;
 use crate::view::ViewOptions;
 use crate::{annotate, conflicts, fields, load, manager, summary, tree, tree_view, Cli};
-
-/// The exit code when `--conflicts` predicts at least one conflict.
-pub const EXIT_CONFLICTS: u8 = 3;
 
 /// The `apiVersion` and `kind` of the machine output.
 pub const REPORT_API_VERSION: &str = "fieldwise.dev/v1alpha1";
@@ -226,5 +224,5 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
     if mismatch {
         return Err(Error::PredictionDisagrees);
     }
-    Ok(if any_conflict { ExitCode::from(EXIT_CONFLICTS) } else { ExitCode::SUCCESS })
+    Ok(exit_code::found_if(any_conflict))
 }

@@ -18,6 +18,7 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
@@ -25,7 +26,6 @@ use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, WriteOptions};
 use serde_json::Value;
 
-use crate::exit_code::EXIT_REFUSED;
 use crate::plan::{choose_type, explain_rejection, plan, plan_input, takes_strategic};
 use crate::preview::{finding_line, show_diff};
 use crate::PatchArgs;
@@ -187,7 +187,7 @@ async fn patch_one(
     let blocking = findings.iter().filter(|f| f.severity == Severity::NeedsForce).count();
     if blocking > 0 && !args.force {
         eprintln!("error: not writing {display}: {blocking} finding(s) above need --force");
-        return Ok(ExitCode::from(EXIT_REFUSED));
+        return Ok(exit_code::exit(exit_code::REFUSED));
     }
     if exposes_secret(&findings, args) {
         // Found only in a re-plan against a newer live object: refused all the same.
@@ -195,7 +195,7 @@ async fn patch_one(
     }
     if !prompt::approved(args.yes, &format!("Patch {display}?")) {
         eprintln!("Not patched.");
-        return Ok(ExitCode::from(EXIT_REFUSED));
+        return Ok(exit_code::exit(exit_code::REFUSED));
     }
     match writer.commit(preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))? {
         Committed::Written(written) => print_outcome(args, &display, &written, "patched")?,
@@ -215,7 +215,7 @@ fn refuse_exposure(findings: &[Finding], display: &str) -> ExitCode {
     eprintln!(
         "error: not writing {display}: {exposing} finding(s) above put a Secret's value where it is not secret; nothing was written (--allow-secret-exposure writes it anyway)"
     );
-    ExitCode::from(EXIT_REFUSED)
+    exit_code::exit(exit_code::REFUSED)
 }
 
 fn print_findings(findings: &[Finding]) {

@@ -5,7 +5,6 @@
 //! `fieldwise_core::ownership`), cluster I/O in `fieldwise-kube`.
 
 mod edit;
-mod exit_code;
 mod flow;
 mod history;
 mod input;

@@ -25,6 +25,7 @@ use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::progress::Progress;
@@ -35,7 +36,6 @@ use fieldwise_kube::write::DryRun;
 use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
-use crate::exit_code::EXIT_REFUSED;
 use crate::plan::{choose_type, explain_rejection, plan_input, takes_strategic};
 use crate::prepared::Prepared;
 use crate::run_preview::{self, count};
@@ -68,7 +68,7 @@ pub async fn run(
             args.max_objects,
             targets.len()
         );
-        return Ok(ExitCode::from(EXIT_REFUSED));
+        return Ok(exit_code::exit(exit_code::REFUSED));
     }
     let plans = type_plans(conn, &targets, args).await?;
     let options = BulkOptions::with_concurrency(usize::from(args.concurrency));
@@ -86,7 +86,7 @@ pub async fn run(
             "error: stopped the preview after {} transport failures in a row: {why}. Nothing was written; run the same command again when the server is back.",
             options.stop_after_transport_failures
         );
-        return Ok(ExitCode::FAILURE);
+        return Ok(exit_code::exit(exit_code::ERROR));
     }
     let mut summary = BulkSummary::default();
     let mut ready = Vec::new();
@@ -104,7 +104,7 @@ pub async fn run(
     let (blocked, ready): (Vec<Prepared>, Vec<Prepared>) =
         ready.into_iter().partition(|p| p.refusal(args.force, args.allow_secret_exposure).is_some());
     for p in &blocked {
-        summary.record(Failure::Refused, EXIT_REFUSED);
+        summary.record(Failure::Refused, exit_code::REFUSED);
         let why = p.refusal(args.force, args.allow_secret_exposure).unwrap_or_default();
         eprintln!("error: not writing {}: {why}", p.target.located());
     }
@@ -116,7 +116,7 @@ pub async fn run(
         }
         let how = if args.dry_run == DryRun::Server { "server dry run" } else { "dry run" };
         eprintln!("{} ({how}; nothing was written)", summary.outcome_line(&["patched", "unchanged"]));
-        return Ok(ExitCode::from(summary.exit_code()));
+        return Ok(exit_code::exit(summary.exit_code()));
     }
     if changing > 0 {
         let question = format!(
@@ -151,7 +151,7 @@ pub async fn run(
     if summary.succeeded.get("patched").copied().unwrap_or(0) > 0 || summary.transport_failures > 0 {
         eprintln!("Run {run_id}; undo it with: kubectl safe-patch undo --run {run_id}");
     }
-    Ok(ExitCode::from(summary.exit_code()))
+    Ok(exit_code::exit(summary.exit_code()))
 }
 
 /// The schema and patch type of each resource type in the selection, decided once per type.
@@ -282,7 +282,7 @@ pub fn merge(summary: &mut BulkSummary, written: BulkSummary) {
     summary.not_tried += written.not_tried;
     summary.stopped = written.stopped;
     summary.interrupted = written.interrupted;
-    summary.worst_exit_code = bulk::worse_exit_code(summary.worst_exit_code, written.worst_exit_code);
+    summary.worst_exit_code = exit_code::worse(summary.worst_exit_code, written.worst_exit_code);
 }
 
 #[cfg(test)]

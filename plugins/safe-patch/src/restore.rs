@@ -12,11 +12,11 @@ use fieldwise_core::schema::{builtin, Gvk};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::write::backup::{Backup, Provenance};
 use fieldwise_kube::write::{GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
-use crate::exit_code::{EXIT_CHANGED, EXIT_REFUSED};
 use crate::undo_args::UndoArgs;
 
 /// The subresource the backup's write went through, if undo can restore through it.
@@ -56,7 +56,7 @@ pub fn refusal(backup: &Backup, live: &Value, restored: &Value, args: &UndoArgs,
             message: format!(
                 "error: {display} was deleted and created again since that backup (UID {then} then, {now} now): the backup is of the old object, and restoring it would replace the new one's values; nothing was written. Use --onto-recreated to restore it onto the new object anyway."
             ),
-            exit_code: EXIT_CHANGED,
+            exit_code: exit_code::FOUND,
         });
     }
     let since = since_the_write(
@@ -82,18 +82,18 @@ pub fn refusal(backup: &Backup, live: &Value, restored: &Value, args: &UndoArgs,
                     "{display} changed since the write being undone at {}, {by}, and the restore would write it back; nothing was written. Use --force to restore anyway.",
                     change.field
                 ),
-                EXIT_CHANGED,
+                exit_code::FOUND,
             )
         }
         SinceTheWrite::Changed { written, now } => (
             format!(
                 "{display} changed since the write being undone (resourceVersion {written}, now {now}); nothing was written. Use --force to restore anyway."
             ),
-            EXIT_CHANGED,
+            exit_code::FOUND,
         ),
         SinceTheWrite::NeverConfirmed => (
             format!("the write of {display} in that backup was never confirmed; use --force to restore its pre-image anyway"),
-            EXIT_REFUSED,
+            exit_code::REFUSED,
         ),
     };
     if args.force {
@@ -174,7 +174,7 @@ mod tests {
             never,
             Refusal {
                 message: "error: the write of configmap/web in namespace shop in that backup was never confirmed; use --force to restore its pre-image anyway".into(),
-                exit_code: EXIT_REFUSED,
+                exit_code: exit_code::REFUSED,
             }
         );
         let changed = refusal(&backup(Some("5")), &live, &live, &args, display).expect("refused");

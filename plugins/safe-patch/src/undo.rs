@@ -21,13 +21,13 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::diff;
 use fieldwise_kube::write::backup::{taken_at, Backup, BackupStore, ObjectKey, Provenance, WriteState};
 use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, WriteOptions};
 use serde_json::Value;
 
-use crate::exit_code::EXIT_REFUSED;
 use crate::restore::{refusal, restorable_subresource, restore_plan, restore_writer, sets_managers};
 use crate::undo_args::UndoArgs;
 
@@ -63,7 +63,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     let mut preview = writer.plan(live, &mut planner)?;
     if let Some(refusal) = refusal(chosen, &preview.live, &preview.planned.result, &args, &display) {
         eprintln!("{}", refusal.message);
-        return Ok(ExitCode::from(refusal.exit_code));
+        return Ok(exit_code::exit(refusal.exit_code));
     }
     if preview.is_no_change() {
         println!("{display} restored (no change)");
@@ -87,7 +87,7 @@ pub async fn undo(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     }
     if !prompt::approved(args.yes, &format!("Restore {display}?")) {
         eprintln!("Not restored.");
-        return Ok(ExitCode::from(EXIT_REFUSED));
+        return Ok(exit_code::exit(exit_code::REFUSED));
     }
     match writer.commit(preview, &mut planner).await? {
         Committed::Written(_) => println!("{display} restored to the backup of {}", chosen.record.time),

@@ -17,6 +17,7 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::progress::Progress;
@@ -27,7 +28,6 @@ use fieldwise_kube::write::settle;
 use fieldwise_kube::write::{Committed, DryRun, WriteOptions};
 use serde_json::Value;
 
-use crate::exit_code::EXIT_CHANGED;
 use crate::prepared::Prepared;
 use crate::restore::{refusal, restorable_subresource, restore_plan, restore_writer, Refusal};
 use crate::run_preview::{self, count};
@@ -74,7 +74,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     progress.finish();
     if let Some(why) = &mapped.stopped {
         eprintln!("error: stopped the preview: {why}. Nothing was restored; run the same command again when the server is back.");
-        return Ok(ExitCode::FAILURE);
+        return Ok(exit_code::exit(exit_code::ERROR));
     }
     let mut summary = BulkSummary::default();
     let mut ready = Vec::new();
@@ -83,7 +83,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
             Some(Ok(Checked::Ready(pair))) => ready.push(*pair),
             Some(Ok(Checked::Skipped(refusal))) => {
                 eprintln!("{}", refusal.message);
-                let kind = if refusal.exit_code == EXIT_CHANGED { Failure::Conflict } else { Failure::Refused };
+                let kind = if refusal.exit_code == exit_code::FOUND { Failure::Conflict } else { Failure::Refused };
                 summary.record(kind, refusal.exit_code);
             }
             Some(Err(e)) => {
@@ -102,7 +102,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
         }
         let how = if args.dry_run == DryRun::Server { "server dry run" } else { "dry run" };
         eprintln!("{} ({how}; nothing was written)", summary.outcome_line(&["restored", "unchanged"]));
-        return Ok(ExitCode::from(summary.exit_code()));
+        return Ok(exit_code::exit(summary.exit_code()));
     }
     if changing > 0 {
         let question = format!("Restore {} to their state before run {}?", count(changing, "object"), run.id);
@@ -143,7 +143,7 @@ pub async fn undo_run(kube: KubeFlags, args: UndoArgs) -> Result<ExitCode> {
     if summary.succeeded.get("restored").copied().unwrap_or(0) > 0 {
         eprintln!("Run {run_id} undid run {}; undo it with: kubectl safe-patch undo --run {run_id}", run.id);
     }
-    Ok(ExitCode::from(summary.exit_code()))
+    Ok(exit_code::exit(summary.exit_code()))
 }
 
 /// The run `--run ID` names, or the last one still in effect, on this cluster.

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::exit_code;
+
 /// Everything that can go wrong between the command line and the cluster.
 #[derive(Debug)]
 pub enum Error {
@@ -86,6 +88,17 @@ pub enum Error {
         attempts: u32,
         /// How long the attempts took.
         waited: std::time::Duration,
+    },
+    /// The write landed, and named an entry it added twice (somebody else added the same
+    /// entry at the same time), and taking this write's copy out again failed: the object
+    /// keeps both.
+    AddedTwice {
+        /// kubectl's name of the object.
+        object: String,
+        /// The lists that name an entry twice, as JSON Pointers.
+        lists: Vec<String>,
+        /// Why taking the copy back failed.
+        reason: String,
     },
     /// A local file or directory could not be read, written, created or removed
     /// (backups, caches, `--edit` files, standard output).
@@ -359,20 +372,14 @@ impl Error {
     /// reports for SIGPIPE) when stdout was closed, else 1 as kubectl uses for every failure.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::ChangedSincePreview { .. } => 3,
-            Error::FieldManagerConflict { .. } => 2,
-            Error::Refused { rule: Refusal::DuplicateFields { .. }, .. } => 2,
-            Error::StdoutClosed => CLOSED_PIPE_EXIT,
-            _ => 1,
+            Error::ChangedSincePreview { .. } => exit_code::FOUND,
+            Error::FieldManagerConflict { .. } => exit_code::REFUSED,
+            Error::Refused { rule: Refusal::DuplicateFields { .. }, .. } => exit_code::REFUSED,
+            Error::StdoutClosed => exit_code::CLOSED_PIPE,
+            _ => exit_code::ERROR,
         }
     }
 }
-
-/// The exit status after stdout (or stderr) was closed by the reader: what a shell reports
-/// for a process ended by SIGPIPE, as `kubectl get ... | head` ends. Here, beside the other
-/// exit codes, so that [`crate::output::stdout`] (which returns [`Error::StdoutClosed`]) is the only
-/// one of the two modules that imports the other.
-pub const CLOSED_PIPE_EXIT: u8 = 141;
 
 /// The exec credential plugin's failure in an error chain (the client's credential layer
 /// fails a request with it before anything is sent).
@@ -496,6 +503,11 @@ impl Error {
                 f,
                 "{object} kept changing: {attempts} guarded write(s) in {:.1}s each lost the race against another writer; nothing was written. Raise --request-timeout to keep trying longer.",
                 waited.as_secs_f64()
+            ),
+            Error::AddedTwice { object, lists, reason } => write!(
+                f,
+                "{object}: another writer added the same entry to {} at the same time as this write, and taking this write's copy out again failed ({reason}): the list names it twice now. Look at it with kubectl get, and remove one copy (kubectl safe-patch undo restores the object as it was before this write).",
+                lists.join(", ")
             ),
             Error::LocalIo { action, path: Some(path), source } => {
                 write!(f, "cannot {action} {}: {source}", path.display())

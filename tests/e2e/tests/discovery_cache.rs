@@ -243,7 +243,7 @@ fn a_kind_served_only_in_a_version_the_group_does_not_prefer_is_found_by_every_c
     let cache = private_cache(&format!("pref-{ns}"));
 
     let scan = plugin_in(&cluster, "kubectl-last_applied", &cache, &ns, &["scan", "-o", "json"]);
-    assert_eq!(scan.status.code(), Some(2), "findings: {}\n{}", text(&scan.stdout), text(&scan.stderr));
+    assert_eq!(scan.status.code(), Some(3), "findings: {}\n{}", text(&scan.stdout), text(&scan.stderr));
     let report: serde_json::Value = serde_json::from_slice(&scan.stdout).expect("the scan's JSON");
     let found: Vec<String> = report["findings"]
         .as_array()
@@ -306,7 +306,7 @@ fn a_type_deleted_since_discovery_is_skipped_by_a_scan_with_a_note() {
     cluster.kubectl_ok(&["create", "configmap", "made-by-create", "-n", &ns, "--from-literal=a=b"]);
     let cache = private_cache(&format!("gone-{ns}"));
     let before = plugin_in(&cluster, "kubectl-last_applied", &cache, &ns, &["scan"]);
-    assert_eq!(before.status.code(), Some(2), "{}\n{}", text(&before.stdout), text(&before.stderr));
+    assert_eq!(before.status.code(), Some(3), "{}\n{}", text(&before.stdout), text(&before.stderr));
     assert_eq!(cached_files(&cache).len(), 2, "the scan cached discovery, gadgets included");
 
     cluster.kubectl_ok(&["delete", &format!("crd/{gadgets}"), "--wait=true"]);
@@ -316,7 +316,7 @@ fn a_type_deleted_since_discovery_is_skipped_by_a_scan_with_a_note() {
     });
     let after = plugin_in(&cluster, "kubectl-last_applied", &cache, &ns, &["scan"]);
     let stderr = text(&after.stderr);
-    assert_eq!(after.status.code(), Some(2), "the findings' exit code, not an error: {stderr}");
+    assert_eq!(after.status.code(), Some(3), "the findings' exit code, not an error: {stderr}");
     assert_eq!(text(&after.stdout), text(&before.stdout), "every other type reported in full");
     assert!(text(&after.stdout).contains("made-by-create"), "{}", text(&after.stdout));
     let note = format!(

@@ -70,7 +70,7 @@ fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
         cluster.kubectl_ok(&["create", "-n", &ns, "-f", &file]);
     }
     let (code, report) = scan_json(&cluster, &dir, &ns, "cm");
-    assert_eq!(code, Some(2));
+    assert_eq!(code, Some(3));
     assert_eq!(findings_of(&report, "repaired"), ["missing"]);
     assert_eq!(findings_of(&report, "untouched"), ["missing"]);
 
@@ -146,7 +146,7 @@ fn oversized_configmap_migrates_to_server_side_apply() {
     assert!(text(&out.stderr).contains("Too long") && text(&out.stderr).contains("262144"), "{}", text(&out.stderr));
 
     let (code, report) = scan_json(&cluster, &dir, &ns, "cm");
-    assert_eq!(code, Some(2));
+    assert_eq!(code, Some(3));
     assert_eq!(findings_of(&report, "big"), ["missing", "oversized"]);
     // Repairing would not fit: a clear error pointing at migrate.
     let out = la(&cluster, &dir, &ns, &["repair", "cm/big"]);
@@ -438,7 +438,7 @@ fn custom_resources_are_scanned_and_repaired() {
     let add = r#"[{"op":"add","path":"/spec/workers/0/env/-","value":{"name":"C","value":"c"}}]"#;
     cluster.kubectl_ok(&["patch", "-n", &ns, "widget/drift", "--type", "json", "-p", add]);
     let (code, report) = scan_json(&cluster, &dir, &ns, "widgets.fieldwise.test");
-    assert_eq!(code, Some(2), "{report}");
+    assert_eq!(code, Some(3), "{report}");
     assert_eq!(findings_of(&report, "created"), ["missing"], "{report}");
     assert!(findings_of(&report, "clean").is_empty(), "{report}");
     assert_eq!(findings_of(&report, "drift"), ["stale"], "{report}");
@@ -447,7 +447,7 @@ fn custom_resources_are_scanned_and_repaired() {
     let detail = report["findings"].as_array().unwrap().iter().find(|f| f["name"] == "drift").unwrap().to_string();
     assert!(detail.contains(".spec.workers"), "{detail}");
     let out = la(&cluster, &dir, &ns, &["view", "widget/drift", "--diff"]);
-    assert_eq!(out.status.code(), Some(2), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stdout).contains("name: C"), "{}", text(&out.stdout));
     cluster.kubectl_ok(&["apply", "-n", &ns, "-f", dir.join("drift.yaml").to_str().unwrap()]);
     let env = cluster.get_json(&ns, "widget/drift")["spec"]["workers"][0]["env"].clone();
@@ -567,7 +567,7 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
 }
 
 /// `view --diff` and `scan` give one verdict per object (the core's `drift`): on every object
-/// of the fixtures, applied, edited, patched, scaled and created, `view --diff` exits 2
+/// of the fixtures, applied, edited, patched, scaled and created, `view --diff` exits 3
 /// exactly when `scan` calls the object stale.
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
@@ -604,7 +604,7 @@ fn view_diff_and_scan_agree_on_every_fixture_object() {
     ] {
         let stale = findings_of(&report, name).iter().any(|f| f == "stale");
         let out = la(&cluster, &dir, &ns, &["view", &format!("{kind}/{name}"), "--diff"]);
-        let expected = if stale { 2 } else { 0 };
+        let expected = if stale { 3 } else { 0 };
         assert_eq!(
             out.status.code(),
             Some(expected),
@@ -779,7 +779,7 @@ fn scan_json_detail_names_every_field() {
     assert_eq!(stale.len(), 1, "{report}");
     assert_eq!(stale[0]["detail"], detail.as_str(), "{report}");
     let out = la(&cluster, &dir, &ns, &["scan", "--kinds", "cm"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     assert!(table.contains(".data.k00, .data.k01, .data.k02 and 9 more (the next apply reverts it)"), "{table}");
 }

@@ -93,7 +93,7 @@ fn a_selector_across_namespaces_lists_exactly_the_selected_objects() {
     let out = run(cluster
         .plugin("kubectl-last_applied")
         .args(["scan", "-A", "-l", &selector, "--kinds", "cm", "-o", "json"]));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     let found: Vec<String> = report["findings"]
         .as_array()

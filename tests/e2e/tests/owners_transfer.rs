@@ -472,7 +472,7 @@ fn migrate_moves_human_managers_and_before_first_apply_and_scan_and_repair_agree
 
     // The annotation is left over now: scan says so, and repair removes it; then both are clean.
     let out = la(&["scan", "--kinds", "cm"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("left over from client-side apply: argocd"), "{}", text(&out.stdout));
     let out = la(&["repair", "--from-scan", "--kinds", "cm", "--yes"]);
     assert!(ok(&out).contains("configmap/m repaired"), "{}", text(&out.stderr));

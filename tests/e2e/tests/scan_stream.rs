@@ -122,7 +122,7 @@ fn a_scan_lists_each_type_once_and_streams_one_valid_document() {
     let (lists_before, gets_before) = audited_reads(&cluster, &ns);
     let out = run(with_data_dir(cluster.plugin("kubectl-last_applied"), &dir)
         .args(["-n", &ns, "scan", "--kinds", "cm", "-o", "json"]));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("one valid JSON document");
     let names: Vec<&str> = report["findings"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
     let expected: Vec<String> = (0..OBJECTS).map(|i| format!("cm-{i:04}")).collect();

@@ -420,7 +420,7 @@ fn canary_suite_finds_no_secret_value_anywhere() {
     // kubectl last-applied: scan, view, repair, migrate, with every mode and the error paths.
     let la = "kubectl-last_applied";
     for output in OUTPUTS {
-        s.run(la, &with(&["scan", "--kinds", "secrets,configmaps"], output), &[], Exit::Code(2));
+        s.run(la, &with(&["scan", "--kinds", "secrets,configmaps"], output), &[], Exit::Code(3));
         s.run(la, &with(&["view", "secret/dbcreds"], output), &[], Exit::Code(0));
         s.run(la, &with(&["repair", "secret/dbcreds", "--dry-run=client"], output), &[], Exit::Any);
         s.run(la, &with(&["repair", "secret/dbcreds", "--dry-run=server"], output), &[], Exit::Any);
@@ -562,7 +562,7 @@ fn string_data_secrets_are_neither_stale_nor_drift() {
         &json!({"data": {"token": b64("other-value")}}).to_string(),
     ]);
     let out = last_applied(&cluster, &data, &ns, &["view", "secret/tok", "--diff"]);
-    assert_eq!(out.status.code(), Some(2), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{}{}", text(&out.stdout), text(&out.stderr));
     assert!(!text(&out.stdout).contains("other-value") && !text(&out.stdout).contains(&b64("other-value")));
 }
 

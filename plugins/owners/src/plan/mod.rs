@@ -19,6 +19,7 @@ use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::NamespaceScope;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::flags::KubeFlags;
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::progress::Progress;
 use fieldwise_kube::output::{color, printer};
 use fieldwise_kube::write::bulk::{self, BulkOptions};
@@ -27,9 +28,6 @@ use fieldwise_kube::{Error, Result};
 use self::machine::RunInfo;
 use self::object::Planner;
 use self::report::{FailOn, ObjectReport, Summary};
-
-/// The exit code when an object fails `--fail-on` (conflicts or refusals by default).
-pub const EXIT_FINDINGS: u8 = 3;
 
 const EXAMPLES: &str = "Exit codes: 0 nothing fails --fail-on; 3 an object fails it (by default: a conflict or a
 server refusal); 1 an error (a file that cannot be read, an object that cannot be planned,
@@ -182,7 +180,7 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
     results.flush();
     if run.stopped.is_some() {
         run.print();
-        return Ok(ExitCode::from(1));
+        return Ok(exit_code::exit(exit_code::ERROR));
     }
     results.finish()
 }
@@ -297,6 +295,6 @@ impl<'a> Results<'a> {
             }
             return Err(Error::usage(why.join("; ")));
         }
-        Ok(if self.summary.failing > 0 { ExitCode::from(EXIT_FINDINGS) } else { ExitCode::SUCCESS })
+        Ok(exit_code::found_if(self.summary.failing > 0))
     }
 }

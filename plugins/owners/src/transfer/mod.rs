@@ -29,6 +29,7 @@ use fieldwise_kube::cli::prompt;
 use fieldwise_kube::cli::query_flags::QueryFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
+use fieldwise_kube::exit_code;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::write::backup::Provenance;
@@ -115,7 +116,8 @@ pub struct TransferArgs {
 }
 
 const EXAMPLES: &str = "Exit codes: 0 done (or nothing to move); 1 error; 2 not written (declined, or no
-terminal and no --yes); 3 the object changed since the preview in a way the transfer cannot follow.
+terminal and no --yes); 3 the object changed since the preview in a way the transfer cannot follow. With many
+objects, the worst object's code.
 
 Examples:
   # What moves if Argo CD takes over what kubectl edit/patch/create and client-side apply set
@@ -252,7 +254,7 @@ impl Run<'_> {
         if let Some(id) = run_id.filter(|_| summary.succeeded.get("transferred").is_some_and(|n| *n > 0)) {
             eprintln!("Run {id}; undo it with: kubectl safe-patch undo --run {id}");
         }
-        Ok(if summary.all_succeeded() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        Ok(exit_code::exit(summary.exit_code()))
     }
 
     /// Writes (or dry-runs) one object's transfer through the write path, prints its result

@@ -10,9 +10,11 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use crate::exit_code;
+
 /// The exit code of a run over many objects that was not approved: declined at the terminal,
-/// or no terminal and no `--yes`. Nothing was written.
-pub const NOT_APPROVED_EXIT: u8 = 2;
+/// or no terminal and no `--yes`. Nothing was written: refused.
+pub const NOT_APPROVED_EXIT: u8 = exit_code::REFUSED;
 
 /// Whether both stdin and stderr are terminals, so a person can answer.
 pub fn interactive() -> bool {

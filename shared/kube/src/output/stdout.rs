@@ -11,8 +11,8 @@
 
 use std::io::{ErrorKind, Write};
 
-pub use crate::error::CLOSED_PIPE_EXIT;
 use crate::error::{Error, Result};
+use crate::exit_code::CLOSED_PIPE;
 
 /// Writes `text` to stdout and flushes it, so each streamed row reaches the reader as it
 /// is found. A closed pipe is [`Error::StdoutClosed`]; other failures (disk full behind a
@@ -31,7 +31,7 @@ pub fn from_io(err: std::io::Error) -> Error {
     }
 }
 
-/// Installs a panic hook that ends the process quietly with [`CLOSED_PIPE_EXIT`] when the
+/// Installs a panic hook that ends the process quietly with [`CLOSED_PIPE`] when the
 /// panic is `print!`'s or `eprint!`'s complaint about a closed pipe, and defers to the
 /// previous hook for every other panic (which stays a bug worth its message).
 pub fn quiet_on_closed_pipe() {
@@ -44,7 +44,7 @@ pub fn quiet_on_closed_pipe() {
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or_default();
         if is_closed_pipe_panic(message) {
-            std::process::exit(i32::from(CLOSED_PIPE_EXIT));
+            std::process::exit(i32::from(CLOSED_PIPE));
         }
         previous(info);
     }));

@@ -21,6 +21,7 @@ use futures::stream::{self, Stream, StreamExt};
 
 use crate::api::listing::{for_each_concurrently, map_concurrently};
 use crate::error::{Error, Result};
+use crate::exit_code;
 use crate::output::progress::Progress;
 use crate::write::interrupt::{self, InFlight, Signal};
 
@@ -96,22 +97,6 @@ impl Failure {
     }
 }
 
-/// Which of two exit codes says more: an error (1) over a conflict (3) over a refusal
-/// needing `--force` (2) over success (0).
-pub fn worse_exit_code(a: u8, b: u8) -> u8 {
-    let rank = |code: u8| match code {
-        0 => 0,
-        2 => 1,
-        3 => 2,
-        _ => 3,
-    };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
-}
-
 impl BulkSummary {
     /// Whether every object succeeded.
     pub fn all_succeeded(&self) -> bool {
@@ -126,8 +111,8 @@ impl BulkSummary {
     /// The process exit code, as single writes have them: the worst object's, and 1 when
     /// the run stopped before every object was tried.
     pub fn exit_code(&self) -> u8 {
-        let stopped = if self.not_tried > 0 || self.stopped.is_some() { 1 } else { 0 };
-        worse_exit_code(self.worst_exit_code, stopped)
+        let stopped = if self.not_tried > 0 || self.stopped.is_some() { exit_code::ERROR } else { exit_code::DONE };
+        exit_code::worse(self.worst_exit_code, stopped)
     }
 
     /// Counts one object that failed with `err` (the runners count their own; a command
@@ -144,7 +129,7 @@ impl BulkSummary {
             Failure::Refused => self.refused += 1,
             Failure::Failed => {}
         }
-        self.worst_exit_code = worse_exit_code(self.worst_exit_code, exit_code);
+        self.worst_exit_code = exit_code::worse(self.worst_exit_code, exit_code);
     }
 
     /// Counts one object that succeeded as `label` without going through a runner.
@@ -553,7 +538,6 @@ mod tests {
             summary.outcome_line(&["patched", "unchanged"]),
             "3 patched, 1 unchanged, 1 conflict, 1 refused, 0 failed"
         );
-        assert_eq!((worse_exit_code(2, 3), worse_exit_code(3, 1), worse_exit_code(0, 2)), (3, 1, 2));
         assert_eq!(Failure::of(&unreachable()), Failure::Failed);
     }
 

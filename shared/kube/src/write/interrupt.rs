@@ -18,6 +18,8 @@ use std::sync::OnceLock;
 
 use tokio::sync::watch;
 
+use crate::exit_code;
+
 /// A signal that asks the command to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
@@ -33,9 +35,9 @@ impl Signal {
     /// The exit code a shell reports for a process the signal ended: 128 + its number.
     pub fn exit_code(self) -> u8 {
         match self {
-            Signal::Interrupt => 130,
-            Signal::Terminate => 143,
-            Signal::Hangup => 129,
+            Signal::Interrupt => exit_code::INTERRUPT,
+            Signal::Terminate => exit_code::TERMINATE,
+            Signal::Hangup => exit_code::HANGUP,
         }
     }
 
