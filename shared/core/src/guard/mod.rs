@@ -42,7 +42,8 @@
 //! let result = json!({"metadata": {"name": "cm", "resourceVersion": "7", "labels": {"a": "1", "mine": "y"}}});
 //! let planned = Planned { patch_type: PatchType::Merge, patch: json!({"metadata": {"labels": {"mine": "y"}}}),
 //!                         result: result.clone(), findings: vec![] };
-//! let Guard::Fields(patch) = guard(&live, &planned, Intent::Values, &Schema::new(), None) else { panic!() };
+//! let Guard::Fields(fields) = guard(&live, &planned, Intent::Values, &Schema::new(), None) else { panic!() };
+//! let patch = fields.patch;
 //! assert_eq!(patch, json!([
 //!     {"op": "test", "path": "/metadata/labels/mine", "value": null},
 //!     {"op": "add", "path": "/metadata/labels/mine", "value": "y"},
@@ -53,6 +54,7 @@
 //! assert_eq!(json_patch::apply(&moved, &patch).unwrap()["metadata"]["labels"], json!({"a": "1", "b": "2", "mine": "y"}));
 //! ```
 
+mod dry_run;
 mod ops;
 #[cfg(test)]
 mod properties;
@@ -70,14 +72,27 @@ use crate::plan::{PatchType, Planned};
 use crate::replan::Intent;
 use crate::schema::{Schema, TypeId};
 
+pub use dry_run::server_values_on_plan;
+pub use ops::{taking_back, Appended, Identity};
+
 /// How a planned change is guarded.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Guard {
     /// Send this JSON Patch (`application/json-patch+json`) in place of the planned patch,
     /// without a resourceVersion: `test`s of what the change depends on, and the change.
-    Fields(Value),
+    Fields(FieldGuard),
     /// Send the planned patch with the object's resourceVersion as precondition.
     WholeObject(WholeObjectReason),
+}
+
+/// A field guard: the JSON Patch, and the entries it appends to lists without pinning them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldGuard {
+    /// The JSON Patch to send.
+    pub patch: Value,
+    /// The entries added at the front or the end of a list, which the patch cannot pin:
+    /// the written object must name each of them once ([`taking_back`]).
+    pub appended: Vec<Appended>,
 }
 
 /// Why a change is guarded by the whole object's resourceVersion.
@@ -137,7 +152,7 @@ impl fmt::Display for WholeObjectReason {
 /// for what the user approved (`intent`): see the module docs.
 pub fn guard(live: &Value, planned: &Planned, intent: Intent, schema: &Schema, ty: Option<TypeId>) -> Guard {
     match field_guard(live, planned, intent, schema, ty) {
-        Ok(patch) => Guard::Fields(patch),
+        Ok(guard) => Guard::Fields(guard),
         Err(reason) => Guard::WholeObject(reason),
     }
 }
@@ -148,7 +163,7 @@ fn field_guard(
     intent: Intent,
     schema: &Schema,
     ty: Option<TypeId>,
-) -> Result<Value, WholeObjectReason> {
+) -> Result<FieldGuard, WholeObjectReason> {
     if planned.patch_type == PatchType::Apply {
         return Err(WholeObjectReason::ServerSideApply);
     }
@@ -171,14 +186,14 @@ fn field_guard(
             return Err(WholeObjectReason::ServerManagedMetadata);
         }
     }
-    let changes = ops::operations(live, &planned.result, schema, ty)
+    let (changes, appended) = ops::operations(live, &planned.result, schema, ty)
         .map_err(|u| WholeObjectReason::Untestable { pointer: u.pointer, why: u.why })?;
     operations.extend(changes);
     let max = json_patch::Limits::default().max_operations;
     if operations.len() > max {
         return Err(WholeObjectReason::TooManyOperations { count: operations.len() });
     }
-    Ok(Value::Array(operations))
+    Ok(FieldGuard { patch: Value::Array(operations), appended })
 }
 
 /// The reads of a JSON Patch that the guard keeps: its leading `test`s (the user's, and the

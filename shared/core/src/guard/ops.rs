@@ -10,9 +10,15 @@
 //! - an entry of a keyed list (list map or set) changed in place: `test` its key
 //!   fields (the value, for a set) at its index, then the changes inside it;
 //! - an entry removed: `test` the whole entry at its index, then `remove`;
-//! - entries added: `test` the identity of every entry of the list and of the last
-//!   one (`/-1`), which pins its membership and length, so the new entry cannot
-//!   already be there and lands exactly between the neighbours the preview showed;
+//! - entries added only before and after all the entries there (none removed, the
+//!   same order): `add` at the front (`/0`, `/1`, ...: a strategic merge patch puts
+//!   new entries first) or at the end (`/-`), with no `test` of the other entries, so
+//!   writers adding to the same list never make each other fail; what the guard
+//!   cannot pin, that nobody added the same entry meanwhile, is checked on the
+//!   written object ([`Appended`]);
+//! - entries inserted elsewhere: `test` the identity of every entry of the list and
+//!   of the last one (`/-1`), which pins its membership and length, so the new entry
+//!   cannot already be there and lands exactly between the neighbours the preview showed;
 //! - a keyed list whose entries are reordered, with repeated or unnamable entries,
 //!   and every atomic value: `test` the whole old value, then `replace` it.
 //!
@@ -38,21 +44,110 @@ pub(super) struct Untestable {
     pub(super) why: &'static str,
 }
 
-/// The guarded operations that turn `live` into `result`, both objects of type `ty`.
+/// An entry the guard appends to a list without pinning the list (`add .../-`): nothing in a
+/// JSON Patch can test that no entry of the same name is there, so another writer appending
+/// the same entry between the read and the write is seen afterwards, on the written object,
+/// as the entry named twice ([`Appended::occurrences`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Appended {
+    /// The list, as a JSON Pointer.
+    pub list: String,
+    /// What names the entry: each key field's value (`null`: absent) of a list map, or the
+    /// whole value of a set member.
+    pub identity: Identity,
+    /// Added at the front of the list (`add .../0`, as a strategic merge patch puts new
+    /// entries), rather than at the end (`add .../-`).
+    pub at_front: bool,
+    /// The entry as written.
+    pub entry: Value,
+}
+
+/// What names an entry of a keyed list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Identity {
+    /// The key fields of a list map and their values.
+    Keys(Vec<(String, Value)>),
+    /// A set member's value.
+    Value(Value),
+}
+
+impl Appended {
+    /// The indices of the entries of `object`'s list that this entry's identity names.
+    pub fn occurrences(&self, object: &Value) -> Vec<usize> {
+        let Some(list) = object.pointer(&self.list).and_then(Value::as_array) else { return Vec::new() };
+        let named = |entry: &Value| match &self.identity {
+            Identity::Keys(keys) => keys.iter().all(|(k, v)| entry.get(k).unwrap_or(&Value::Null) == v),
+            Identity::Value(v) => entry == v,
+        };
+        list.iter().enumerate().filter(|(_, e)| named(e)).map(|(i, _)| i).collect()
+    }
+
+    /// When `written` (the object as the write left it) names this entry more than once
+    /// (somebody else added the same entry between the read and the write): the index of
+    /// the write's own copy, the first one for an entry added at the front, the last for
+    /// one added at the end (where the write put it, on the list as it was then).
+    pub fn copy_in(&self, written: &Value) -> Option<usize> {
+        match self.occurrences(written).as_slice() {
+            [first, .., last] => Some(if self.at_front { *first } else { *last }),
+            _ => None,
+        }
+    }
+}
+
+/// When `written` names an entry of `appended` twice: the JSON Patch that takes the write's
+/// copies out again, each `test`ed first. `None` when every added entry is there once. The
+/// guard adds entries without a pin only when adding them is the whole change, so taking
+/// them out leaves nothing of the write.
+pub fn taking_back(appended: &[Appended], written: &Value) -> Option<Value> {
+    let mut copies: Vec<(&str, usize)> =
+        appended.iter().filter_map(|a| Some((a.list.as_str(), a.copy_in(written)?))).collect();
+    if copies.is_empty() {
+        return None;
+    }
+    // From the last index to the first, so each index is the one the server sees.
+    copies.sort_by(|a, b| b.cmp(a));
+    copies.dedup();
+    let mut ops = Vec::new();
+    for (list, index) in copies {
+        let at = format!("{list}/{index}");
+        let entry = written.pointer(&at).cloned().unwrap_or(Value::Null);
+        ops.push(json!({"op": "test", "path": at, "value": entry}));
+        ops.push(json!({"op": "remove", "path": at}));
+    }
+    Some(Value::Array(ops))
+}
+
+/// The guarded operations that turn `live` into `result`, both objects of type `ty`, and
+/// the entries appended without a pin.
+///
+/// Entries are added without a pin only when adding them is the whole change: a write that
+/// named an added entry twice is then undone by taking its copies out again, and nothing
+/// else of it stays behind. A change that also does something else pins its lists.
 pub(super) fn operations(
     live: &Value,
     result: &Value,
     schema: &Schema,
     ty: Option<TypeId>,
-) -> Result<Vec<Value>, Untestable> {
-    let mut ops = Ops { schema, out: Vec::new() };
+) -> Result<(Vec<Value>, Vec<Appended>), Untestable> {
+    let mut ops = Ops { schema, out: Vec::new(), appended: Vec::new(), unpinned_adds: true };
     ops.walk("", ty, live, result)?;
-    Ok(ops.out)
+    let adds_only = ops.out.iter().all(|op| {
+        op["op"] == "test" || (op["op"] == "add" && ops.appended.iter().any(|a| Some(&a.entry) == op.get("value")))
+    });
+    if ops.appended.is_empty() || adds_only {
+        return Ok((ops.out, ops.appended));
+    }
+    let mut pinned = Ops { schema, out: Vec::new(), appended: Vec::new(), unpinned_adds: false };
+    pinned.walk("", ty, live, result)?;
+    Ok((pinned.out, pinned.appended))
 }
 
 struct Ops<'s> {
     schema: &'s Schema,
     out: Vec<Value>,
+    appended: Vec<Appended>,
+    /// Whether entries added at either end of a list may go without a pin of the list.
+    unpinned_adds: bool,
 }
 
 fn child(at: &str, token: &str) -> String {
@@ -158,7 +253,8 @@ impl Ops<'_> {
         (new, n, n_at): (&[Value], &[PathElement], &Positions),
     ) -> Result<(), Untestable> {
         let adds = n.iter().any(|pe| !o_at.contains_key(pe));
-        if adds {
+        let block = (adds && self.unpinned_adds).then(|| unpinned_block(o, n, n_at)).flatten();
+        if adds && block.is_none() {
             self.pin_membership(at, keys, old)?;
         }
         for (i, pe) in o.iter().enumerate().rev() {
@@ -170,15 +266,26 @@ impl Ops<'_> {
         }
         for (j, pe) in n.iter().enumerate() {
             let here = format!("{at}/{j}");
-            match o_at.get(pe).copied() {
-                Some(i) if old[i] != new[j] => {
-                    if !adds {
+            match (o_at.get(pe).copied(), block) {
+                (Some(i), _) if old[i] != new[j] => {
+                    if !adds || block.is_some() {
                         self.identity(&here, keys, &old[i])?;
                     }
                     self.walk(&here, items, &old[i], &new[j])?;
                 }
-                Some(_) => {}
-                None => self.write("add", &here, Some(&new[j])),
+                (Some(_), _) => {}
+                (None, Some(start)) => {
+                    let at_front = j < start;
+                    let pointer = if at_front { here } else { format!("{at}/-") };
+                    self.write("add", &pointer, Some(&new[j]));
+                    self.appended.push(Appended {
+                        list: at.to_string(),
+                        identity: identity_of(keys, &new[j]),
+                        at_front,
+                        entry: new[j].clone(),
+                    });
+                }
+                (None, None) => self.write("add", &here, Some(&new[j])),
             }
         }
         Ok(())
@@ -205,6 +312,27 @@ impl Ops<'_> {
             }
             None => self.test(here, entry),
         }
+    }
+}
+
+/// Where the entries already there start in the new list, when the change only adds entries
+/// before all of them and after all of them (none removed, none between two of them, the
+/// same order): those adds need no pin of the list (see the module docs). `None` otherwise.
+fn unpinned_block(o: &[PathElement], n: &[PathElement], n_at: &Positions) -> Option<usize> {
+    let start = match o.first() {
+        Some(first) => *n_at.get(first)?,
+        None => 0,
+    };
+    (n.get(start..start + o.len())? == o).then_some(start)
+}
+
+/// What names `entry`: its key fields' values, or (a set member) itself.
+fn identity_of(keys: Option<&[String]>, entry: &Value) -> Identity {
+    match keys {
+        Some(keys) => {
+            Identity::Keys(keys.iter().map(|k| (k.clone(), entry.get(k).cloned().unwrap_or(Value::Null))).collect())
+        }
+        None => Identity::Value(entry.clone()),
     }
 }
 

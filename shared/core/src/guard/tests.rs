@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{guard, Guard, WholeObjectReason};
+use super::{guard, taking_back, Guard, WholeObjectReason};
 use crate::json_patch;
 use crate::plan::{plan, PatchType, PlanInput, Planned};
 use crate::replan::Intent;
@@ -50,7 +50,7 @@ fn guarded(live: &Value, planned: &Planned) -> Guard {
 
 fn fields(guard: Guard) -> Value {
     match guard {
-        Guard::Fields(patch) => patch,
+        Guard::Fields(fields) => fields.patch,
         Guard::WholeObject(reason) => panic!("whole-object guard: {reason}"),
     }
 }
@@ -181,7 +181,7 @@ fn what_cannot_be_pinned_field_by_field_keeps_the_whole_object_guard() {
     let (schema, ty) = schema_and_type();
     let reason = |p: &Planned, intent: Intent| match guard(&live, p, intent, schema, ty) {
         Guard::WholeObject(reason) => reason,
-        Guard::Fields(patch) => panic!("field guard {patch}"),
+        Guard::Fields(fields) => panic!("field guard {}", fields.patch),
     };
     let replicas = planned(&live, json!({"spec": {"replicas": 2}}), PatchType::Merge);
     assert_eq!(reason(&replicas, Intent::Rule), WholeObjectReason::DerivedFromObject);
@@ -205,13 +205,14 @@ fn what_cannot_be_pinned_field_by_field_keeps_the_whole_object_guard() {
         reason(&escaped, Intent::Values),
         WholeObjectReason::Untestable { pointer, .. } if pointer == "/metadata/annotations/docs"
     ));
-    // An entry added to a list of 12,000 env entries pins them all: more operations than the apiserver takes.
+    // An entry inserted into a list of 12,000 env entries pins them all: more operations than
+    // the apiserver takes (one added at either end pins none).
     let mut long = live.clone();
     long["spec"]["template"]["spec"]["containers"][0]["env"] =
         (0..12_000).map(|i| json!({"name": format!("E{i}"), "value": "v"})).collect();
     let add = planned(
         &long,
-        json!([{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "NEW"}}]),
+        json!([{"op": "add", "path": "/spec/template/spec/containers/0/env/1", "value": {"name": "NEW"}}]),
         PatchType::Json,
     );
     assert!(
@@ -220,4 +221,86 @@ fn what_cannot_be_pinned_field_by_field_keeps_the_whole_object_guard() {
     // Adding beside it is fine: only the values tested matter.
     let beside = planned(&live, json!({"metadata": {"annotations": {"x": "&"}}}), PatchType::Merge);
     assert!(matches!(guarded(&live, &beside), Guard::Fields(_)));
+}
+
+fn deployment_with_env(names: &[&str]) -> Value {
+    let mut live = deployment(&[]);
+    live["spec"]["template"]["spec"]["containers"][0]["env"] =
+        names.iter().map(|n| json!({"name": n, "value": "v"})).collect();
+    live
+}
+
+#[test]
+fn an_added_entry_pins_nothing_but_the_container_and_keeps_other_writers_entries() {
+    // Issue #28.11: 20 writers appending their own env entry must not fail one another.
+    let live = deployment_with_env(&["A", "B"]);
+    let append = json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "env": [{"name": "MINE", "value": "1"}]}]}}}});
+    for (patch, patch_type) in [
+        (append, PatchType::Strategic),
+        (
+            json!([{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "MINE", "value": "1"}}]),
+            PatchType::Json,
+        ),
+    ] {
+        let p = planned(&live, patch, patch_type);
+        let Guard::Fields(fields) = guarded(&live, &p) else { panic!("a field guard") };
+        let mut tests = tests_of(&fields.patch);
+        tests.dedup();
+        assert_eq!(tests, ["/spec/template/spec/containers/0/name \"app\""], "{patch_type:?}");
+        assert_eq!(json_patch::apply(&live, &fields.patch).unwrap(), p.result);
+        // A strategic merge patch puts the new entry first; a JSON Patch's `-`, last.
+        let (front, expected, copy) = match patch_type {
+            PatchType::Strategic => (true, ["MINE", "O1", "A", "B", "O2"], 0),
+            _ => (false, ["O1", "A", "B", "O2", "MINE"], 4),
+        };
+        // Others added entries at both ends meanwhile: the write keeps them, names MINE once.
+        let moved = deployment_with_env(&["O1", "A", "B", "O2"]);
+        let written = json_patch::apply(&moved, &fields.patch).unwrap();
+        assert_eq!(env_names(&written), expected);
+        assert_eq!(taking_back(&fields.appended, &written), None);
+        // Somebody added MINE too: the write passes, and the check names this write's copy.
+        let same = deployment_with_env(&["A", "MINE", "B"]);
+        let written = json_patch::apply(&same, &fields.patch).unwrap();
+        let copy = if front { copy } else { 3 };
+        let at = format!("/spec/template/spec/containers/0/env/{copy}");
+        assert_eq!(written.pointer(&at).unwrap()["value"], "1", "this write's copy");
+        let back = taking_back(&fields.appended, &written).expect("named twice");
+        assert_eq!(
+            back,
+            json!([{"op": "test", "path": at, "value": {"name": "MINE", "value": "1"}}, {"op": "remove", "path": at}])
+        );
+        assert_eq!(env_names(&json_patch::apply(&written, &back).unwrap()), env_names(&same));
+    }
+}
+
+fn env_names(object: &Value) -> Vec<&str> {
+    let env = object["spec"]["template"]["spec"]["containers"][0]["env"].as_array();
+    env.into_iter().flatten().map(|e| e["name"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn an_insert_between_two_entries_still_pins_the_membership() {
+    let live = deployment_with_env(&["A", "B"]);
+    let ops = json!([{"op": "add", "path": "/spec/template/spec/containers/0/env/1", "value": {"name": "MID", "value": "1"}}]);
+    let p = planned(&live, ops, PatchType::Json);
+    let Guard::Fields(fields) = guarded(&live, &p) else { panic!("a field guard") };
+    assert!(fields.appended.is_empty());
+    assert!(tests_of(&fields.patch).iter().any(|t| t.starts_with("/spec/template/spec/containers/0/env/-1/name")));
+    assert!(json_patch::apply(&deployment_with_env(&["A", "B", "C"]), &fields.patch).is_err());
+}
+
+#[test]
+fn an_added_entry_beside_another_change_pins_its_list() {
+    // Taking back a write that named an entry twice must leave nothing of it: only a change
+    // that is nothing but added entries goes without pins.
+    let live = deployment_with_env(&["A"]);
+    let ops = json!([
+        {"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "MINE", "value": "1"}},
+        {"op": "replace", "path": "/spec/replicas", "value": 3},
+    ]);
+    let p = planned(&live, ops, PatchType::Json);
+    let Guard::Fields(fields) = guarded(&live, &p) else { panic!("a field guard") };
+    assert!(fields.appended.is_empty());
+    assert!(json_patch::apply(&deployment_with_env(&["A", "B"]), &fields.patch).is_err());
+    assert_eq!(json_patch::apply(&live, &fields.patch).unwrap(), p.result);
 }

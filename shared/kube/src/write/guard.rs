@@ -14,7 +14,7 @@
 //! created again under the same name between the preview and the write (same fields, new
 //! uid) then refuses the write, and the re-plan stops (the core's `Conflict::Recreated`).
 
-use fieldwise_core::guard::Guard;
+use fieldwise_core::guard::{taking_back, Appended, Guard};
 use fieldwise_core::plan::Planned;
 use fieldwise_core::replan::uid_of;
 use serde_json::{json, Map, Value};
@@ -28,41 +28,42 @@ pub struct GuardedRequest {
     pub body: Value,
     /// Its patch type (a field guard is a JSON Patch whatever the planned patch type).
     pub patch_type: PatchType,
+    /// The entries a field guard adds at either end of a list without pinning it: the
+    /// written object must name each once ([`GuardedRequest::taking_back`]).
+    pub appended: Vec<Appended>,
+}
+
+impl GuardedRequest {
+    /// When `written` (the object as this request left it) names an entry it added twice
+    /// (somebody else added the same entry between the read and the write): the JSON Patch
+    /// that takes this request's copies out again (the core's [`taking_back`]), pinned to the
+    /// object's uid. `None` when every added entry is there once.
+    pub fn taking_back(&self, written: &Value) -> Option<Value> {
+        let back = taking_back(&self.appended, written)?;
+        Some(match uid_of(written) {
+            Some(uid) => pinned_to_uid(PatchType::Json, back, uid),
+            None => back,
+        })
+    }
 }
 
 /// The request that sends `planned`, planned against `live`, under `guard`; `None` when
 /// the guard is the whole object and the object has no resourceVersion.
 pub fn request_of(guard: Guard, planned: &Planned, live: &Value) -> Option<GuardedRequest> {
     let request = match guard {
-        Guard::Fields(body) => GuardedRequest { body, patch_type: PatchType::Json },
+        Guard::Fields(fields) => {
+            GuardedRequest { body: fields.patch, patch_type: PatchType::Json, appended: fields.appended }
+        }
         Guard::WholeObject(_) => GuardedRequest {
             body: guarded_body(planned.patch_type, &planned.patch, resource_version(live)?),
             patch_type: planned.patch_type,
+            appended: Vec::new(),
         },
     };
     Some(match uid_of(live) {
         Some(uid) => GuardedRequest { body: pinned_to_uid(request.patch_type, request.body, uid), ..request },
         None => request,
     })
-}
-
-/// `request` pinned also to the version of `live` it was planned against: for a dry run,
-/// whose result is compared with the plan and shown as the change, so it must be the
-/// change made to that very version (another writer's change in between would otherwise
-/// show up as this one's). A field guard gains a `test` of the resourceVersion (a
-/// whole-object guard has it already). `None` when `live` has no resourceVersion.
-pub fn pinned_to_version(request: GuardedRequest, live: &Value) -> Option<GuardedRequest> {
-    let version = resource_version(live)?;
-    let already = match &request.body {
-        Value::Array(ops) => {
-            ops.iter().any(|op| op.get("path").and_then(Value::as_str) == Some("/metadata/resourceVersion"))
-        }
-        body => body.pointer("/metadata/resourceVersion").is_some(),
-    };
-    if already {
-        return Some(request);
-    }
-    Some(GuardedRequest { body: guarded_body(request.patch_type, &request.body, version), ..request })
 }
 
 /// `body` pinned to the object whose uid is `uid` (see the module docs).
@@ -141,29 +142,13 @@ mod tests {
             findings: vec![],
         };
         let tests = json!([{"op": "test", "path": "/spec/replicas", "value": 1}]);
-        let fields = request_of(Guard::Fields(tests.clone()), &planned, &live).unwrap();
-        assert_eq!(fields, GuardedRequest { body: tests, patch_type: PatchType::Json });
+        let fields = request_of(field_guard(tests.clone()), &planned, &live).unwrap();
+        assert_eq!(fields, GuardedRequest { body: tests, patch_type: PatchType::Json, appended: vec![] });
         let whole = request_of(Guard::WholeObject(WholeObjectReason::ServerSideApply), &planned, &live).unwrap();
         assert_eq!(whole.patch_type, PatchType::Merge);
         assert_eq!(whole.body["metadata"]["resourceVersion"], "5");
         let unversioned = request_of(Guard::WholeObject(WholeObjectReason::ServerSideApply), &planned, &json!({}));
         assert_eq!(unversioned, None);
-    }
-
-    #[test]
-    fn a_dry_run_is_pinned_to_the_version_planned_against_once() {
-        let live = json!({"metadata": {"resourceVersion": "5", "uid": "u-1"}});
-        let fields = GuardedRequest {
-            body: json!([{"op": "test", "path": "/metadata/uid", "value": "u-1"}]),
-            patch_type: PatchType::Json,
-        };
-        let pinned = pinned_to_version(fields, &live).unwrap();
-        assert_eq!(pinned.body[0], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "5"}));
-        assert_eq!(pinned_to_version(pinned.clone(), &live).unwrap(), pinned, "already pinned: unchanged");
-        let merge = GuardedRequest { body: json!({"data": {"k": "v"}}), patch_type: PatchType::Merge };
-        assert_eq!(pinned_to_version(merge, &live).unwrap().body["metadata"]["resourceVersion"], "5");
-        let json = GuardedRequest { body: json!([]), patch_type: PatchType::Json };
-        assert_eq!(pinned_to_version(json, &json!({})), None);
     }
 
     #[test]
@@ -177,7 +162,7 @@ mod tests {
             findings: vec![],
         };
         let tests = json!([{"op": "test", "path": "/spec/replicas", "value": 1}]);
-        let fields = request_of(Guard::Fields(tests), &planned, &live).unwrap();
+        let fields = request_of(field_guard(tests), &planned, &live).unwrap();
         assert_eq!(
             fields.body,
             json!([{"op": "test", "path": "/metadata/uid", "value": "u-1"}, {"op": "test", "path": "/spec/replicas", "value": 1}])
@@ -188,5 +173,35 @@ mod tests {
         let whole = request_of(Guard::WholeObject(WholeObjectReason::ReadsAfterWriting), &json_planned, &live).unwrap();
         assert_eq!(whole.body[0], json!({"op": "test", "path": "/metadata/uid", "value": "u-1"}));
         assert_eq!(whole.body[1], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "5"}));
+    }
+
+    fn field_guard(patch: Value) -> Guard {
+        Guard::Fields(fieldwise_core::guard::FieldGuard { patch, appended: vec![] })
+    }
+
+    #[test]
+    fn a_copy_of_an_entry_added_twice_is_taken_back_where_the_write_put_it() {
+        use fieldwise_core::guard::Identity;
+        let added = |at_front| Appended {
+            list: "/env".into(),
+            identity: Identity::Keys(vec![("name".into(), json!("MINE"))]),
+            at_front,
+            entry: json!({"name": "MINE", "value": "1"}),
+        };
+        let request =
+            |at_front| GuardedRequest { body: json!([]), patch_type: PatchType::Json, appended: vec![added(at_front)] };
+        let once = json!({"metadata": {"uid": "u"}, "env": [{"name": "A"}, {"name": "MINE", "value": "1"}]});
+        assert_eq!(request(false).taking_back(&once), None);
+        let twice = json!({"metadata": {"uid": "u"}, "env": [
+            {"name": "MINE", "value": "2"}, {"name": "A"}, {"name": "MINE", "value": "1"}]});
+        assert_eq!(
+            request(false).taking_back(&twice),
+            Some(json!([
+                {"op": "test", "path": "/metadata/uid", "value": "u"},
+                {"op": "test", "path": "/env/2", "value": {"name": "MINE", "value": "1"}},
+                {"op": "remove", "path": "/env/2"},
+            ]))
+        );
+        assert_eq!(request(true).taking_back(&twice).unwrap()[1]["path"], "/env/0");
     }
 }

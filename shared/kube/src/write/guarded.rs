@@ -20,16 +20,16 @@
 
 use std::time::Duration;
 
-use fieldwise_core::guard::guard;
+use fieldwise_core::guard::{guard, server_values_on_plan};
 use fieldwise_core::replan::{decide, Approved, Conflict, Replan};
 use fieldwise_core::schema::{Gvk, Schema, TypeId};
 use serde_json::Value;
 
 use super::backoff::Backoff;
 use super::classify::{classify, Answer};
-use super::guard::{pinned_to_version, request_of, resource_version, GuardedRequest};
+use super::guard::{request_of, resource_version, GuardedRequest};
 use super::interrupt::{self, InFlight};
-use super::request::{patch, FieldValidation, PatchRequest};
+use super::request::{patch, FieldValidation, PatchRequest, PatchType};
 use super::settle;
 use crate::api::objects;
 use crate::api::reference::ObjectRef;
@@ -211,11 +211,14 @@ impl<'a> GuardedWrite<'a> {
         Ok(Preview { live, planned, approved, server_result: None })
     }
 
-    /// Sends the exact request as a server-side dry run and keeps the server's result.
-    /// The dry run is pinned to the version planned against ([`pinned_to_version`]), so its
-    /// result differs from the plan only by what the server adds (defaulting, admission),
-    /// never by another writer's change; when the object moves in between, nothing is
-    /// approved yet: it is read and planned again.
+    /// Sends the exact request as a server-side dry run and keeps the server's result, so that
+    /// the preview differs from the plan only by what the server adds (defaulting, admission),
+    /// never by another writer's change. A whole-object guard is pinned to the version planned
+    /// against by its resourceVersion; a field guard is not, so that writers of other fields
+    /// do not make each other's dry runs fail: when it met a newer version, only the values
+    /// where it writes are taken from the server (`fieldwise_core::guard::server_values_on_plan`).
+    /// When what the change depends on moved, nothing is approved yet: the object is read and
+    /// planned again.
     pub async fn dry_run(&self, preview: &mut Preview, planner: &mut Planner<'_>) -> Result<()> {
         let mut backoff = Backoff::new(self.options.retry_budget);
         run_hook_before_dry_run(self.target);
@@ -224,30 +227,39 @@ impl<'a> GuardedWrite<'a> {
                 return Ok(());
             }
             let request = self.request(&preview.live, &preview.planned)?;
-            let request = pinned_to_version(request, &preview.live).ok_or_else(|| Error::Unsupported {
-                what: format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()),
-            })?;
+            let planned_on = resource_version(&preview.live).map(String::from);
             let err = match self.send(&request, true).await {
+                // Somebody added an entry this change adds, meanwhile: plan again on it.
+                Ok(server) if request.taking_back(&server).is_some() => None,
                 Ok(server) => {
-                    preview.server_result = Some(server);
+                    preview.server_result = Some(if resource_version(&server) == planned_on.as_deref() {
+                        server
+                    } else {
+                        server_values_on_plan(&preview.planned.result, &server, &request.body, &request.appended)
+                    });
                     return Ok(());
                 }
-                Err(e) => e,
+                Err(e) => Some(e),
             };
-            match classify(err, request.patch_type) {
-                Answer::Moved(e) | Answer::Throttled(e) => {
-                    let Some(wait) = backoff.next_wait() else { return Err(e) };
-                    tokio::time::sleep(wait).await;
-                    let fresh = self.read().await?;
-                    let unmoved = resource_version(&fresh) == resource_version(&preview.live);
-                    if unmoved && !matches!(e, Error::Api { code: 429, .. }) {
-                        return Err(e); // not a race: the server refuses this request
+            if let Some(err) = err {
+                match classify(err, request.patch_type) {
+                    Answer::Moved(e) | Answer::Throttled(e) => {
+                        let Some(wait) = backoff.next_wait() else { return Err(e) };
+                        tokio::time::sleep(wait).await;
+                        let fresh = self.read().await?;
+                        let unmoved = resource_version(&fresh) == planned_on.as_deref();
+                        if unmoved && !matches!(e, Error::Api { code: 429, .. }) {
+                            return Err(e); // not a race: the server refuses this request
+                        }
+                        *preview = self.plan(fresh, planner)?;
+                        continue;
                     }
-                    *preview = self.plan(fresh, planner)?;
+                    Answer::FieldManagerConflict(causes) => return Err(self.field_manager_conflict(causes)),
+                    Answer::Refused(e) | Answer::NotSent(e) | Answer::MaybeSent(e) => return Err(e),
                 }
-                Answer::FieldManagerConflict(causes) => return Err(self.field_manager_conflict(causes)),
-                Answer::Refused(e) | Answer::NotSent(e) | Answer::MaybeSent(e) => return Err(e),
             }
+            let fresh = self.read().await?;
+            *preview = self.plan(fresh, planner)?;
         }
     }
 
@@ -302,55 +314,64 @@ impl<'a> GuardedWrite<'a> {
                 Err(e) => return Err(discarded(pending, e)),
             };
             let planned_against = resource_version(&live).map(String::from);
-            let err = match self.send(&request, false).await {
-                Ok(written) => {
-                    self.record_written(pending, &store, &written).await?;
-                    return Ok(Committed::Written(written));
-                }
-                Err(e) => e,
-            };
             let moved = |fresh: &Value| resource_version(fresh) != planned_against.as_deref();
-            let fresh = match classify(err, request.patch_type) {
-                Answer::FieldManagerConflict(causes) => {
-                    return Err(discarded(pending, self.field_manager_conflict(causes)));
-                }
-                Answer::Refused(e) | Answer::NotSent(e) => return Err(discarded(pending, e)),
-                Answer::Throttled(e) => {
-                    let Some(wait) = backoff.next_wait() else { return Err(discarded(pending, e)) };
-                    tokio::time::sleep(wait).await;
-                    if let Some(err) = self.interrupted() {
-                        return Err(discarded(pending, err));
+            let fresh = match self.send(&request, false).await {
+                Ok(written) => match self.take_back_if_added_twice(&request, &written).await {
+                    None => {
+                        self.record_written(pending, &store, &written).await?;
+                        return Ok(Committed::Written(written));
                     }
-                    continue;
-                }
-                Answer::MaybeSent(e) => {
-                    let Some(fresh) = self.read_after_failure(&mut backoff).await else {
-                        let backup = pending.unknown()?;
-                        return Err(Error::OutcomeUnknown {
-                            object: self.target.display(),
-                            reason: transport_reason(&e),
-                            backup: Some(backup),
-                        });
-                    };
-                    if moved(&fresh) && approved.holds_in(&fresh, self.options.schema) {
-                        eprintln!(
-                            "note: the connection failed after the write of {} was sent; reading it again shows the write landed",
-                            self.target.display()
-                        );
-                        self.record_written(pending, &store, &fresh).await?;
-                        return Ok(Committed::Written(fresh));
+                    // Nothing of this write is left: plan again on what the other writer made.
+                    Some(Ok(after)) => after,
+                    Some(Err(e)) => {
+                        self.record_written(pending, &store, &written).await?;
+                        return Err(e);
                     }
-                    fresh
-                }
-                Answer::Moved(e) => {
-                    let fresh = match self.read().await {
-                        Ok(fresh) => fresh,
-                        Err(read_error) => return Err(discarded(pending, read_error)),
-                    };
-                    if !moved(&fresh) {
-                        return Err(discarded(pending, e)); // not a race: the server refuses this request
+                },
+                Err(err) => {
+                    match classify(err, request.patch_type) {
+                        Answer::FieldManagerConflict(causes) => {
+                            return Err(discarded(pending, self.field_manager_conflict(causes)));
+                        }
+                        Answer::Refused(e) | Answer::NotSent(e) => return Err(discarded(pending, e)),
+                        Answer::Throttled(e) => {
+                            let Some(wait) = backoff.next_wait() else { return Err(discarded(pending, e)) };
+                            tokio::time::sleep(wait).await;
+                            if let Some(err) = self.interrupted() {
+                                return Err(discarded(pending, err));
+                            }
+                            continue;
+                        }
+                        Answer::MaybeSent(e) => {
+                            let Some(fresh) = self.read_after_failure(&mut backoff).await else {
+                                let backup = pending.unknown()?;
+                                return Err(Error::OutcomeUnknown {
+                                    object: self.target.display(),
+                                    reason: transport_reason(&e),
+                                    backup: Some(backup),
+                                });
+                            };
+                            if moved(&fresh) && approved.holds_in(&fresh, self.options.schema) {
+                                eprintln!(
+                                    "note: the connection failed after the write of {} was sent; reading it again shows the write landed",
+                                    self.target.display()
+                                );
+                                self.record_written(pending, &store, &fresh).await?;
+                                return Ok(Committed::Written(fresh));
+                            }
+                            fresh
+                        }
+                        Answer::Moved(e) => {
+                            let fresh = match self.read().await {
+                                Ok(fresh) => fresh,
+                                Err(read_error) => return Err(discarded(pending, read_error)),
+                            };
+                            if !moved(&fresh) {
+                                return Err(discarded(pending, e)); // not a race: the server refuses this request
+                            }
+                            fresh
+                        }
                     }
-                    fresh
                 }
             };
             // Another object under the same name is not the one previewed: nothing is planned on it.
@@ -393,6 +414,27 @@ impl<'a> GuardedWrite<'a> {
         request_of(guard, planned, live).ok_or_else(|| Error::Unsupported {
             what: format!("{} has no metadata.resourceVersion to guard the write with", self.target.display()),
         })
+    }
+
+    /// When the write named an entry it added twice (somebody else added the same entry at
+    /// the same time; the guard could not pin that, see `fieldwise_core::guard`): takes this
+    /// write's copies out again. `Some(Ok(object))`, the object without them, to plan again
+    /// on; `Some(Err(_))` when that failed and both copies stay; `None` when every added entry
+    /// is there once.
+    async fn take_back_if_added_twice(&self, request: &GuardedRequest, written: &Value) -> Option<Result<Value>> {
+        let back = request.taking_back(written)?;
+        let lists: Vec<String> = request.appended.iter().map(|a| a.list.clone()).collect();
+        eprintln!(
+            "note: another writer added the same entry to {} of {} at the same time; taking this write's copy out again",
+            lists.join(", "),
+            self.target.display()
+        );
+        let taking_back = GuardedRequest { body: back, patch_type: PatchType::Json, appended: Vec::new() };
+        Some(self.send(&taking_back, false).await.map_err(|e| Error::AddedTwice {
+            object: self.target.display(),
+            lists,
+            reason: e.to_string(),
+        }))
     }
 
     /// After a stop signal nothing new is sent: the error to end this write with.
