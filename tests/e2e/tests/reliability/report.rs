@@ -16,10 +16,11 @@ use std::time::Instant;
 use fieldwise_e2e::{reports_dir, run, text, workspace_root, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
-pub const SECTIONS: [&str; 11] = [
+pub const SECTIONS: [&str; 12] = [
     "Preview/write races",
     "Keyed-list re-plan races",
     "Parallel writers",
+    "Parallel list entries and data keys",
     "Field-manager conflict on apply",
     "Validation refusal",
     "Subresource undo",
