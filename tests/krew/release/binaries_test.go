@@ -135,6 +135,25 @@ func TestLinuxAmd64IsStatic(t *testing.T) {
 	}
 }
 
+// TestShippedBinariesHaveNoTestHooks: the release binaries are built without fieldwise-kube's
+// test-hooks feature (the end-to-end tests' shell hooks between a preview and its write), so no
+// environment variable can make a shipped plugin run a command: none names one.
+func TestShippedBinariesHaveNoTestHooks(t *testing.T) {
+	for _, plugin := range plugins {
+		t.Run(plugin, func(t *testing.T) {
+			data, err := os.ReadFile(binary(t, plugin, "linux/amd64"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, hook := range []string{"FIELDWISE_HOOK_BEFORE_WRITE", "FIELDWISE_HOOK_BEFORE_DRY_RUN"} {
+				if bytes.Contains(data, []byte(hook)) {
+					t.Errorf("%s names %s: built with the test-hooks feature", plugin, hook)
+				}
+			}
+		})
+	}
+}
+
 // TestLinuxAmd64LocalRuns: --version and three --local patches (strategic merge, JSON Patch,
 // merge) of the native binaries give the expected results.
 func TestLinuxAmd64LocalRuns(t *testing.T) {

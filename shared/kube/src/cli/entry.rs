@@ -150,44 +150,6 @@ pub fn with_completion_examples(command: clap::Command) -> clap::Command {
     command.mut_subcommand("completion", |sub| sub.after_help(examples))
 }
 
-/// The subcommands (by path, e.g. `undo`) whose `--help` shows no example starting with
-/// `kubectl `: every command a user can run must show one, as kubectl's do. For tests.
-pub fn subcommands_without_examples(command: &clap::Command) -> Vec<String> {
-    let mut missing = Vec::new();
-    for sub in command.get_subcommands().filter(|sub| sub.get_name() != "help") {
-        let help = [sub.get_after_help(), sub.get_after_long_help()]
-            .into_iter()
-            .flatten()
-            .map(|text| text.to_string())
-            .collect::<String>();
-        if !help.lines().any(|line| line.trim_start().starts_with("kubectl ")) {
-            missing.push(sub.get_name().to_string());
-        }
-        missing.extend(subcommands_without_examples(sub).into_iter().map(|path| format!("{} {path}", sub.get_name())));
-    }
-    missing
-}
-
-/// What a plugin's `--help` does against the house conventions, for its tests: a subcommand
-/// without an example starting with `kubectl ` ([`subcommands_without_examples`], the
-/// completion examples added as the binary adds them), or the connection flags
-/// (`--kubeconfig` ...) not under their own heading after the command's own options.
-pub fn help_convention_problems(command: clap::Command) -> Vec<String> {
-    let mut command = with_completion_examples(command);
-    let mut problems: Vec<String> =
-        subcommands_without_examples(&command).into_iter().map(|sub| format!("{sub}: no example")).collect();
-    let help = command.render_help().to_string();
-    match (help.find("Options:"), help.find("Connection options:")) {
-        (Some(own), Some(connection)) if own < connection => {
-            if !help[connection..].contains("--kubeconfig") || help[..connection].contains("--kubeconfig") {
-                problems.push("--kubeconfig is not under \"Connection options:\" alone".into());
-            }
-        }
-        _ => problems.push("no \"Options:\" heading before \"Connection options:\"".into()),
-    }
-    problems
-}
-
 /// Moves the first non-option word to just after the program name when it is a subcommand of `cmd`.
 pub fn hoist_subcommand(cmd: &clap::Command, args: Vec<String>) -> Vec<String> {
     let takes_value = |arg: Option<&clap::Arg>| arg.is_some_and(|a| a.get_action().takes_values());

@@ -8,12 +8,13 @@
 //! - [`query_flags`]: kubectl's `-l`, `--field-selector`, `--all` and `-A`, declared once.
 
 pub mod completion;
+#[cfg(feature = "test-hooks")]
+pub mod conventions;
 pub mod edit;
 pub mod entry;
 pub mod prompt;
 pub mod query_flags;
 
-pub use entry::{
-    fail, help_convention_problems, hoist_subcommand, parse, parse_with_subcommands, run, subcommands_without_examples,
-    with_completion_examples,
-};
+#[cfg(feature = "test-hooks")]
+pub use conventions::{help_convention_problems, subcommands_without_examples};
+pub use entry::{fail, hoist_subcommand, parse, parse_with_subcommands, run, with_completion_examples};
