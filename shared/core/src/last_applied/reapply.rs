@@ -69,7 +69,7 @@ pub fn reapply(live: &Value, schema: &Schema) -> Result<Vec<FieldEdit>, ReapplyE
     // The server keeps a Secret's `stringData` in `data`: what it stored is what kubectl compares.
     let original = string_data::as_stored(&applied, live);
     let mut modified = original.clone();
-    modified["metadata"]["annotations"][LAST_APPLIED_ANNOTATION] = Value::String(text.to_string());
+    with_annotation(&mut modified, text);
     let ty = Gvk::of_object(live).and_then(|g| schema.root(&g));
     let typed = ty.filter(|t| matches!(schema.try_get(*t), Some(TypeDef::Struct(_))));
     let after = match typed {
@@ -82,6 +82,22 @@ pub fn reapply(live: &Value, schema: &Schema) -> Result<Vec<FieldEdit>, ReapplyE
     };
     let effect = Effect::between(live, &after, schema, typed);
     Ok(effect.edits().iter().filter(|edit| server_keeps(edit, &original, schema, typed)).cloned().collect())
+}
+
+/// The file kubectl would apply: the configuration with the annotation it writes, here the one
+/// there (so the patch never touches it). A `metadata` or `annotations` that is not an object
+/// is left alone: the patch then says what kubectl would do with it.
+fn with_annotation(config: &mut Value, text: &str) {
+    let Value::Object(root) = config else { return };
+    let metadata = root.entry("metadata").or_insert_with(|| Value::Object(Default::default()));
+    let Value::Object(metadata) = metadata else { return };
+    let annotations = metadata.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+    if annotations.is_null() {
+        *annotations = Value::Object(Default::default());
+    }
+    if let Value::Object(annotations) = annotations {
+        annotations.insert(LAST_APPLIED_ANNOTATION.to_string(), Value::String(text.to_string()));
+    }
 }
 
 /// Whether the server would store `edit` as the patch makes it (see the module docs).
@@ -276,6 +292,16 @@ mod tests {
         let paths: Vec<String> =
             reapply(&object(applied, edited), &untyped).unwrap().iter().map(|e| e.path.to_string()).collect();
         assert_eq!(paths, vec![".spec.enabled", ".spec.workers"]);
+    }
+
+    #[test]
+    fn odd_metadata_in_the_annotation_is_no_panic() {
+        let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": "odd", "data": {"k": "v"}});
+        let live = object(
+            applied,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}),
+        );
+        assert_eq!(reapply(&live, builtin()), Ok(Vec::new()));
     }
 
     #[test]

@@ -605,9 +605,11 @@ struct ClusterScoped(Cluster, Vec<ObjectRef>);
 
 impl Drop for ClusterScoped {
     fn drop(&mut self) {
-        for target in &self.1 {
-            let _ = run(self.0.kubectl().args(["delete", &type_name(target), "--ignore-not-found", "--wait=false"]));
+        if self.1.is_empty() {
+            return;
         }
+        let names: Vec<String> = self.1.iter().map(type_name).collect();
+        let _ = run(self.0.kubectl().args(["delete", "--ignore-not-found", "--wait=false"]).args(&names));
     }
 }
 
