@@ -10,8 +10,11 @@
 
 pub mod audit;
 pub mod keyed_race;
+pub mod kubernetes_module;
+pub mod plan_check;
 pub mod private_cluster;
 pub mod raw_api;
+pub mod run_info;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -783,3 +783,62 @@ fn scan_json_detail_names_every_field() {
     let table = text(&out.stdout);
     assert!(table.contains(".data.k00, .data.k01, .data.k02 and 9 more (the next apply reverts it)"), "{table}");
 }
+
+/// A Deployment whose file sets values the server never stores (`readOnly: false`, `env: []`,
+/// `minReadySeconds: 0`) and leaves `fieldRef.apiVersion` for the server to default.
+fn zero_valued_deployment(name: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: 1\n  minReadySeconds: 0\n  \
+selector:\n    matchLabels:\n      app: {name}\n  template:\n    metadata:\n      labels:\n        app: {name}\n    spec:\n      \
+containers:\n      - name: app\n        image: registry.k8s.io/pause:3.10\n        env: []\n        volumeMounts:\n        \
+- name: info\n          mountPath: /info\n          readOnly: false\n      - name: side\n        image: registry.k8s.io/pause:3.10\n        \
+env:\n        - name: POD\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n      volumes:\n      \
+- name: info\n        downwardAPI:\n          items:\n          - path: labels\n            fieldRef:\n              fieldPath: metadata.labels\n"
+    )
+}
+
+/// Issue 32, defect 4: stale means the next `kubectl apply` of the annotation changes the object.
+/// Objects applied client-side from files with zero and empty values, and one whose annotation
+/// `repair -f` just wrote, are not stale; the same object edited afterwards is.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn zero_and_empty_values_applied_client_side_are_not_stale_and_an_edit_is() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-zero");
+    let dir = scratch("zero");
+    for name in ["zero", "edited"] {
+        let file = write_file(&dir, &format!("{name}.yaml"), &zero_valued_deployment(name));
+        cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &file]);
+    }
+    let null_data = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: null-data\ndata: null\n";
+    cluster.kubectl_ok(&["apply", "-n", &ns, "-f", &write_file(&dir, "null-data.yaml", null_data)]);
+    let created = write_file(&dir, "created.yaml", &zero_valued_deployment("created"));
+    cluster.kubectl_ok(&["create", "-n", &ns, "-f", &created]);
+    let out = la(&cluster, &dir, &ns, &["repair", "-f", &created]);
+    assert_eq!(ok(&out).trim(), "deployment.apps/created repaired");
+    let (code, report) = scan_json(&cluster, &dir, &ns, "deploy,cm");
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["findings"], serde_json::json!([]), "{report}");
+
+    let edit = r#"{"spec":{"minReadySeconds":5,"template":{"spec":{"containers":[{"name":"app","image":"registry.k8s.io/pause:3.9"}]}}}}"#;
+    cluster.kubectl_ok(&["patch", "-n", &ns, "deploy/edited", "-p", edit]);
+    let (code, report) = scan_json(&cluster, &dir, &ns, "deploy,cm");
+    assert_eq!(code, Some(2), "{report}");
+    let findings: Vec<(&str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].as_str().unwrap(), f["detail"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        findings,
+        [(
+            "edited",
+            "differs from the live object at .spec.minReadySeconds, \
+             .spec.template.spec.containers[name=\"app\"].image (the next apply reverts it)"
+        )],
+        "{report}"
+    );
+    let out = la(&cluster, &dir, &ns, &["view", "deploy/zero", "--diff"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+}

@@ -3,7 +3,8 @@
 //! `before-first-apply`, schema refusals), directories that hold more than objects,
 //! `-k`, the fields that survive a removal because another manager co-owns them,
 //! the machine outputs and exit codes, Secrets, and a generated corpus of applies
-//! whose plans agree with the apiserver's dry runs field for field.
+//! whose plans agree with the apiserver's dry runs field for field, and a corpus of real-world
+//! manifests (the Kubernetes module's) taken from client-side to server-side apply.
 
 #[allow(dead_code)]
 #[path = "owners/scenarios.rs"]
@@ -11,6 +12,9 @@ mod scenarios;
 
 #[path = "owners_plan/corpus.rs"]
 mod corpus;
+
+#[path = "owners_plan/real_world.rs"]
+mod real_world;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -423,6 +427,17 @@ fn a_generated_corpus_of_applies_agrees_with_the_apiserver_field_for_field() {
     let seed: u64 = std::env::var("FIELDWISE_PLAN_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(23);
     let total: usize = std::env::var("FIELDWISE_PLAN_SCENARIOS").ok().and_then(|s| s.parse().ok()).unwrap_or(240);
     corpus::run(&cluster, &ns, seed, total);
+}
+
+/// Manifests nobody here wrote (the Kubernetes module's addons and e2e manifests), installed
+/// client-side with human drift, scanned, repaired, planned, migrated and applied server-side:
+/// every plan agrees with the apiserver's dry runs (see `owners_plan/real_world.rs`).
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn real_world_manifests_agree_with_the_apiserver_from_client_side_to_server_side_apply() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-real");
+    real_world::run_suite(&cluster, &ns);
 }
 
 /// A namespace name no test creates: unique to this run, and left absent.

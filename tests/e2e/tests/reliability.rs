@@ -1013,7 +1013,10 @@ fn bulk_repair_with_the_apiserver_killed_stops_with_one_summary_and_resumes() {
     let mut section = Section::start("Bulk repair with the apiserver killed", &shared);
     let private = PrivateCluster::up("reliability");
     let cluster = &private.cluster;
-    section.figure("private cluster (`scripts/cluster up`, killed and restarted)", report::kubernetes_version(cluster));
+    section.figure(
+        "private cluster (`scripts/cluster up`, killed and restarted)",
+        fieldwise_e2e::run_info::kubernetes_version(cluster),
+    );
     let ns = cluster.namespace("fw-rel-bulk");
     let scratch = data_dir("bulk");
     let data = scratch.join("backups");

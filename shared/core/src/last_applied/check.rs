@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::{annotation_of, annotations_size};
 use super::{NEAR_LIMIT_PERCENT, TOTAL_ANNOTATIONS_LIMIT};
-use crate::fieldpath::{field_set_lossy, value_at, values_equal, Path, PathElement, Set};
+use crate::fieldpath::{field_set_lossy, Path, PathElement, Set};
 use crate::ownership::{is_client_side_write, managed_fields_of, ManagedFieldsEntry, ManagerKind, Operation};
 use crate::schema::{Gvk, Schema, TypeId};
 use crate::well_known::REPLACE_MANAGER;
@@ -210,33 +210,29 @@ pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
             ),
         ));
     }
-    let text = annotation_of(live)?;
-    let Ok(applied) = serde_json::from_str::<Value>(text) else {
-        return Some(Finding::new(FindingKind::Stale, "the annotation is not valid JSON"));
+    let edits = match super::reapply::reapply(live, schema) {
+        Ok(edits) => edits,
+        Err(super::reapply::ReapplyError::NotJson) => {
+            return Some(Finding::new(FindingKind::Stale, "the annotation is not valid JSON"))
+        }
+        Err(super::reapply::ReapplyError::Patch(why)) => {
+            return Some(Finding::new(FindingKind::Stale, format!("the next apply of it fails: {why}")))
+        }
     };
-    // The server keeps `stringData` in `data`: compare what it stored.
-    let applied = super::string_data::as_stored(&applied, live);
     let entries = managed_fields_of(live).unwrap_or_default();
     let mut taken = Vec::new();
     let mut differ = Vec::new();
-    for path in annotation_leaves(&applied, schema) {
+    for edit in edits {
+        let path = edit.path;
         let foreign: Vec<&str> = entries
             .iter()
             .filter(|e| e.fields.has(path.elements()))
             .filter(|e| matches!(e.kind(), ManagerKind::Controller | ManagerKind::Tool))
             .map(|e| e.manager.as_str())
             .collect();
-        if let Some(first) = foreign.first() {
-            taken.push(format!("{path} (owned by {first})"));
-            continue;
-        }
-        let same = match (value_at(&applied, path.elements()), value_at(live, path.elements())) {
-            (Some(a), Some(b)) => values_equal(a, b),
-            (None, None) => true,
-            _ => false,
-        };
-        if !same {
-            differ.push(path.to_string());
+        match foreign.first() {
+            Some(first) => taken.push(format!("{path} (owned by {first})")),
+            None => differ.push(path.to_string()),
         }
     }
     if taken.is_empty() && differ.is_empty() {
@@ -248,7 +244,7 @@ pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
             parts.push(format!("differs from the live object at {} (the next apply reverts it)", list(&differ)));
         }
         if !taken.is_empty() {
-            parts.push(format!("names fields another manager owns: {}", list(&taken)));
+            parts.push(format!("reverts fields another manager owns: {}", list(&taken)));
         }
         parts.join("; ")
     };
@@ -298,8 +294,14 @@ mod tests {
         let finding = stale(&edited, builtin()).unwrap();
         assert!(finding.detail.contains(".spec.replicas") && !finding.detail.contains('5'), "{}", finding.detail);
 
-        let scaled = deployment(annotation, 3, vec![entry("hpa-like", "Apply", json!({"f:spec": {"f:replicas": {}}}))]);
-        assert!(stale(&scaled, builtin()).unwrap().detail.contains("owned by hpa-like"));
+        let scaled = deployment(annotation, 5, vec![entry("hpa-like", "Apply", json!({"f:spec": {"f:replicas": {}}}))]);
+        assert_eq!(
+            stale(&scaled, builtin()).unwrap().detail,
+            "reverts fields another manager owns: .spec.replicas (owned by hpa-like)"
+        );
+        // Owned by another manager with the annotation's value: the next apply changes nothing.
+        let agreed = deployment(annotation, 3, vec![entry("hpa-like", "Apply", json!({"f:spec": {"f:replicas": {}}}))]);
+        assert_eq!(stale(&agreed, builtin()), None);
     }
 
     #[test]
@@ -427,5 +429,61 @@ mod tests {
             vec![entry("argocd", "Apply", owned), entry("kubectl-client-side-apply", "Update", json!({"f:spec": {}}))],
         );
         assert_eq!(left_over(&both), None);
+    }
+
+    /// Issue 32, defect 4: what `kubectl apply` (client-side) wrote, as the server stores it.
+    fn applied_as_stored(annotation: Value, live: Value) -> Value {
+        let mut live = live;
+        live["metadata"]["annotations"] = json!({LAST_APPLIED_ANNOTATION: annotation.to_string()});
+        live["metadata"]["managedFields"] =
+            json!([entry("kubectl-client-side-apply", "Update", json!({"f:spec": {}}))]);
+        live
+    }
+
+    #[test]
+    fn zero_and_empty_values_the_server_does_not_store_are_not_stale() {
+        let pod = |mount: Value, env: Option<Value>| {
+            let mut container = json!({"name": "app", "image": "app:1", "volumeMounts": [mount]});
+            if let Some(env) = env {
+                container["env"] = env;
+            }
+            json!({"containers": [container], "volumes": [{"name": "v", "emptyDir": {}}]})
+        };
+        let deployment = |extra: Value, pod: Value| {
+            let mut spec = json!({"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
+                "template": {"metadata": {"labels": {"app": "a"}}, "spec": pod}});
+            spec.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"}, "spec": spec})
+        };
+        let file = deployment(
+            json!({"minReadySeconds": 0}),
+            pod(json!({"name": "v", "mountPath": "/v", "readOnly": false}), Some(json!([]))),
+        );
+        let live = deployment(json!({}), pod(json!({"name": "v", "mountPath": "/v"}), None));
+        assert_eq!(stale(&applied_as_stored(file, live), builtin()), None);
+    }
+
+    #[test]
+    fn a_null_for_an_absent_field_is_not_stale() {
+        let file = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"}, "data": null});
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"}});
+        assert_eq!(stale(&applied_as_stored(file, live), builtin()), None);
+    }
+
+    #[test]
+    fn a_field_ref_api_version_the_server_defaulted_is_not_stale() {
+        let pod = |field_ref: Value| {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+                "spec": {"containers": [{"name": "app", "image": "app:1"}],
+                    "volumes": [{"name": "info", "downwardAPI": {"items": [{"path": "labels", "fieldRef": field_ref}]}}]}})
+        };
+        let file = pod(json!({"fieldPath": "metadata.labels"}));
+        let live = pod(json!({"apiVersion": "v1", "fieldPath": "metadata.labels"}));
+        assert_eq!(stale(&applied_as_stored(file.clone(), live), builtin()), None);
+        let edited = pod(json!({"apiVersion": "v1", "fieldPath": "metadata.name"}));
+        assert_eq!(
+            stale(&applied_as_stored(file, edited), builtin()).unwrap().detail,
+            "differs from the live object at .spec.volumes[name=\"info\"].downwardAPI.items (the next apply reverts it)"
+        );
     }
 }

@@ -10,6 +10,7 @@
 //! - [`rebuild`](mod@rebuild): an annotation rebuilt from a live object's `managedFields`,
 //!   from the fields kubectl's own managers own and nobody else does;
 //! - [`check`]: the problems a scan reports (missing, stale, oversized, leaking);
+//! - [`reapply`](mod@reapply): what the next `kubectl apply` of the annotation would change: stale is that;
 //! - [`controller_copy`](mod@controller_copy): objects a controller made that carry a copy of
 //!   their owner's annotation (ControllerRevisions), which a scan leaves out;
 //! - [`string_data`]: a Secret's `stringData` as the server stores it (in `data`), so
@@ -38,6 +39,7 @@ pub mod controller_copy;
 pub mod drift;
 mod encode;
 pub mod migration;
+pub mod reapply;
 pub mod rebuild;
 pub mod repair;
 pub mod secret_values;
@@ -49,6 +51,7 @@ pub use controller_copy::is_controller_copy;
 pub use drift::{drift, Drift};
 pub use encode::{encode, go_json};
 pub use migration::{migratable, moved_managers, plan_migration, Migration, MigrationError};
+pub use reapply::{reapply, ReapplyError};
 pub use rebuild::{rebuild, IntentError};
 pub use repair::{plan_removal, plan_repair, RepairError};
 pub use upgrade::upgrade_managed_fields;

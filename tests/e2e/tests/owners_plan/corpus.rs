@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use fieldwise_core::ownership::managed_fields_of;
+use fieldwise_e2e::plan_check::check_plan;
 use fieldwise_e2e::{run as run_command, text, Cluster};
 use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::api::objects;
@@ -157,7 +157,8 @@ pub fn run(cluster: &Cluster, namespace: &str, seed: u64, total: usize) {
         let mut problems = Vec::new();
         for s in &scenarios {
             let report = reports.get(&s.name).unwrap_or_else(|| panic!("{} was not planned", s.name));
-            problems.extend(check(&conn, s, report).await);
+            let label = format!("{} ({:?}, {:?}, applied by {})", s.name, s.kind, s.history, s.applier);
+            problems.extend(check_plan(&conn, &label, &s.target, &s.config, s.applier, report).await);
         }
         problems
     });
@@ -324,95 +325,6 @@ async fn build(conn: &Connection, types: &Types, namespace: &str, seed: u64, ind
         target
     };
     Scenario { index, kind, name, applier, config: final_config, history: w.history, cross_version, target }
-}
-
-/// The independent check of one plan: the test's own dry runs against what the plan says.
-async fn check(conn: &Connection, s: &Scenario, report: &Value) -> Vec<String> {
-    let mut problems = Vec::new();
-    let label = format!("{} ({:?}, {:?}, applied by {})", s.name, s.kind, s.history, s.applier);
-    let mut planned: Vec<(String, String)> = report["conflicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| (c["field"].as_str().unwrap().to_string(), c["manager"].as_str().unwrap().to_string()))
-        .collect();
-    planned.sort();
-    let dry = |force: bool| {
-        let config = s.config.clone();
-        let target = s.target.clone();
-        async move {
-            let req = PatchRequest { dry_run: true, force, ..apply(&config, s.applier) };
-            write::patch(conn, &target, &req).await
-        }
-    };
-    let accepted = match dry(false).await {
-        Ok(object) => {
-            if !planned.is_empty() {
-                problems.push(format!("{label}: the plan has conflicts {planned:?}; the server accepted"));
-            }
-            object
-        }
-        Err(e) if e.is_conflict() => {
-            let mut causes: Vec<(String, String)> = e
-                .causes()
-                .iter()
-                .map(|c| {
-                    let manager = c.message.trim_start_matches("conflict with \"");
-                    (c.field.clone(), manager[..manager.find('"').unwrap_or(manager.len())].to_string())
-                })
-                .collect();
-            causes.sort();
-            if causes != planned {
-                problems.push(format!("{label}: the server's conflicts {causes:?}, the plan's {planned:?}"));
-            }
-            match dry(true).await {
-                Ok(object) => object,
-                // Forcing can leave an object the schema refuses (a map whose every key was
-                // pruned becomes null): the conflicts were compared, nothing more to check.
-                Err(fieldwise_kube::Error::Api { code: 422, .. }) => return problems,
-                Err(e) => return vec![format!("{label}: the forced dry run failed: {e}")],
-            }
-        }
-        Err(e) => return vec![format!("{label}: the dry run was refused: {e} (the corpus makes valid objects)")],
-    };
-    let managers = managed_fields_of(&accepted).expect("the server's managedFields");
-    let owners_of = |field: &str| -> Vec<String> {
-        managers
-            .iter()
-            .filter(|m| {
-                m.fields.paths().iter().any(|p| {
-                    p.to_string() == field
-                        || p.to_string().starts_with(&format!("{field}."))
-                        || p.to_string().starts_with(&format!("{field}["))
-                })
-            })
-            .map(|m| m.manager.clone())
-            .collect()
-    };
-    for removed in report["removed"].as_array().unwrap() {
-        let field = removed["field"].as_str().unwrap();
-        let owners = owners_of(field);
-        if !owners.is_empty() {
-            problems.push(format!("{label}: {field} is planned as removed; the server has it owned by {owners:?}"));
-        }
-    }
-    for survivor in report["survives"].as_array().unwrap() {
-        let field = survivor["field"].as_str().unwrap();
-        let owners = owners_of(field);
-        for o in survivor["owners"].as_array().into_iter().flatten() {
-            let name = o["manager"].as_str().unwrap();
-            if !owners.iter().any(|x| x == name) {
-                problems.push(format!(
-                    "{label}: {field} is planned to survive with {name}; the server's owners: {owners:?}"
-                ));
-            }
-        }
-        if owners.iter().any(|x| x == s.applier) {
-            problems
-                .push(format!("{label}: {field} is planned as released; {} still owns it on the server", s.applier));
-        }
-    }
-    problems
 }
 
 /// The writes of one scenario, each remembered; a write that fails ends the test.

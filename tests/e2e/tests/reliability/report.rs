@@ -9,11 +9,11 @@
 //! ends fewer sections and leaves the file alone, so the file never mixes runs.
 
 use std::fmt::Write as _;
-use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-use fieldwise_e2e::{reports_dir, run, text, workspace_root, Cluster};
+use fieldwise_e2e::run_info::{commit, kubernetes_version, utc_now};
+use fieldwise_e2e::{reports_dir, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
 pub const SECTIONS: [&str; 12] = [
@@ -175,40 +175,4 @@ fn render(ended: &[Measured], cluster: &Cluster) -> String {
         doc.push('\n');
     }
     doc
-}
-
-fn commit() -> String {
-    let git = |args: &[&str]| text(&run(Command::new("git").current_dir(workspace_root()).args(args)).stdout);
-    let hash = git(&["rev-parse", "--short", "HEAD"]).trim().to_string();
-    let dirty = !git(&["status", "--porcelain", "--untracked-files=no"]).trim().is_empty();
-    if dirty {
-        format!("`{hash}` with uncommitted changes")
-    } else {
-        format!("`{hash}`")
-    }
-}
-
-/// The server's and kubectl's versions, from `kubectl version -o json`.
-pub fn kubernetes_version(cluster: &Cluster) -> String {
-    let out = run(cluster.kubectl().args(["version", "-o", "json"]));
-    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else {
-        return format!("unknown (`kubectl version -o json` failed: {})", text(&out.stderr).trim());
-    };
-    let field = |pointer: &str| v.pointer(pointer).and_then(|s| s.as_str()).unwrap_or("unknown").to_string();
-    let git_version = field("/serverVersion/gitVersion");
-    let server = if git_version.starts_with("v0.0.0") {
-        // Built from Go modules, the harness's apiserver carries no stamped gitVersion.
-        format!(
-            "{}.{} (major.minor; gitVersion unstamped: `{git_version}`)",
-            field("/serverVersion/major"),
-            field("/serverVersion/minor")
-        )
-    } else {
-        git_version
-    };
-    format!("server {server}, kubectl {} (`kubectl version -o json`)", field("/clientVersion/gitVersion"))
-}
-
-fn utc_now() -> String {
-    text(&run(Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])).stdout).trim().to_string()
 }
