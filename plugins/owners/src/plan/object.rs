@@ -336,7 +336,7 @@ impl Planner<'_> {
         let upgraded_row = |c: &Conflict| {
             let classified = ClassifiedConflict {
                 conflict: c.clone(),
-                class: fieldwise_core::ownership::ConflictClass::of(&c.manager),
+                class: c.manager.kind(),
                 fix: fieldwise_core::ownership::Fix::Force,
             };
             conflict_row(&classified)

@@ -2,7 +2,7 @@
 //! values hidden unless `--show-secrets`), and the run's summary and exit status.
 
 use fieldwise_core::lint::Finding;
-use fieldwise_core::ownership::{ConflictClass, Fix, Manager};
+use fieldwise_core::ownership::{Fix, Manager, ManagerKind};
 use serde_json::Value;
 
 /// One manager, as reports name it.
@@ -58,7 +58,7 @@ pub struct ConflictRow {
     /// Its owner.
     pub owner: Owner,
     /// What kind of owner it is.
-    pub class: ConflictClass,
+    pub class: ManagerKind,
     /// The way out.
     pub fix: Fix,
     /// The fix, as a sentence.

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{summarize, Finding, Severity};
 use crate::fieldpath::{compare, Set};
+use crate::last_applied::rebuild::is_foreign_manager;
 use crate::last_applied::{annotation_of, CLIENT_SIDE_APPLY_MANAGER};
 use crate::ownership::{ManagedFieldsEntry, ManagerKind, Operation};
 use crate::schema::{Schema, TypeId};
@@ -35,18 +36,20 @@ pub fn foreign_owners(
             continue;
         }
         let fields = summarize(&taken.leaves().iter().map(|p| p.to_string()).collect::<Vec<_>>());
-        let kind = entry.kind();
-        let (severity, consequence) = match (kind, entry.operation) {
+        let (severity, consequence) = match (entry.kind(), entry.operation) {
             (ManagerKind::Controller, _) => (Severity::NeedsForce, "a controller: it will likely change it back"),
             (_, Operation::Apply) => (Severity::NeedsForce, "a server-side applier: its next apply will take it back"),
-            (ManagerKind::Tool, _) => (Severity::Warning, "the next write by that manager may revert it"),
             // Without the annotation nothing says which fields the file sets: any of them may come back.
-            (ManagerKind::Kubectl, _) if entry.manager == CLIENT_SIDE_APPLY_MANAGER && !annotated => (
+            (ManagerKind::Applier, _) if entry.manager == CLIENT_SIDE_APPLY_MANAGER && !annotated => (
                 Severity::Warning,
                 "the next `kubectl apply` of its file may set it back (the object has no last-applied annotation to tell which fields the file sets)",
             ),
-            // One-shot kubectl commands and the apiserver's placeholders never write again; with the
-            // annotation, what client-side apply sets back is next_apply's finding.
+            // Another tool's update (Helm 3, a script) may run again; kubectl's one-shot commands
+            // and the apiserver's placeholders never do.
+            (ManagerKind::Human, _) if is_foreign_manager(&entry.manager) => {
+                (Severity::Warning, "the next write by that manager may revert it")
+            }
+            // With the annotation, what client-side apply sets back is next_apply's finding.
             _ => continue,
         };
         out.push(Finding::new(
