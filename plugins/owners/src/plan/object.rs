@@ -1,6 +1,7 @@
 //! Planning one object: find its type and live state, predict the apply
 //! (`fieldwise_core::ownership::ApplyPlan`), ask the server for the same apply as a dry
-//! run, and check the one against the other.
+//! run (the write layer's [`ApplyDryRun`]), and check the one against the other. `owners
+//! plan` and `owners --conflicts` (without force) both plan through here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
