@@ -120,4 +120,28 @@ mod tests {
             assert!(findings.iter().all(|f| f.message.contains(manager)), "{findings:?}");
         }
     }
+
+    #[test]
+    fn the_owners_class_decides_kubectl_scale_by_hand_is_not_blamed_an_autoscaler_is() {
+        let schema = builtin();
+        let ty = schema.root(&Gvk::new("apps", "v1", "Deployment"));
+        for (manager, subresource, severity) in [
+            // A person's `kubectl scale`: a one-off write, never written again.
+            ("kubectl", "scale", None),
+            ("kubectl-scale", "scale", None),
+            // Autoscalers and any other writer through /scale: controllers.
+            ("horizontal-pod-autoscaler", "scale", Some(Severity::NeedsForce)),
+            ("my-scaler", "scale", Some(Severity::NeedsForce)),
+        ] {
+            let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d",
+                "managedFields": [{"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+                    "subresource": subresource, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}]},
+                "spec": {"replicas": 3}});
+            let mut result = live.clone();
+            result["spec"]["replicas"] = json!(5);
+            let managed = managed_fields_of(&live).unwrap();
+            let findings = foreign_owners(&live, &result, &managed, schema, ty, "kubectl-safe-patch");
+            assert_eq!(findings.first().map(|f| f.severity), severity, "{manager}/{subresource}: {findings:?}");
+        }
+    }
 }
