@@ -1,33 +1,13 @@
-//! `--conflicts -f FILE`: what a server-side apply of FILE would conflict with,
-//! predicted from the live object's managedFields; `--verify` asks the
-//! apiserver with a dry run and checks that the prediction matches.
+//! `--conflicts -f FILE`: what a server-side apply of FILE would conflict with. A view
+//! of `owners plan` ([`crate::plan::object::Planner`]) without force: the same
+//! prediction, and with `--verify` the same check against the apiserver's dry run.
 
-use fieldwise_core::ownership::{managed_fields_of, predict_apply, ApplyOptions, ApplyPrediction, Conflict};
-use fieldwise_core::schema::Gvk;
-use fieldwise_kube::api::objects;
-use fieldwise_kube::api::openapi::Schemas;
-use fieldwise_kube::api::reference::ObjectRef;
-use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::output::values;
-use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
-use fieldwise_kube::{redact, Error, Result};
+use fieldwise_kube::Result;
 use serde_json::{json, Value};
 
+use crate::plan::report::{ConflictRow, Planned, Shown};
 use crate::summary::table;
-
-/// One `(field, message)` pair, as the apiserver's 409 causes carry them.
-pub type Cause = (String, String);
-
-/// What the apiserver answered to the dry run.
-#[derive(Debug, Clone)]
-pub struct Verification {
-    /// The HTTP status: 200/201 for success, 409 for conflicts.
-    pub status: u16,
-    /// The conflict causes, sorted.
-    pub causes: Vec<Cause>,
-    /// Whether they equal the predicted ones.
-    pub matches: bool,
-}
 
 /// The prediction for one configuration.
 #[derive(Debug, Clone)]
@@ -36,132 +16,42 @@ pub struct ConflictReport {
     pub display: String,
     /// The applying manager.
     pub field_manager: String,
-    /// Whether the object exists (an apply that creates it never conflicts).
-    pub exists: bool,
-    /// The prediction (empty when the object does not exist).
-    pub prediction: ApplyPrediction,
-    /// The dry run's answer, with `--verify`.
-    pub verification: Option<Verification>,
-    /// Whether the object is a Secret, whose values are shown by the redaction boundary's
-    /// path-level policy ([`redact::field_value`]).
-    pub secret: bool,
+    /// The plan of the apply, without force.
+    pub planned: Planned,
+    /// Whether the apiserver was asked (`--verify`).
+    pub verified: bool,
 }
 
 impl ConflictReport {
-    /// The predicted causes, sorted, in the apiserver's words.
-    pub fn predicted_causes(&self) -> Vec<Cause> {
-        causes_of(&self.prediction.conflicts)
+    /// The report of `planned`, refused with the server's error when the dry run was refused
+    /// for another reason than conflicts (as kubectl's would be).
+    pub fn of(display: String, field_manager: &str, planned: Planned, verified: bool) -> Result<Self> {
+        if let Some(refusal) = &planned.refused {
+            return Err(refusal.error());
+        }
+        Ok(ConflictReport { display, field_manager: field_manager.to_string(), planned, verified })
     }
-}
 
-/// The conflicts as sorted `(field, message)` pairs.
-pub fn causes_of(conflicts: &[Conflict]) -> Vec<Cause> {
-    let mut causes: Vec<Cause> = conflicts.iter().map(|c| (c.field(), c.message())).collect();
-    causes.sort();
-    causes
-}
-
-/// How to check one configuration.
-#[derive(Debug, Clone, Copy)]
-pub struct CheckOptions<'a> {
-    /// The applying manager (`--field-manager`).
-    pub field_manager: &'a str,
-    /// Ask the apiserver with a dry run too (`--verify`).
-    pub verify: bool,
-}
-
-/// Predicts the apply of `config` to `target` (the object it names, see
-/// [`ObjectRef::from_manifest`]) and verifies it, under the type's schema as the server
-/// publishes it (built-in types and custom resources alike).
-pub async fn check(
-    conn: &Connection,
-    schemas: &mut Schemas,
-    target: &ObjectRef,
-    config: &Value,
-    options: &CheckOptions<'_>,
-) -> Result<ConflictReport> {
-    let CheckOptions { field_manager, verify } = *options;
-    let resource = &target.resource;
-    let display = target.display();
-    let gvk =
-        Gvk::of_object(config).ok_or_else(|| Error::usage(format!("{display}: the file has no apiVersion/kind")))?;
-    let typed = schemas.for_gvk(&gvk).await?;
-    let ty = typed.root.ok_or_else(|| {
-        Error::Unsupported {
-            what: format!(
-                "{display}: cannot predict conflicts for {} {}: {} does not describe it (a custom resource without a schema?)",
-                gvk.kind,
-                resource.api_version(),
-                typed.origin.describe()
-            ),
+    /// The apiserver's HTTP status: 409 with conflicts, 200 without.
+    fn status(&self) -> u16 {
+        if self.planned.server_causes.is_empty() {
+            200
+        } else {
+            409
         }
-    })?;
-    let live = match objects::get(conn, target, None).await {
-        Ok(v) => Some(v),
-        Err(e) if e.is_not_found() => None,
-        Err(e) => return Err(e),
-    };
-    let prediction = match &live {
-        Some(live) => {
-            let managed = managed_fields_of(live).map_err(|e| Error::semantics(display.clone(), e))?;
-            // Status is reset on the main resource of any type with a status subresource
-            // (custom resources included), as discovery lists them.
-            let mut options = ApplyOptions::for_main_resource_of(&resource.subresources);
-            if typed.strategic == Some(false) {
-                options = options.for_custom_resource(&resource.api_version());
-            }
-            predict_apply(live, &managed, config, field_manager, &typed.schema, ty, false, &options)
-        }
-        None => ApplyPrediction::default(),
-    };
-    let mut report = ConflictReport {
-        display,
-        field_manager: field_manager.to_string(),
-        exists: live.is_some(),
-        prediction,
-        verification: None,
-        secret: redact::is_secret(config),
-    };
-    if verify {
-        let (status, causes) = dry_run(conn, target, config, field_manager).await?;
-        let matches = causes == report.predicted_causes();
-        report.verification = Some(Verification { status, causes, matches });
     }
-    Ok(report)
-}
 
-/// A real server-side apply with `dryRun=All` and `force=false`: the status and the 409 causes.
-pub async fn dry_run(
-    conn: &Connection,
-    target: &ObjectRef,
-    config: &Value,
-    field_manager: &str,
-) -> Result<(u16, Vec<Cause>)> {
-    let request = PatchRequest {
-        patch_type: PatchType::Apply,
-        body: config,
-        field_manager,
-        dry_run: true,
-        force: false,
-        subresource: None,
-        validation: FieldValidation::Strict,
-    };
-    match write::patch(conn, target, &request).await {
-        Ok(_) => Ok((200, Vec::new())),
-        Err(e) if e.is_conflict() => {
-            let mut causes: Vec<Cause> = e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
-            causes.sort();
-            Ok((409, causes))
-        }
-        Err(e) => Err(e),
+    /// Whether the apiserver's answer agrees with the prediction.
+    pub fn matches(&self) -> bool {
+        self.planned.check.checked && self.planned.check.disagreements.is_empty()
     }
 }
 
 /// The human report.
 pub fn render(report: &ConflictReport) -> String {
-    let p = &report.prediction;
+    let p = &report.planned;
     let who = format!("a server-side apply as {:?}", report.field_manager);
-    let mut out = if !report.exists {
+    let mut out = if p.new {
         format!("{}: does not exist; {who} would create it without conflicts\n", report.display)
     } else if p.conflicts.is_empty() {
         format!("{}: no conflicts: {who} would succeed\n", report.display)
@@ -174,7 +64,7 @@ pub fn render(report: &ConflictReport) -> String {
         )
     };
     if !p.conflicts.is_empty() {
-        out.push_str(&indent(&conflict_table(&p.conflicts, report.secret)));
+        out.push_str(&indent(&conflict_table(&p.conflicts)));
     }
     if !p.upgraded.is_empty() {
         out.push_str(&format!(
@@ -190,21 +80,19 @@ pub fn render(report: &ConflictReport) -> String {
             if p.shared.len() == 1 { "" } else { "s" }
         ));
     }
-    if let Some(v) = &report.verification {
-        let answer = if v.status == 409 {
-            format!("409 Conflict with {} cause{}", v.causes.len(), if v.causes.len() == 1 { "" } else { "s" })
+    if report.verified {
+        let causes = &p.server_causes;
+        let answer = if report.status() == 409 {
+            format!("409 Conflict with {} cause{}", causes.len(), if causes.len() == 1 { "" } else { "s" })
         } else {
             "success".to_string()
         };
-        if v.matches {
+        if report.matches() {
             out.push_str(&format!("  verified: the apiserver's dry run answered {answer}, as predicted\n"));
         } else {
             out.push_str(&format!("  MISMATCH: the apiserver's dry run answered {answer}, not what was predicted\n"));
-            for (field, message) in &v.causes {
-                out.push_str(&format!("    server: {field}: {message}\n"));
-            }
-            for (field, message) in report.predicted_causes() {
-                out.push_str(&format!("    predicted: {field}: {message}\n"));
+            for disagreement in &p.check.disagreements {
+                out.push_str(&format!("    {disagreement}\n"));
             }
         }
     }
@@ -215,68 +103,65 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
-fn conflict_table(conflicts: &[Conflict], secret: bool) -> String {
-    let shown = |c: &Conflict, v: &Option<Value>| match v {
-        Some(v) => values::one_line(&shown_value(secret, c, v)),
-        None => "(unset)".to_string(),
+fn conflict_table(conflicts: &[ConflictRow]) -> String {
+    let shown = |v: &Shown| match v {
+        Shown::Value(v) => values::one_line(v),
+        Shown::Unset => "(unset)".to_string(),
     };
     // Both values elided alike around their first difference, so it shows in both cells.
-    let cells = |c: &Conflict| match (&c.theirs, &c.yours) {
-        (Some(_), Some(_)) => values::contrast(&shown(c, &c.theirs), &shown(c, &c.yours)),
-        _ => (values::cut(&shown(c, &c.theirs)), values::cut(&shown(c, &c.yours))),
+    let cells = |c: &ConflictRow| match (&c.live, &c.yours) {
+        (Shown::Value(_), Shown::Value(_)) => values::contrast(&shown(&c.live), &shown(&c.yours)),
+        _ => (values::cut(&shown(&c.live)), values::cut(&shown(&c.yours))),
     };
     let header = ["FIELD", "OWNER", "LIVE", "YOURS"].map(String::from);
     let rows: Vec<[String; 4]> = conflicts
         .iter()
         .map(|c| {
             let (live, yours) = cells(c);
-            [c.field(), c.manager.to_string(), live, yours]
+            [c.field.clone(), c.manager.to_string(), live, yours]
         })
         .collect();
     table(&header, &rows)
 }
 
-/// A conflicting field's value as shown, by the redaction boundary's path-level policy: a
-/// Secret's data hidden, any other value shown with the Secret values inside it masked.
-fn shown_value(secret: bool, conflict: &Conflict, value: &Value) -> Value {
-    redact::value_at_path(secret, &conflict.path, value)
-}
-
 /// The `conflicts` section of the JSON output.
 pub fn json(report: &ConflictReport) -> Value {
-    let list = |conflicts: &[Conflict]| -> Value {
+    let list = |conflicts: &[ConflictRow]| -> Value {
         conflicts
             .iter()
             .map(|c| {
-                let mut out = json!({
-                    "field": c.field(),
-                    "message": c.message(),
+                let shown = |v: &Shown| match v {
+                    Shown::Value(v) => v.clone(),
+                    Shown::Unset => Value::Null,
+                };
+                json!({
+                    "field": c.field,
+                    "message": c.message,
                     "manager": {
                         "manager": c.manager.name,
                         "operation": c.manager.operation.as_str(),
                         "subresource": c.manager.subresource,
                         "apiVersion": c.manager.api_version,
                     },
-                });
-                let shown = |v: &Option<Value>| v.as_ref().map_or(Value::Null, |v| shown_value(report.secret, c, v));
-                out["live"] = shown(&c.theirs);
-                out["applied"] = shown(&c.yours);
-                out
+                    "class": c.class.name(),
+                    "live": shown(&c.live),
+                    "applied": shown(&c.yours),
+                })
             })
             .collect()
     };
-    let p = &report.prediction;
+    let p = &report.planned;
     let mut out = json!({
         "fieldManager": report.field_manager,
-        "exists": report.exists,
-        "rejected": p.rejected,
+        "exists": !p.new,
+        "rejected": !p.conflicts.is_empty(),
         "conflicts": list(&p.conflicts),
         "upgraded": list(&p.upgraded),
         "shared": p.shared.len(),
     });
-    if let Some(v) = &report.verification {
-        let causes: Vec<Value> = v.causes.iter().map(|(f, m)| json!({"field": f, "message": m})).collect();
-        out["verification"] = json!({"status": v.status, "causes": causes, "matches": v.matches});
+    if report.verified {
+        let causes: Vec<Value> = p.server_causes.iter().map(|(f, m)| json!({"field": f, "message": m})).collect();
+        out["verification"] = json!({"status": report.status(), "causes": causes, "matches": report.matches()});
     }
     out
 }

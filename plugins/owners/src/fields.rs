@@ -90,7 +90,7 @@ pub fn render(
         Relation::Under => out.push_str("no manager owns the field itself; these own fields under it:\n"),
         Relation::Within => out.push_str("owned as part of a larger field (replaced as a whole):\n"),
     }
-    let header = ["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "SINCE", "KIND", "FIELD"].map(String::from);
+    let header = ["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "SINCE", "CLASS", "FIELD"].map(String::from);
     let rows: Vec<[String; 7]> = answer
         .owners
         .iter()

@@ -2,6 +2,7 @@
 //! chosen mode, and print it for people or (with -o) as one `OwnersReport`
 //! document (docs/owners-output.md).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
 use fieldwise_kube::api::discovery::ResourceCatalog;
@@ -12,10 +13,12 @@ use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::exit_code;
 use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::output::{color, printer};
+use fieldwise_kube::write::DryRuns;
 use fieldwise_kube::{Error, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
+use crate::plan::object::Planner;
 use crate::subject::Subject;
 use crate::view::ViewOptions;
 use crate::{annotate, conflicts, fields, load, manager, summary, tree, tree_view, Cli};
@@ -183,15 +186,26 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
         .iter()
         .map(|m| ObjectRef::from_manifest(&m.value, &m.source, catalog, &scope))
         .collect::<Result<Vec<_>>>()?;
-    let mut schemas = Schemas::connected(conn);
+    // A view of `owners plan` without force: the same prediction, the same dry run with --verify.
+    let planner = Planner {
+        conn,
+        catalog,
+        scope,
+        schemas: tokio::sync::Mutex::new(Schemas::connected(conn)),
+        field_manager: cli.field_manager.clone(),
+        force: false,
+        dry_runs: if cli.verify { DryRuns::Unforced } else { DryRuns::None },
+        namespaces_created: BTreeSet::new(),
+        namespaces_absent: tokio::sync::Mutex::new(BTreeMap::new()),
+    };
     let mut reports = Vec::new();
     for (m, target) in configs.iter().zip(&targets) {
-        let options = conflicts::CheckOptions { field_manager: &cli.field_manager, verify: cli.verify };
-        let report = conflicts::check(conn, &mut schemas, target, &m.value, &options).await?;
+        let planned = planner.plan_resolved(target, m.value.clone()).await?;
+        let report = conflicts::ConflictReport::of(target.display(), &cli.field_manager, planned, cli.verify)?;
         reports.push((m, target, report));
     }
-    let any_conflict = reports.iter().any(|(_, _, r)| !r.prediction.conflicts.is_empty());
-    let mismatch = reports.iter().any(|(_, _, r)| r.verification.as_ref().is_some_and(|v| !v.matches));
+    let any_conflict = reports.iter().any(|(_, _, r)| !r.planned.conflicts.is_empty());
+    let mismatch = reports.iter().any(|(_, _, r)| r.verified && !r.matches());
     match cli.output {
         None => {
             for (_, _, r) in &reports {

@@ -14,7 +14,7 @@ pub fn field_count(entry: &ManagedFieldsEntry) -> usize {
 
 /// The managers of an object as an aligned table headed by `name`.
 pub fn render(name: &str, entries: &[ManagedFieldsEntry], style: TimeStyle, now: Timestamp) -> String {
-    let header = ["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "TIME", "FIELDS", "KIND"].map(String::from);
+    let header = ["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "TIME", "FIELDS", "CLASS"].map(String::from);
     let rows: Vec<[String; 7]> = entries
         .iter()
         .map(|e| {

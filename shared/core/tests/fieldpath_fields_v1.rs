@@ -65,7 +65,7 @@ fn ownership_queries_on_a_real_deployment() {
     assert_eq!(entries.len(), 2);
     let csa = entries.iter().find(|e| e.manager == "kubectl-client-side-apply").unwrap();
     let status = entries.iter().find(|e| e.subresource == "status").unwrap();
-    assert_eq!(csa.kind(), ManagerKind::Kubectl);
+    assert_eq!(csa.kind(), ManagerKind::Applier);
     assert_eq!(csa.operation, Operation::Update);
 
     let replicas = Path::fields(["spec", "replicas"]);
@@ -105,5 +105,5 @@ fn ssa_deployment_owners() {
         hpa.identity().to_string(),
         "\"horizontal-pod-autoscaler\" with subresource \"scale\" using autoscaling/v1"
     );
-    assert_eq!(hpa.kind(), ManagerKind::Tool);
+    assert_eq!(hpa.kind(), ManagerKind::Controller);
 }

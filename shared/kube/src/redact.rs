@@ -99,10 +99,17 @@ fn decoded(base64_text: &str) -> Option<Vec<u8>> {
 }
 
 /// Whether the field at `path` (field names from the object's root) of a Secret holds its
-/// values: `data`, `stringData`, anything below them, and the last-applied annotation (the
-/// copy of them `kubectl apply` keeps). What [`redact`] hides, path by path.
+/// values: `data`, `stringData`, anything below them, the last-applied annotation (the
+/// copy of them `kubectl apply` keeps), and `metadata` or `metadata.annotations` taken
+/// whole (they hold that annotation). What [`redact`] hides, path by path.
 pub fn holds_secret_values(path: &[&str]) -> bool {
-    matches!(path, ["data" | "stringData", ..] | ["metadata", "annotations", LAST_APPLIED_ANNOTATION, ..])
+    matches!(
+        path,
+        ["data" | "stringData", ..]
+            | ["metadata", "annotations", LAST_APPLIED_ANNOTATION, ..]
+            | ["metadata"]
+            | ["metadata", "annotations"]
+    )
 }
 
 /// [`field_value`] of the field at `path` (its leading field names; list entries and what
@@ -449,6 +456,9 @@ mod tests {
         assert_eq!(field_value(true, &["metadata", "labels", "tier"], &json!("db")), "db");
         assert_eq!(field_value(true, &["metadata", "annotations", "note"], &json!("v-frag0123456789abcdef")), "v-***");
         assert_eq!(field_value(false, &["data", "pw"], &json!("shown")), "shown");
+        // A map holding the last-applied annotation, taken whole, is hidden whole.
+        let annotations = json!({LAST_APPLIED_ANNOTATION: "{}", "note": "x"});
+        assert_eq!(field_value(true, &["metadata", "annotations"], &annotations), json!("*** (68 bytes)"));
         set_show_secrets(true);
         assert!(scrub(clear).contains("canary"));
         set_show_secrets(false);

@@ -127,8 +127,11 @@ fn attributes_every_field_to_the_manager_that_wrote_it() {
         .iter()
         .map(|m| (m["manager"].as_str().unwrap().to_string(), m["kind"].as_str().unwrap().to_string()))
         .collect();
-    assert!(kinds.contains(&("team-b".into(), "tool".into())), "{kinds:?}");
-    assert!(kinds.contains(&("kubectl-patch".into(), "kubectl".into())), "{kinds:?}");
+    // One classification: kubectl scale by hand is human, as in `owners plan`; client-side apply an applier.
+    assert!(kinds.contains(&("team-b".into(), "applier".into())), "{kinds:?}");
+    assert!(kinds.contains(&("kubectl-patch".into(), "human".into())), "{kinds:?}");
+    assert!(kinds.contains(&("kubectl".into(), "human".into())), "{kinds:?}");
+    assert!(kinds.contains(&("kubectl-client-side-apply".into(), "applier".into())), "{kinds:?}");
 
     // --field, in every spelling, agrees.
     for spelling in ["spec.template.spec.containers[name=busybox].image", "{.spec.template.spec.containers[0].image}"] {

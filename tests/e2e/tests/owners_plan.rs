@@ -144,7 +144,7 @@ fn an_object_without_managed_fields_conflicts_with_before_first_apply() {
     let conflict = &cfg["conflicts"][0];
     assert_eq!(
         (&conflict["manager"], &conflict["operation"], &conflict["class"], &conflict["fix"]),
-        (&"before-first-apply".into(), &"Update".into(), &"edit".into(), &"force".into())
+        (&"before-first-apply".into(), &"Update".into(), &"human".into(), &"force".into())
     );
     assert_eq!((&conflict["live"], &conflict["yours"]), (&"1".into(), &"9".into()));
     assert_eq!(cfg["beforeFirstApply"], true);
@@ -338,7 +338,9 @@ fn outputs_exit_codes_fail_on_and_force_conflicts_for_ci() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("conflict   .spec.replicas"), "{stdout}");
-    assert!(stdout.contains("[controller]") && stdout.contains("fix: drop .spec.replicas from the file"), "{stdout}");
+    // kubectl scale by hand is a person's one-off write, as in `owners --summary`: take it back with force.
+    assert!(stdout.contains("kubectl (Update, scale) [human]"), "{stdout}");
+    assert!(stdout.contains("fix: apply with --force-conflicts to take .spec.replicas"), "{stdout}");
     assert!(stdout.contains("lint:") && stdout.contains("scale subresource"), "{stdout}");
     assert!(stdout.ends_with("Plan: 2 objects, 1 conflicting, 0 refused, 1 new.\n"), "{stdout}");
     // -o name: only the objects with findings.
@@ -357,6 +359,7 @@ fn outputs_exit_codes_fail_on_and_force_conflicts_for_ci() {
         assert!(c.get(key).is_some(), "{key} missing: {c:#}");
     }
     assert_eq!((&c["subresource"], &c["live"], &c["yours"]), (&"scale".into(), &3.into(), &4.into()));
+    assert_eq!((&c["class"], &c["fix"]), (&"human".into(), &"force".into()));
     assert_eq!(doc["summary"]["objects"], 2);
     assert_eq!(doc["summary"]["conflicting"], 1);
     assert_eq!(doc["summary"]["new"], 1);
@@ -555,7 +558,8 @@ fn a_conflict_on_a_long_image_shows_where_the_values_differ_and_a_client_side_de
     assert_eq!(
         fixes,
         [
-            (".spec.template.spec.containers[name=\"metrics\"].image".to_string(), "force".to_string()),
+            // Client-side apply's file set the image: an applier's field, handed over.
+            (".spec.template.spec.containers[name=\"metrics\"].image".to_string(), "transfer".to_string()),
             (".spec.template.spec.containers[name=\"metrics\"].imagePullPolicy".to_string(), "migrate".to_string()),
         ],
         "{metrics:#}"

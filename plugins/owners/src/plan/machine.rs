@@ -1,7 +1,6 @@
 //! The plan for machines: one `OwnersPlan` document (`-o json|yaml`, its shape in
 //! docs/owners-output.md) or a JUnit report (`-o junit`, one test case per object).
 
-use fieldwise_kube::redact;
 use serde_json::{json, Map, Value};
 
 use super::report::{ConflictRow, FailOn, ObjectReport, Owner, ReleasedRow, Shown, Summary};
@@ -140,8 +139,6 @@ fn released(r: &ReleasedRow) -> Value {
 fn put_value(out: &mut Value, key: &str, shown: &Shown) {
     let value = match shown {
         Shown::Unset => return,
-        Shown::Hidden(Some(len)) => redact::redacted(*len).into(),
-        Shown::Hidden(None) => redact::REDACTED.into(),
         Shown::Value(v) => v.clone(),
     };
     out[key] = value;

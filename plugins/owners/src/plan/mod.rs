@@ -5,8 +5,8 @@
 //! progress bar are the glue's; this module parses, calls and prints.
 
 mod machine;
-mod object;
-mod report;
+pub mod object;
+pub mod report;
 mod text;
 
 use std::cell::RefCell;
@@ -23,6 +23,7 @@ use fieldwise_kube::exit_code;
 use fieldwise_kube::output::progress::Progress;
 use fieldwise_kube::output::{color, printer};
 use fieldwise_kube::write::bulk::{self, BulkOptions};
+use fieldwise_kube::write::DryRuns;
 use fieldwise_kube::{Error, Result};
 
 use self::machine::RunInfo;
@@ -142,7 +143,7 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         schemas: tokio::sync::Mutex::new(Schemas::connected(&conn)),
         field_manager: args.field_manager.clone(),
         force: args.force_conflicts,
-        show_secrets: args.show_secrets,
+        dry_runs: DryRuns::UnforcedThenForced,
         namespaces_created,
         namespaces_absent: tokio::sync::Mutex::new(BTreeMap::new()),
     };

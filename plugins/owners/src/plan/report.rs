@@ -2,7 +2,7 @@
 //! values hidden unless `--show-secrets`), and the run's summary and exit status.
 
 use fieldwise_core::lint::Finding;
-use fieldwise_core::ownership::{ConflictClass, Fix, Manager};
+use fieldwise_core::ownership::{Fix, Manager, ManagerKind};
 use serde_json::Value;
 
 /// One manager, as reports name it.
@@ -44,9 +44,8 @@ impl Owner {
 pub enum Shown {
     /// The field is not set.
     Unset,
-    /// A Secret value, hidden (`--show-secrets` shows it): its size in bytes when a string.
-    Hidden(Option<usize>),
-    /// The value.
+    /// The value, through the redaction boundary's path-level policy
+    /// ([`fieldwise_kube::redact::value_at_path`]: a Secret's data as `*** (N bytes)`).
     Value(Value),
 }
 
@@ -57,8 +56,12 @@ pub struct ConflictRow {
     pub field: String,
     /// Its owner.
     pub owner: Owner,
+    /// Its owner's identity, as the apiserver words it (`"kubectl" with subresource "scale" using apps/v1`).
+    pub manager: Manager,
+    /// The apiserver's 409 cause message for it (`conflict with "kubectl" ...`).
+    pub message: String,
     /// What kind of owner it is.
-    pub class: ConflictClass,
+    pub class: ManagerKind,
     /// The way out.
     pub fix: Fix,
     /// The fix, as a sentence.
@@ -100,6 +103,18 @@ pub struct Refusal {
     pub message: String,
 }
 
+impl Refusal {
+    /// The refusal as kubectl prints the server's error.
+    pub fn error(&self) -> fieldwise_kube::Error {
+        fieldwise_kube::Error::Api {
+            code: self.code,
+            reason: self.reason.clone(),
+            message: self.message.clone(),
+            causes: Vec::new(),
+        }
+    }
+}
+
 /// How the prediction compares with the server's dry run.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Check {
@@ -139,9 +154,10 @@ pub struct Planned {
     pub lints: Vec<Finding>,
     /// The server's refusal, if it refused.
     pub refused: Option<Refusal>,
-    /// How many conflicts the server's dry run without force answered 409 with (the
-    /// truth when it disagrees with [`Planned::conflicts`]); 0 when it did not.
-    pub server_conflicts: usize,
+    /// The conflicts the server's dry run without force answered 409 with, as sorted
+    /// `(field, message)` (the truth when it disagrees with [`Planned::conflicts`]); empty
+    /// when it did not, or was not asked.
+    pub server_causes: Vec<(String, String)>,
     /// The namespace the object goes in when it does not exist yet and the input creates it
     /// (a Namespace in the same input): the object is planned as new there, unchecked.
     pub namespace_created: Option<String>,
@@ -155,7 +171,7 @@ impl Planned {
     /// Whether the apply (without `--force-conflicts`) is refused with 409: as predicted,
     /// or as the server answered when it disagrees.
     pub fn is_conflicting(&self) -> bool {
-        !self.forced && (!self.conflicts.is_empty() || self.server_conflicts > 0)
+        !self.forced && (!self.conflicts.is_empty() || !self.server_causes.is_empty())
     }
 }
 
@@ -218,7 +234,7 @@ impl ObjectReport {
         for rule in fail_on {
             match rule {
                 FailOn::Conflicts if p.is_conflicting() => {
-                    out.push(count(p.conflicts.len().max(p.server_conflicts), "conflict"))
+                    out.push(count(p.conflicts.len().max(p.server_causes.len()), "conflict"))
                 }
                 FailOn::Takeovers if !p.takeovers.is_empty() => out.push(count(p.takeovers.len(), "takeover")),
                 FailOn::Removals if !p.removed.is_empty() || !p.survives.is_empty() => {

@@ -4,7 +4,6 @@
 use colored::Colorize;
 use fieldwise_core::ownership::Fix;
 use fieldwise_kube::output::values;
-use fieldwise_kube::redact;
 
 use super::report::{ConflictRow, ObjectReport, Planned, ReleasedRow, Shown};
 use crate::summary::table;
@@ -90,7 +89,7 @@ fn status(planned: &Planned, force: bool) -> String {
         return if refusal.message.is_empty() { status } else { format!("{status}: {}", refusal.message) };
     }
     if planned.is_conflicting() {
-        let n = planned.conflicts.len().max(planned.server_conflicts);
+        let n = planned.conflicts.len().max(planned.server_causes.len());
         return format!(
             "{} on {n} field{}: the apply is refused (409) unless --force-conflicts",
             "conflicts".red().bold(),
@@ -185,8 +184,6 @@ fn check_line(planned: &Planned) -> String {
 pub fn value(shown: &Shown) -> String {
     match shown {
         Shown::Unset => "unset".to_string(),
-        Shown::Hidden(Some(len)) => redact::redacted(*len),
-        Shown::Hidden(None) => redact::REDACTED.to_string(),
         Shown::Value(v) => values::cut(&values::one_line(v)),
     }
 }

@@ -6,11 +6,11 @@
 
 use fieldwise_core::fieldpath::Set;
 use fieldwise_core::merge_patch;
-use fieldwise_core::ownership::{managed_fields_of, predict_next_apply, without_write_noise, NextApply};
+use fieldwise_core::ownership::{managed_fields_of, predict_next_apply, without_write_noise, NextApply, ServerAnswer};
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
-use fieldwise_kube::write::{self, FieldValidation, PatchRequest, PatchType};
+use fieldwise_kube::write::{self, ApplyDryRun};
 use fieldwise_kube::{Error, Result};
 use serde_json::{json, Value};
 
@@ -66,16 +66,9 @@ pub async fn predict(
 async fn server_defaults(conn: &Connection, target: &ObjectRef, live: &Value, left: &Value) -> Result<Value, String> {
     let patch = merge_patch::create_two_way(&without_write_noise(live), &without_write_noise(left))
         .map_err(|e| e.to_string())?;
-    let request = PatchRequest {
-        patch_type: PatchType::Merge,
-        body: &patch,
-        field_manager: super::WRITER,
-        dry_run: true,
-        force: false,
-        subresource: None,
-        validation: FieldValidation::Strict,
-    };
-    write::patch(conn, target, &request).await.map_err(|e| e.to_string().trim_start_matches("error: ").to_string())
+    write::dry_run_merge_patch(conn, target, &patch, super::WRITER)
+        .await
+        .map_err(|e| e.to_string().trim_start_matches("error: ").to_string())
 }
 
 /// What the server's dry run of the next apply answered.
@@ -112,32 +105,28 @@ pub async fn verify(
     predicted: &Predicted,
 ) -> Checked {
     let (prediction, typed) = (&predicted.next, &predicted.typed);
-    let request = PatchRequest {
-        patch_type: PatchType::Apply,
-        body: config,
-        field_manager: manager,
-        dry_run: true,
-        force: false,
-        subresource: None,
-        validation: FieldValidation::Strict,
+    let request = ApplyDryRun { config, field_manager: manager };
+    let answer = match request.send(conn, target, false, None).await {
+        Ok(Some(answer)) => answer,
+        // Unguarded: never "moved".
+        Ok(None) => return Checked::Skipped(format!("{} changed while it was checked", target.display())),
+        Err(e) => return Checked::Skipped(e.to_string().trim_start_matches("error: ").to_string()),
     };
-    match write::patch(conn, target, &request).await {
-        Ok(result) => {
-            let removed = NextApply::removed_by(written, &result, &typed.schema, typed.root);
+    match &answer.answer {
+        ServerAnswer::Accepted(result) => {
+            let removed = NextApply::removed_by(written, result, &typed.schema, typed.root);
             let kept_back = prediction.removes.difference(&removed);
             let unpredicted = removed.difference(&prediction.removes);
             Checked::Applied { removed, kept_back, unpredicted }
         }
-        Err(e) if e.is_conflict() => {
-            let mut causes: Vec<(String, String)> =
-                e.causes().iter().map(|c| (c.field.clone(), c.message.clone())).collect();
-            causes.sort();
+        ServerAnswer::Conflict(_) => {
+            let causes = answer.sorted_causes();
             let mut predicted: Vec<(String, String)> =
                 prediction.conflicts.iter().map(|c| (c.field(), c.message())).collect();
             predicted.sort();
             Checked::Conflicts { as_predicted: causes == predicted, causes }
         }
-        Err(e) => Checked::Skipped(e.to_string().trim_start_matches("error: ").to_string()),
+        ServerAnswer::Refused { .. } => Checked::Skipped(answer.refusal().map(|e| e.to_string()).unwrap_or_default()),
     }
 }
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::{annotation_of, annotations_size};
 use super::{NEAR_LIMIT_PERCENT, TOTAL_ANNOTATIONS_LIMIT};
 use crate::fieldpath::{field_set_lossy, Path, PathElement, Set};
-use crate::ownership::{is_client_side_write, managed_fields_of, ManagedFieldsEntry, ManagerKind, Operation};
+use crate::ownership::{is_client_side_write, managed_fields_of, ManagedFieldsEntry, Operation};
 use crate::schema::{Gvk, Schema, TypeId};
 use crate::well_known::REPLACE_MANAGER;
 
@@ -227,7 +227,7 @@ pub fn stale(live: &Value, schema: &Schema) -> Option<Finding> {
         let foreign: Vec<&str> = entries
             .iter()
             .filter(|e| e.fields.has(path.elements()))
-            .filter(|e| matches!(e.kind(), ManagerKind::Controller | ManagerKind::Tool))
+            .filter(|e| super::rebuild::is_foreign_manager(&e.manager))
             .map(|e| e.manager.as_str())
             .collect();
         match foreign.first() {

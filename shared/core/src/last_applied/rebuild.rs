@@ -2,7 +2,7 @@
 //! missing or wrong and whose configuration file is not at hand.
 //!
 //! The intent is read from `metadata.managedFields`: the fields owned by kubectl's
-//! own managers writing through the main resource ([`ManagerKind::Kubectl`] with
+//! own managers writing through the main resource ([`is_kubectl_manager`] with
 //! `Update` operations: `kubectl-client-side-apply`, `kubectl-create`,
 //! `kubectl-replace`, `kubectl-edit`, `kubectl-patch`, `kubectl-label`, ...), minus:
 //! - fields any other manager also owns (controllers, server-side appliers such as
@@ -21,7 +21,9 @@ use serde_json::{Map, Value};
 
 use super::LAST_APPLIED_ANNOTATION;
 use crate::fieldpath::{extract, Path, PathElement, Set};
-use crate::ownership::{managed_fields_of, ManagedFieldsEntry, ManagedFieldsError, ManagerKind, Operation};
+use crate::ownership::{
+    is_kubectl_manager, is_placeholder_manager, managed_fields_of, ManagedFieldsEntry, ManagedFieldsError, Operation,
+};
 
 /// Why an intent cannot be rebuilt.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,7 +40,13 @@ pub enum IntentError {
 
 /// Whether an entry records kubectl writing the object itself (not a subresource, not server-side apply).
 pub fn is_kubectl_update(entry: &ManagedFieldsEntry) -> bool {
-    entry.kind() == ManagerKind::Kubectl && entry.operation == Operation::Update && entry.subresource.is_empty()
+    is_kubectl_manager(&entry.manager) && entry.operation == Operation::Update && entry.subresource.is_empty()
+}
+
+/// Whether `name` is neither kubectl nor an apiserver placeholder: a controller or another tool,
+/// whose fields are theirs, not the intent's.
+pub fn is_foreign_manager(name: &str) -> bool {
+    !is_kubectl_manager(name) && !is_placeholder_manager(name)
 }
 
 /// The fields of the intent: owned by kubectl's managers, owned by nobody else, no server-set fields.
@@ -48,8 +56,8 @@ pub fn intent_fields(entries: &[ManagedFieldsEntry]) -> Set {
     for entry in entries {
         if is_kubectl_update(entry) {
             ours = ours.union(&entry.fields);
-        } else if matches!(entry.kind(), ManagerKind::Controller | ManagerKind::Tool)
-            || (entry.kind() == ManagerKind::Kubectl && entry.operation == Operation::Apply)
+        } else if is_foreign_manager(&entry.manager)
+            || (is_kubectl_manager(&entry.manager) && entry.operation == Operation::Apply)
         {
             theirs = theirs.union(&entry.fields);
         }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{summarize, Finding, Severity};
 use crate::fieldpath::{compare, Set};
+use crate::last_applied::rebuild::is_foreign_manager;
 use crate::last_applied::{annotation_of, CLIENT_SIDE_APPLY_MANAGER};
 use crate::ownership::{ManagedFieldsEntry, ManagerKind, Operation};
 use crate::schema::{Schema, TypeId};
@@ -35,18 +36,20 @@ pub fn foreign_owners(
             continue;
         }
         let fields = summarize(&taken.leaves().iter().map(|p| p.to_string()).collect::<Vec<_>>());
-        let kind = entry.kind();
-        let (severity, consequence) = match (kind, entry.operation) {
+        let (severity, consequence) = match (entry.kind(), entry.operation) {
             (ManagerKind::Controller, _) => (Severity::NeedsForce, "a controller: it will likely change it back"),
             (_, Operation::Apply) => (Severity::NeedsForce, "a server-side applier: its next apply will take it back"),
-            (ManagerKind::Tool, _) => (Severity::Warning, "the next write by that manager may revert it"),
             // Without the annotation nothing says which fields the file sets: any of them may come back.
-            (ManagerKind::Kubectl, _) if entry.manager == CLIENT_SIDE_APPLY_MANAGER && !annotated => (
+            (ManagerKind::Applier, _) if entry.manager == CLIENT_SIDE_APPLY_MANAGER && !annotated => (
                 Severity::Warning,
                 "the next `kubectl apply` of its file may set it back (the object has no last-applied annotation to tell which fields the file sets)",
             ),
-            // One-shot kubectl commands and the apiserver's placeholders never write again; with the
-            // annotation, what client-side apply sets back is next_apply's finding.
+            // Another tool's update (Helm 3, a script) may run again; kubectl's one-shot commands
+            // and the apiserver's placeholders never do.
+            (ManagerKind::Human, _) if is_foreign_manager(&entry.manager) => {
+                (Severity::Warning, "the next write by that manager may revert it")
+            }
+            // With the annotation, what client-side apply sets back is next_apply's finding.
             _ => continue,
         };
         out.push(Finding::new(
@@ -115,6 +118,30 @@ mod tests {
             let findings = foreign_owners(&live, &result, &managed, schema, ty, "kubectl-safe-patch");
             assert_eq!(!findings.is_empty(), blamed, "{manager} {annotation:?}: {findings:?}");
             assert!(findings.iter().all(|f| f.message.contains(manager)), "{findings:?}");
+        }
+    }
+
+    #[test]
+    fn the_owners_class_decides_kubectl_scale_by_hand_is_not_blamed_an_autoscaler_is() {
+        let schema = builtin();
+        let ty = schema.root(&Gvk::new("apps", "v1", "Deployment"));
+        for (manager, subresource, severity) in [
+            // A person's `kubectl scale`: a one-off write, never written again.
+            ("kubectl", "scale", None),
+            ("kubectl-scale", "scale", None),
+            // Autoscalers and any other writer through /scale: controllers.
+            ("horizontal-pod-autoscaler", "scale", Some(Severity::NeedsForce)),
+            ("my-scaler", "scale", Some(Severity::NeedsForce)),
+        ] {
+            let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d",
+                "managedFields": [{"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+                    "subresource": subresource, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}]},
+                "spec": {"replicas": 3}});
+            let mut result = live.clone();
+            result["spec"]["replicas"] = json!(5);
+            let managed = managed_fields_of(&live).unwrap();
+            let findings = foreign_owners(&live, &result, &managed, schema, ty, "kubectl-safe-patch");
+            assert_eq!(findings.first().map(|f| f.severity), severity, "{manager}/{subresource}: {findings:?}");
         }
     }
 }

@@ -13,7 +13,7 @@
 
 use super::apply_conflict::Conflict;
 use super::apply_lints::{duplicate_keys, scaled_fields};
-use super::classify::{ConflictClass, Fix};
+use super::classify::{Fix, ManagerKind};
 use super::client_side::defaulted_under_client_side_apply;
 use super::manager_fields::live_managers;
 use super::managers::Operation;
@@ -30,7 +30,7 @@ pub struct ClassifiedConflict {
     /// The field, its owner and both values.
     pub conflict: Conflict,
     /// What kind of owner it is.
-    pub class: ConflictClass,
+    pub class: ManagerKind,
     /// What to do.
     pub fix: Fix,
 }
@@ -39,7 +39,7 @@ impl ClassifiedConflict {
     /// Classifies `conflict`; `defaulted` holds the fields client-side apply owns only
     /// because the server defaulted them ([`defaulted_under_client_side_apply`]).
     fn of(conflict: Conflict, defaulted: Option<&Set>) -> Self {
-        let class = ConflictClass::of(&conflict.manager);
+        let class = ManagerKind::of(&conflict.manager);
         let own_default = conflict.manager.name == CLIENT_SIDE_APPLY_MANAGER
             && conflict.manager.operation == Operation::Update
             && conflict.manager.subresource.is_empty()
@@ -167,7 +167,7 @@ mod tests {
     }
 
     #[test]
-    fn a_server_default_client_side_apply_owns_is_migrated_what_it_applied_is_forced() {
+    fn a_server_default_client_side_apply_owns_is_migrated_what_it_applied_is_transferred() {
         let (schema, root) = pod_schema();
         // Client-side apply sent labels.a; the server defaulted spec.replicas, which the
         // create recorded as client-side apply's too.
@@ -187,9 +187,12 @@ mod tests {
         let fixes: Vec<(String, Fix)> = plan.conflicts.iter().map(|c| (c.conflict.field(), c.fix)).collect();
         assert_eq!(
             fixes,
-            [(".metadata.labels.a".to_string(), Fix::Force), (".spec.replicas".to_string(), Fix::Migrate)]
+            [(".metadata.labels.a".to_string(), Fix::Transfer), (".spec.replicas".to_string(), Fix::Migrate)]
         );
         assert!(plan.conflicts[1].advice().contains("kubectl last-applied migrate"), "{}", plan.conflicts[1].advice());
+        // Client-side apply is an applier: what its file set is handed over, never forced.
+        assert_eq!(plan.conflicts[0].class, ManagerKind::Applier);
+        assert!(plan.conflicts[0].advice().contains("kubectl last-applied migrate"), "{}", plan.conflicts[0].advice());
     }
 
     #[test]

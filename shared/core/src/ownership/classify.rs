@@ -1,32 +1,60 @@
-//! Who a conflicting manager is, and what to do about the conflict.
+//! Who a manager is, in one of three classes, and what to do when an apply conflicts
+//! with it. Every command says the same word for the same manager: `owners --summary`
+//! and the field view (`kind` in JSON), `owners plan` and `--conflicts` (`class`),
+//! safe-patch's lint of foreign owners, and `last-applied`.
 //!
-//! An apply that conflicts is refused until someone decides. The decision depends
-//! on who owns the field:
-//! - a **controller** (the HPA or `kubectl scale` through the `scale` subresource,
-//!   `kube-controller-manager`, a status writer, a CA-bundle injector) changes the
-//!   field again after any apply: the file should not set it ([`Fix::DropField`]);
-//! - a **human edit** (`kubectl edit`, `patch`, `create`, client-side `apply`, the
-//!   apiserver's `before-first-apply`, Helm's updates) was a one-off: taking the field
-//!   back with `--force-conflicts` overwrites it, as intended ([`Fix::Force`]);
-//! - **another applier** (a second file, a GitOps tool, a team) means two sources of
-//!   truth: hand the field over explicitly with `kubectl owners transfer`
-//!   ([`Fix::Transfer`]), or drop it from one file;
-//! - **client-side apply owning a server default** (a field its last-applied annotation
-//!   never set, recorded as its own when it created the object): nobody chose that value;
-//!   move client-side apply's fields to the applier ([`Fix::Migrate`]) and the conflict
-//!   does not come back.
+//! - **human**: a one-off write by a person or a tool run by hand, which nothing repeats:
+//!   `kubectl edit`, `patch`, `label`, `annotate`, `set`, `create`, `replace`, `kubectl
+//!   scale` (manager `kubectl` or `kubectl-scale` through the `scale` subresource), the
+//!   apiserver's `before-first-apply` and `ancient-changes` placeholders, and any other
+//!   `Update` of the main resource (Helm 3's upgrades, scripts). Taking the field back with
+//!   `--force-conflicts` overwrites it, as intended ([`Fix::Force`]).
+//! - **controller**: a control loop that changes the field again after any apply:
+//!   `kube-controller-manager`, `kube-scheduler`, `kubelet`, `*-controller`, `*-operator`,
+//!   autoscalers, CA-bundle injectors, and any other writer through the `status` or
+//!   `scale` subresource. The file should not set the field ([`Fix::DropField`]).
+//! - **applier**: a manager that records intent: another server-side applier (a second
+//!   file, a GitOps tool, a team), and client-side apply (`kubectl-client-side-apply`,
+//!   whose last-applied annotation is a file's intent too). Two sources of truth: hand
+//!   the field over explicitly with `kubectl owners transfer` ([`Fix::Transfer`]), or drop
+//!   it from one file. Where client-side apply owns only a value the server defaulted (a
+//!   field its annotation never set, recorded as its own when it created the object),
+//!   nobody chose that value: move client-side apply's fields to the applier
+//!   ([`Fix::Migrate`]) and the conflict does not come back.
+//!
+//! A manager is classified by its name first, then by where and how it writes: kubectl's
+//! names are people (a `kubectl scale` through `/scale` is human) unless kubectl applies
+//! server-side; a control loop's name is a controller whatever it writes through; an
+//! unknown name is a controller through `/status` or `/scale`, an applier when it applies,
+//! human otherwise.
+//!
+//! ```
+//! use fieldwise_core::ownership::{Manager, ManagerKind, Operation};
+//!
+//! let scale_by_hand = Manager {
+//!     name: "kubectl".into(),
+//!     operation: Operation::Update,
+//!     api_version: Some("apps/v1".into()),
+//!     subresource: "scale".into(),
+//! };
+//! assert_eq!(ManagerKind::of(&scale_by_hand).name(), "human");
+//! let autoscaler = Manager { name: "horizontal-pod-autoscaler".into(), ..scale_by_hand };
+//! assert_eq!(ManagerKind::of(&autoscaler).name(), "controller");
+//! assert_eq!(ManagerKind::of(&Manager::applier("argocd")).name(), "applier");
+//! ```
 
-use super::managers::{Manager, ManagerKind, Operation};
+use super::managers::{ManagedFieldsEntry, Manager, Operation};
+use crate::well_known::{ANCIENT_CHANGES_MANAGER, BEFORE_FIRST_APPLY_MANAGER, CLIENT_SIDE_APPLY_MANAGER};
 
-/// What kind of owner a conflicting manager is.
+/// What kind of actor a manager is: the one classification every command prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ConflictClass {
-    /// A control loop, or a write through the `scale` or `status` subresource.
+pub enum ManagerKind {
+    /// A one-off write: kubectl's imperative commands, `before-first-apply`, other updates
+    /// of the main resource (Helm 3, scripts).
+    Human,
+    /// A control loop: it writes the field again after any apply.
     Controller,
-    /// A one-off write outside server-side apply: kubectl edit/patch/create/client-side
-    /// apply, `before-first-apply`, Helm and other tools' updates.
-    HumanEdit,
-    /// Another server-side applier.
+    /// A manager that records intent: a server-side applier, or client-side apply.
     Applier,
 }
 
@@ -45,44 +73,105 @@ pub enum Fix {
     Migrate,
 }
 
+/// Control loops that ship with Kubernetes (and kubebuilder's default name, `manager`).
+const CONTROLLERS: &[&str] = &[
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubelet",
+    "kube-apiserver",
+    "kube-proxy",
+    "cloud-controller-manager",
+    "manager",
+];
+
 /// Names of CA-bundle injectors, which write `caBundle` fields of webhooks, CRDs and API services.
 const CA_INJECTOR_MARKERS: &[&str] = &["cainjector", "ca-injector", "ca-bundle", "cabundle"];
 
-impl ConflictClass {
-    /// Classifies the manager of a conflicting field.
+/// Whether `name` is one of kubectl's field managers (`kubectl`, `kubectl-edit`,
+/// `kubectl-client-side-apply`, `kubectl.exe`, ...).
+pub fn is_kubectl_manager(name: &str) -> bool {
+    name == "kubectl" || name.starts_with("kubectl-") || name.starts_with("kubectl.")
+}
+
+/// Whether `name` is a manager the apiserver makes up: `before-first-apply` (fields set
+/// before the first server-side apply) and `ancient-changes` (the oldest update managers, merged).
+pub fn is_placeholder_manager(name: &str) -> bool {
+    name == BEFORE_FIRST_APPLY_MANAGER || name == ANCIENT_CHANGES_MANAGER
+}
+
+/// Whether `name` is a control loop's name.
+fn is_controller_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    CONTROLLERS.contains(&name)
+        || name.ends_with("-controller")
+        || name.ends_with("-controller-manager")
+        || name.ends_with("-operator")
+        || name.starts_with("system:")
+        || lower.contains("autoscaler")
+        || CA_INJECTOR_MARKERS.iter().any(|m| lower.contains(m))
+}
+
+impl ManagerKind {
+    /// Every class, in the order documentation lists them.
+    pub const ALL: [ManagerKind; 3] = [ManagerKind::Human, ManagerKind::Controller, ManagerKind::Applier];
+
+    /// Classifies a manager: by its name first, then by its operation and subresource.
     pub fn of(manager: &Manager) -> Self {
-        if manager.subresource == "scale" || manager.subresource == "status" {
-            return ConflictClass::Controller;
+        let name = manager.name.as_str();
+        if name == CLIENT_SIDE_APPLY_MANAGER {
+            return ManagerKind::Applier;
         }
-        let name = manager.name.to_ascii_lowercase();
-        if ManagerKind::of(&manager.name) == ManagerKind::Controller
-            || CA_INJECTOR_MARKERS.iter().any(|m| name.contains(m))
-            || name.contains("autoscaler")
-        {
-            return ConflictClass::Controller;
+        if is_kubectl_manager(name) || is_placeholder_manager(name) {
+            return match manager.operation {
+                Operation::Apply => ManagerKind::Applier,
+                Operation::Update => ManagerKind::Human,
+            };
+        }
+        if is_controller_name(name) || manager.subresource == "scale" || manager.subresource == "status" {
+            return ManagerKind::Controller;
         }
         match manager.operation {
-            Operation::Apply => ConflictClass::Applier,
-            Operation::Update => ConflictClass::HumanEdit,
+            Operation::Apply => ManagerKind::Applier,
+            Operation::Update => ManagerKind::Human,
         }
     }
 
-    /// The word in tables and JSON: `controller`, `edit`, `applier`.
+    /// The word in tables and JSON: `human`, `controller`, `applier`.
     pub fn name(self) -> &'static str {
         match self {
-            ConflictClass::Controller => "controller",
-            ConflictClass::HumanEdit => "edit",
-            ConflictClass::Applier => "applier",
+            ManagerKind::Human => "human",
+            ManagerKind::Controller => "controller",
+            ManagerKind::Applier => "applier",
         }
     }
 
-    /// The fix for a conflict with this kind of owner.
+    /// The class a word names, if it names one.
+    pub fn from_name(word: &str) -> Option<Self> {
+        ManagerKind::ALL.into_iter().find(|k| k.name() == word)
+    }
+
+    /// The fix for a conflict with this kind of owner (client-side apply owning a server
+    /// default is [`Fix::Migrate`], which only the plan, knowing the annotation, can tell).
     pub fn fix(self) -> Fix {
         match self {
-            ConflictClass::Controller => Fix::DropField,
-            ConflictClass::HumanEdit => Fix::Force,
-            ConflictClass::Applier => Fix::Transfer,
+            ManagerKind::Controller => Fix::DropField,
+            ManagerKind::Human => Fix::Force,
+            ManagerKind::Applier => Fix::Transfer,
         }
+    }
+}
+
+impl Manager {
+    /// What kind of actor the manager is.
+    pub fn kind(&self) -> ManagerKind {
+        ManagerKind::of(self)
+    }
+}
+
+impl ManagedFieldsEntry {
+    /// What kind of actor the entry's manager is.
+    pub fn kind(&self) -> ManagerKind {
+        ManagerKind::of(&self.identity())
     }
 }
 
@@ -104,6 +193,10 @@ impl Fix {
             Fix::DropField => format!("drop {fields} from the file: {owner:?} keeps changing it"),
             Fix::Force => format!(
                 "apply with --force-conflicts to take {fields} from {owner:?} (its values are overwritten), or drop it from the file to keep them"
+            ),
+            // Client-side apply's file is the other source of truth: its fields move all at once.
+            Fix::Transfer if owner == CLIENT_SIDE_APPLY_MANAGER => format!(
+                "hand {fields} over from {owner:?} with `kubectl last-applied migrate TYPE/NAME --field-manager MANAGER` (all its fields) or `kubectl owners transfer`, or drop it from one of the two files"
             ),
             Fix::Transfer => format!(
                 "hand {fields} over from {owner:?} with `kubectl owners transfer`, or drop it from one of the two files"
@@ -130,29 +223,50 @@ mod tests {
 
     #[test]
     fn classifies_the_owners_users_meet() {
-        use ConflictClass::*;
+        use ManagerKind::*;
         use Operation::*;
         for (name, operation, subresource, class) in [
+            // human: one-off writes, kubectl scale by hand included
+            ("kubectl", Update, "scale", Human),
+            ("kubectl-scale", Update, "scale", Human),
+            ("kubectl", Update, "", Human),
+            ("kubectl-edit", Update, "", Human),
+            ("kubectl-patch", Update, "", Human),
+            ("kubectl-label", Update, "", Human),
+            ("kubectl-create", Update, "", Human),
+            ("kubectl-edit", Update, "status", Human),
+            ("before-first-apply", Update, "", Human),
+            ("ancient-changes", Update, "", Human),
+            ("helm", Update, "", Human),
+            ("my-script", Update, "", Human),
+            // controller: by name whatever it writes through, or through /status and /scale
             ("kube-controller-manager", Update, "scale", Controller),
-            ("kubectl", Update, "scale", Controller),
             ("kube-controller-manager", Update, "", Controller),
-            ("widget-controller", Update, "status", Controller),
-            ("cert-manager-cainjector", Update, "", Controller),
+            ("kube-scheduler", Update, "", Controller),
+            ("cert-manager-controller", Update, "", Controller),
+            ("widget-operator", Apply, "", Controller),
+            ("system:serviceaccount:x:y", Update, "", Controller),
+            ("horizontal-pod-autoscaler", Update, "scale", Controller),
             ("cluster-autoscaler", Update, "", Controller),
-            ("kubectl-edit", Update, "", HumanEdit),
-            ("kubectl-patch", Update, "", HumanEdit),
-            ("kubectl-create", Update, "", HumanEdit),
-            ("kubectl-client-side-apply", Update, "", HumanEdit),
-            ("before-first-apply", Update, "", HumanEdit),
-            ("helm", Update, "", HumanEdit),
+            ("cert-manager-cainjector", Update, "", Controller),
+            ("widget-writer", Update, "status", Controller),
+            ("keda", Update, "scale", Controller),
+            // applier: server-side appliers and client-side apply
             ("team-a", Apply, "", Applier),
             ("kubectl", Apply, "", Applier),
+            ("helm", Apply, "", Applier),
+            ("kubectl-client-side-apply", Update, "", Applier),
         ] {
             let m = manager(name, operation, subresource);
-            assert_eq!(ConflictClass::of(&m), class, "{name} {operation:?} {subresource}");
+            assert_eq!(ManagerKind::of(&m), class, "{name} {operation:?} {subresource}");
         }
+        assert_eq!(ManagerKind::ALL.map(ManagerKind::name), ["human", "controller", "applier"]);
+        for kind in ManagerKind::ALL {
+            assert_eq!(ManagerKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(ManagerKind::from_name("edit"), None);
         assert_eq!(Controller.fix(), Fix::DropField);
-        assert_eq!(HumanEdit.fix(), Fix::Force);
+        assert_eq!(Human.fix(), Fix::Force);
         assert_eq!(Applier.fix(), Fix::Transfer);
         let advice = Fix::Transfer.advice(".spec.replicas", "team-a");
         assert!(advice.contains("kubectl owners transfer") && advice.contains("\"team-a\""), "{advice}");
@@ -161,5 +275,16 @@ mod tests {
             advice.contains("kubectl last-applied migrate") && advice.contains("kubectl owners transfer"),
             "{advice}"
         );
+    }
+
+    #[test]
+    fn an_entry_is_classified_by_its_identity() {
+        let entry = ManagedFieldsEntry::from_value(&serde_json::json!({"manager": "kubectl", "operation": "Update",
+            "apiVersion": "apps/v1", "fieldsType": "FieldsV1", "subresource": "scale"}))
+        .unwrap();
+        assert_eq!(entry.kind(), ManagerKind::Human);
+        assert_eq!(entry.identity().kind(), ManagerKind::Human);
+        assert!(is_kubectl_manager("kubectl-client-side-apply") && !is_kubectl_manager("kubectlish"));
+        assert!(is_placeholder_manager("before-first-apply") && !is_placeholder_manager("kubectl"));
     }
 }

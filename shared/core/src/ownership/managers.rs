@@ -3,15 +3,14 @@
 //! The apiserver identifies a manager by name, operation, subresource and,
 //! for `Update` only, the API version: `kubectl` applying and `kubectl`
 //! updating are two managers, and so are one controller's updates through
-//! `apps/v1` and through `/status`. [`Manager`] is that identity;
-//! [`ManagerKind`] says what kind of actor a name belongs to.
+//! `apps/v1` and through `/status`. [`Manager`] is that identity; its class
+//! (human, controller, applier) is [`super::classify`]'s.
 
 use std::fmt;
 
 use serde_json::{Map, Value};
 
 use crate::fieldpath::{go_quote, write_go_string, FieldsV1Error, PathElement, Set};
-use crate::well_known::{ANCIENT_CHANGES_MANAGER, BEFORE_FIRST_APPLY_MANAGER};
 
 /// How a manager last wrote its fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -142,11 +141,6 @@ impl ManagedFieldsEntry {
             subresource: self.subresource.clone(),
         }
     }
-
-    /// What kind of actor the manager is.
-    pub fn kind(&self) -> ManagerKind {
-        ManagerKind::of(&self.manager)
-    }
 }
 
 /// Reads a `metadata.managedFields` list; an absent list (`null`) is empty.
@@ -218,11 +212,6 @@ impl Manager {
         out.push('}');
         out
     }
-
-    /// What kind of actor the manager is.
-    pub fn kind(&self) -> ManagerKind {
-        ManagerKind::of(&self.name)
-    }
 }
 
 impl fmt::Display for Manager {
@@ -236,61 +225,6 @@ impl fmt::Display for Manager {
             write!(f, " using {}", self.api_version.as_deref().unwrap_or(""))?;
         }
         Ok(())
-    }
-}
-
-/// What kind of actor a field manager name belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ManagerKind {
-    /// A control loop: `kube-controller-manager`, `kube-scheduler`, `kubelet`, `*-controller`, `*-operator`.
-    Controller,
-    /// A kubectl command: `kubectl`, `kubectl-client-side-apply`, `kubectl-edit`, `kubectl-scale`, …
-    Kubectl,
-    /// A name the apiserver makes up: `before-first-apply` (fields set before the first
-    /// server-side apply) and `ancient-changes` (the oldest update managers, merged).
-    Placeholder,
-    /// A person or another tool (Helm, Terraform, CI, scripts).
-    Tool,
-}
-
-/// Control loops that ship with Kubernetes.
-const CONTROLLERS: &[&str] = &[
-    "kube-controller-manager",
-    "kube-scheduler",
-    "kubelet",
-    "kube-apiserver",
-    "kube-proxy",
-    "cloud-controller-manager",
-    "manager",
-];
-
-impl ManagerKind {
-    /// Classifies a manager name.
-    pub fn of(name: &str) -> Self {
-        if name == BEFORE_FIRST_APPLY_MANAGER || name == ANCIENT_CHANGES_MANAGER {
-            ManagerKind::Placeholder
-        } else if name == "kubectl" || name.starts_with("kubectl-") || name.starts_with("kubectl.") {
-            ManagerKind::Kubectl
-        } else if CONTROLLERS.contains(&name)
-            || name.ends_with("-controller")
-            || name.ends_with("-controller-manager")
-            || name.ends_with("-operator")
-            || name.starts_with("system:")
-        {
-            ManagerKind::Controller
-        } else {
-            ManagerKind::Tool
-        }
-    }
-
-    /// The word for it in tables and JSON: `controller`, `kubectl`, `placeholder`, `tool`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ManagerKind::Controller => "controller",
-            ManagerKind::Kubectl => "kubectl",
-            ManagerKind::Placeholder => "placeholder",
-            ManagerKind::Tool => "tool",
-        }
     }
 }
 
@@ -313,7 +247,7 @@ mod tests {
         assert_eq!(e.identity().to_string(), r#""kube-controller-manager" with subresource "status" using apps/v1"#);
         assert_eq!(Manager::applier("kubectl").identifier(), r#"{"manager":"kubectl","operation":"Apply"}"#);
         assert_eq!(Manager::applier("kubectl").to_string(), r#""kubectl""#);
-        assert_eq!(e.kind(), ManagerKind::Controller);
+        assert_eq!(e.kind(), crate::ownership::ManagerKind::Controller);
     }
 
     #[test]
@@ -344,27 +278,5 @@ mod tests {
             assert!(ManagedFieldsEntry::from_value(&e).is_err(), "{key}");
         }
         assert!(managed_fields_of(&json!({"metadata": {}})).unwrap().is_empty());
-    }
-
-    #[test]
-    fn classifies_managers() {
-        for (name, kind) in [
-            ("kubectl", ManagerKind::Kubectl),
-            ("kubectl-client-side-apply", ManagerKind::Kubectl),
-            ("kubectl-edit", ManagerKind::Kubectl),
-            ("kubectl-rollout", ManagerKind::Kubectl),
-            ("kube-controller-manager", ManagerKind::Controller),
-            ("kube-scheduler", ManagerKind::Controller),
-            ("cert-manager-controller", ManagerKind::Controller),
-            ("before-first-apply", ManagerKind::Placeholder),
-            ("ancient-changes", ManagerKind::Placeholder),
-            ("helm", ManagerKind::Tool),
-            ("alice", ManagerKind::Tool),
-        ] {
-            assert_eq!(ManagerKind::of(name), kind, "{name}");
-        }
-        let names = [ManagerKind::Controller, ManagerKind::Kubectl, ManagerKind::Placeholder, ManagerKind::Tool]
-            .map(ManagerKind::name);
-        assert_eq!(names, ["controller", "kubectl", "placeholder", "tool"]);
     }
 }

@@ -1,7 +1,7 @@
 //! Managers and what they own: `metadata.managedFields`, read and reasoned about.
 //!
 //! - [`managers`]: entries of `metadata.managedFields`, manager identities as the
-//!   apiserver counts them, and what kind of actor a manager is (and its name);
+//!   apiserver counts them;
 //! - [`path_owners`]: who owns one field: exactly, fields under it, or a field it is part of;
 //! - [`client_side`]: which managers are kubectl's client-side ones, that a move to
 //!   server-side apply hands over;
@@ -16,7 +16,8 @@
 //! - [`prune`](mod@prune): which fields an applier's dropped fields take with them, and which survive;
 //! - [`simulate`]: one server-side apply end to end: conflicts, the stored object and
 //!   every manager's fields afterwards;
-//! - [`classify`]: who a conflicting manager is (controller, human edit, applier) and the fix;
+//! - [`classify`]: the one classification of managers (human, controller, applier), used by
+//!   every command, and the fix for a conflict with each;
 //! - [`apply_lints`]: traps in a configuration (duplicate list-map keys, scaled fields);
 //! - [`apply_plan`]: one object's apply as findings: conflicts or takeovers, shared,
 //!   removed and surviving fields, lints;
@@ -40,7 +41,7 @@
 //! let entries = managed_fields_of(&deployment).unwrap();
 //! let owners = owners_of(&entries, Path::fields(["spec", "replicas"]).elements());
 //! assert_eq!(owners.len(), 1);
-//! assert_eq!(owners[0].kind(), ManagerKind::Kubectl);
+//! assert_eq!(owners[0].kind(), ManagerKind::Applier);
 //! ```
 
 pub mod apply_conflict;
@@ -71,12 +72,11 @@ pub use client_side::{client_side_managers, defaulted_under_client_side_apply, i
 pub use apply_conflict::{Conflict, SharedField};
 pub use apply_options::ApplyOptions;
 pub use apply_plan::{ApplyPlan, ClassifiedConflict};
-pub use classify::{ConflictClass, Fix};
+pub use classify::{is_kubectl_manager, is_placeholder_manager, Fix, ManagerKind};
 pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyPrediction};
 pub use manager_fields::{live_managers, ManagerFields};
 pub use managers::{
-    managed_fields_of, owners_of, parse_managed_fields, ManagedFieldsEntry, ManagedFieldsError, Manager, ManagerKind,
-    Operation,
+    managed_fields_of, owners_of, parse_managed_fields, ManagedFieldsEntry, ManagedFieldsError, Manager, Operation,
 };
 pub use merge::merge;
 pub use path_owners::{owners_at, PathOwners, Relation};

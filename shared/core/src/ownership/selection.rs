@@ -7,6 +7,12 @@
 //! subresource entries (`/status`, `/scale`) are never in a class, so they are left alone
 //! unless named explicitly (`kube-controller-manager`, `kubectl-scale/scale`).
 //!
+//! These are groups to select, not the classification every command prints
+//! ([`super::classify::ManagerKind`]): `human` here is the well-known managers of the
+//! `human` class that a move to server-side apply takes over, plus client-side apply
+//! (an `applier` there, whose fields the move hands over too); Helm 3's updates, `human`
+//! there, are a group of their own so that they are only moved when asked.
+//!
 //! ```
 //! use fieldwise_core::ownership::{parse_managed_fields, ManagerSelection};
 //! use serde_json::json;
@@ -204,6 +210,17 @@ mod tests {
             e["subresource"] = subresource.into();
         }
         parse_managed_fields(&json!([e])).unwrap().remove(0)
+    }
+
+    #[test]
+    fn the_human_group_is_the_human_class_and_client_side_apply() {
+        use crate::ownership::ManagerKind;
+        for name in HUMAN_MANAGERS {
+            let kind = entry(name, "Update", "").kind();
+            let expected = if name == CLIENT_SIDE_APPLY_MANAGER { ManagerKind::Applier } else { ManagerKind::Human };
+            assert_eq!(kind, expected, "{name}");
+        }
+        assert_eq!(entry(HELM_MANAGER, "Update", "").kind(), ManagerKind::Human);
     }
 
     #[test]

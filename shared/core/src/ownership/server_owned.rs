@@ -5,7 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use super::managers::{ManagedFieldsEntry, ManagerKind};
+use super::classify::ManagerKind;
+use super::managers::ManagedFieldsEntry;
 use crate::fieldpath::PathElement;
 
 /// The `metadata` fields only the apiserver sets, in the order views list them.

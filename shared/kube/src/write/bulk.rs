@@ -23,6 +23,7 @@ use crate::api::listing::{for_each_concurrently, map_concurrently};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::output::progress::Progress;
+use crate::write::classify::is_transport_failure;
 use crate::write::interrupt::{self, InFlight, Signal};
 
 /// How a bulk write runs.
@@ -331,7 +332,7 @@ where
             Err(Error::Interrupted { .. }) => summary.not_tried += 1,
             Err(e) => {
                 summary.record_failure(&e);
-                let transport = is_transport(&e);
+                let transport = is_transport_failure(&e);
                 if transport {
                     summary.transport_failures += 1;
                     in_a_row_ref.set(in_a_row_ref.get() + 1);
@@ -388,7 +389,7 @@ where
         let outcome = work_ref(item).await;
         progress.advance();
         match &outcome {
-            Err(e) if is_transport(e) => {
+            Err(e) if is_transport_failure(e) => {
                 in_a_row_ref.set(in_a_row_ref.get() + 1);
                 let mut stopped = stopped_ref.borrow_mut();
                 if in_a_row_ref.get() >= options.stop_after_transport_failures && stopped.is_none() {
@@ -401,11 +402,6 @@ where
     })
     .await;
     Mapped { results, stopped: stopped.into_inner() }
-}
-
-/// A failure that says the server is not answering, rather than refusing this object.
-fn is_transport(err: &Error) -> bool {
-    err.is_transport() || matches!(err, Error::Api { code: 502..=504, .. })
 }
 
 #[cfg(test)]

@@ -29,6 +29,13 @@ pub enum Answer {
     MaybeSent(Error),
 }
 
+/// Whether `err` is a failure to reach the server rather than its answer about one object:
+/// no answer at all, or a gateway's 502, 503 or 504. A run over many objects stops after a
+/// few in a row ([`super::bulk`]); one object's check reports it instead of judging the object.
+pub fn is_transport_failure(err: &Error) -> bool {
+    err.is_transport() || matches!(err, Error::Api { code: 502..=504, .. })
+}
+
 /// Classifies the error a write of `patch_type` failed with.
 pub fn classify(err: Error, patch_type: PatchType) -> Answer {
     match &err {
@@ -101,5 +108,14 @@ mod tests {
         assert!(matches!(classify(refused, PatchType::Merge), Answer::NotSent(_)));
         let reset = Error::Unreachable { server: "s".into(), reason: "connection reset".into(), maybe_sent: true };
         assert!(matches!(classify(reset, PatchType::Merge), Answer::MaybeSent(_)));
+    }
+
+    #[test]
+    fn transport_failures_are_no_answer_or_a_gateways() {
+        let unreachable = Error::Unreachable { server: "s".into(), reason: "refused".into(), maybe_sent: false };
+        assert!(is_transport_failure(&unreachable));
+        assert!(is_transport_failure(&api(503, "unavailable", vec![])));
+        assert!(!is_transport_failure(&api(500, "internal", vec![])));
+        assert!(!is_transport_failure(&api(422, "invalid", vec![])));
     }
 }

@@ -1,8 +1,10 @@
 //! The one write path: every command that changes a cluster object goes through
 //! here, so every write is guarded, backed up, classified and re-planned the same way.
 //!
-//! - [`request`]: the PATCH request in its four flavours (also used as is for
-//!   dry runs that predict, like `owners --conflicts --verify`).
+//! - [`request`]: the PATCH request in its four flavours.
+//! - [`apply_dry_run`]: a server-side apply sent as a dry run to check a prediction
+//!   (`owners plan`, `owners --conflicts --verify`, `owners transfer -f`): guarded,
+//!   classified, and made again when the object moves.
 //! - [`guard`]: the guard a write carries on the wire: the core's field guard (a JSON
 //!   Patch of `test`s and changes), or the resourceVersion precondition.
 //! - [`classify`]: what a failed write means: lost race, field-manager conflict,
@@ -21,6 +23,7 @@
 //! [`Planned`] patch and result); they never build a guard, sleep, retry or touch
 //! a backup file.
 
+pub mod apply_dry_run;
 pub mod backoff;
 pub mod backup;
 pub mod bulk;
@@ -33,6 +36,9 @@ pub mod request;
 pub mod runs;
 pub mod settle;
 
+pub use apply_dry_run::{Answers, ApplyDryRun, DryRunAnswer, DryRuns, Judged};
 pub use dry_run::DryRun;
 pub use guarded::{Committed, GuardedWrite, Intent, Planned, Planner, Preview, WriteOptions, DEFAULT_RETRY_BUDGET};
-pub use request::{content_type, patch, FieldValidation, PatchRequest, PatchType, STRATEGIC_MERGE_PATCH};
+pub use request::{
+    content_type, dry_run_merge_patch, patch, FieldValidation, PatchRequest, PatchType, STRATEGIC_MERGE_PATCH,
+};

@@ -107,6 +107,27 @@ pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest
     send(conn, http).await
 }
 
+/// The object a JSON merge patch of `target` would leave, as the server would store it
+/// (its defaults and admission applied): the patch sent with `dryRun=All` and strict
+/// validation. What a prediction asks to learn which fields the server sets again.
+pub async fn dry_run_merge_patch(
+    conn: &Connection,
+    target: &ObjectRef,
+    body: &Value,
+    field_manager: &str,
+) -> Result<Value> {
+    let request = PatchRequest {
+        patch_type: PatchType::Merge,
+        body,
+        field_manager,
+        dry_run: true,
+        force: false,
+        subresource: None,
+        validation: FieldValidation::Strict,
+    };
+    patch(conn, target, &request).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
