@@ -493,11 +493,11 @@ fn tree_columns_readiness_two_owners_and_kinds() {
     assert!(is_recent_age(root[4]), "{table}");
     let rs_rows = tree_rows(&table, &format!("replicaset.apps/{rs}"));
     assert_eq!(rs_rows.len(), 1, "{table}");
-    assert!(
-        rs_rows[0].contains(&format!("├─replicaset.apps/{rs}"))
-            || rs_rows[0].contains(&format!("└─replicaset.apps/{rs}")),
-        "{table}"
-    );
+    // Under the Deployment beside configmap/second: the last of the two drawn with └─.
+    let rs_at = lines.iter().position(|l| l.contains(&format!("replicaset.apps/{rs}")));
+    let second_at = lines.iter().position(|l| l.contains("configmap/second"));
+    let connector = if rs_at > second_at { "└─" } else { "├─" };
+    assert!(rs_rows[0].contains(&format!("{connector}replicaset.apps/{rs}")), "{table}");
     // The Pod: the status set above, a real AGE.
     let pod_rows = tree_rows(&table, &format!("pod/{pod}"));
     assert_eq!(pod_rows.len(), 1, "{table}");
@@ -508,9 +508,11 @@ fn tree_columns_readiness_two_owners_and_kinds() {
     // `second` under the owner nearest the root (the Deployment), each naming its other owner.
     let shared = tree_rows(&table, "configmap/shared");
     assert_eq!(shared.len(), 1, "{table}");
-    let shared_name = shared[0].split_whitespace().nth(1).unwrap();
-    assert!(shared_name.starts_with("├─") || shared_name.starts_with("└─"), "{table}");
-    assert!(shared[0].contains("  ├─configmap/shared") || shared[0].contains("  └─configmap/shared"), "{table}");
+    // Under the ReplicaSet beside the Pod: the last of the two drawn with └─, the other with ├─.
+    let row_of = |name: &str| lines.iter().position(|l| l.split_whitespace().nth(1).is_some_and(|n| n.contains(name)));
+    let (shared_at, pod_at) = (row_of("configmap/shared"), row_of(&format!("pod/{pod}")));
+    let expected = if shared_at > pod_at { "  └─configmap/shared" } else { "  ├─configmap/shared" };
+    assert!(shared[0].contains(expected), "{table}");
     assert!(shared[0].ends_with("(also owned by deployment.apps/busybox-demo)"), "{table}");
     let second = tree_rows(&table, "configmap/second");
     assert_eq!(second.len(), 1, "{table}");

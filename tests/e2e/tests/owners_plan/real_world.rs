@@ -483,10 +483,18 @@ fn plan_and_check(
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("plan: {e}: {stdout}\n{}", text(&out.stderr)));
     let seconds = started.elapsed().as_secs_f64();
     let mut planned = Planned { seconds, ..Planned::default() };
-    if !matches!(out.status.code(), Some(0 | 3)) {
-        planned.problems.push(format!("owners plan exited {:?}: {}", out.status.code(), text(&out.stderr).trim()));
-    }
     let reports = doc["objects"].as_array().cloned().unwrap_or_default();
+    // Exit 3 exactly when an object fails --fail-on (by default: a conflict or a refusal).
+    let failing =
+        reports.iter().any(|o| o["conflicts"].as_array().is_some_and(|c| !c.is_empty()) || !o["refused"].is_null());
+    let expected = if failing { 3 } else { 0 };
+    if out.status.code() != Some(expected) {
+        planned.problems.push(format!(
+            "owners plan exited {:?}, expected {expected}: {}",
+            out.status.code(),
+            text(&out.stderr).trim()
+        ));
+    }
     let count = |v: &Value, key: &str| v[key].as_array().map_or(0, Vec::len);
     for (item, config) in items.iter().zip(configs) {
         let Some(report) = reports
