@@ -711,8 +711,9 @@ fn main() {
             "Total wall time of each command against the local cluster (kube-apiserver v1.33.13 on the same \
              machine), hyperfine, 3 warm-up runs; the object is the 5 KB Deployment of the engine corpus applied \
              with `kubectl apply` (managedFields of kubectl-client-side-apply, kubectl-scale and \
-             kube-controller-manager). `kubectl owners` goes through kubectl's plugin lookup; the direct row runs \
-             the plugin binary itself.",
+             kube-controller-manager). `kubectl owners` goes through kubectl's plugin lookup; the direct rows run \
+             the plugin binary itself, with its discovery cache warm (one GET) and cold (every run starts without \
+             it: `/api`, `/apis` and the GET), the discovery cache's effect on start-up.",
         ),
         (
             "safe-patch",
@@ -850,8 +851,7 @@ fn main() {
          and at which commit it was measured. Machine of the latest run: {} cores, {}, {} RAM; {}, {}, \
          kubectl {}. These are shared, noisy machines with 2 cores; the cluster (apiserver, \
          controller-manager, etcd) runs on the same cores as the client being measured. Numbers are reported \
-         as measured, targets met or not. Measured by hand rather than by this script: the discovery \
-         cache's effect on start-up ([discovery-cache-benchmark.md](discovery-cache-benchmark.md)).\n",
+         as measured, targets met or not.\n",
         meta["nproc"],
         meta["cpu_model"].as_str().unwrap_or("?"),
         meta["memory"].as_str().unwrap_or("?"),
