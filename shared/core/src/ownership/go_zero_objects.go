@@ -8,10 +8,9 @@
 // `before-first-apply`; the fields the empty object already holds are not
 // attributed.
 //
-// Run from tests/oracle (its go.mod pins the Kubernetes version):
-//
-//	mkdir -p /tmp/gen && cp ../../shared/core/src/ownership/go_zero_objects.go /tmp/gen/main.go &&
-//	cp go.mod go.sum /tmp/gen/ && (cd /tmp/gen && go run .) > ../../shared/core/src/ownership/go_zero_objects.json
+// scripts/gen-zero-objects runs it with tests/oracle's go.mod (which pins the Kubernetes
+// version) and rewrites the JSON; scripts/test runs it with --check, so the committed file is
+// always what this program writes.
 package main
 
 import (

@@ -4,7 +4,8 @@
 //! it with the empty object of its kind: what the empty object already holds (the Go
 //! zero value's non-omitted structs, `null` for non-omitted pointers and slices) is not
 //! attributed. OpenAPI does not say which fields those are, so `go_zero_objects.json`
-//! (written by `go_zero_objects.go` from the Go types) records the empty object of
+//! (written by `go_zero_objects.go` from the Go types, run by `scripts/gen-zero-objects`,
+//! which `scripts/test` checks) records the empty object of
 //! every built-in kind. A custom resource's empty object holds nothing.
 
 use std::collections::HashMap;
