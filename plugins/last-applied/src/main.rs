@@ -27,10 +27,11 @@ use fieldwise_kube::write::DryRun;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error, 2 refused (repair of a Secret without
---store-secret-values, the confirmation declined, or --from-scan and several objects without a terminal and
-without --yes), 3 found (scan: problems; view --diff: drift), 130/143 stopped by Ctrl-C or SIGTERM (writes in
-flight finished, summary printed). With many objects, the worst object's code.
+const EXAMPLES: &str = "Exit codes: 0 clean (or done), 1 error,
+2 refused (repair of a Secret without --store-secret-values, the confirmation declined, or --from-scan and
+several objects without a terminal and without --yes), 3 found (scan: problems; view --diff: drift), 130/143
+stopped by Ctrl-C or SIGTERM (writes in flight finished, summary printed). With many objects, the worst
+object's code.
 
 Examples:
   # Find objects whose annotation is missing, stale, oversized or leaking, everywhere

@@ -824,7 +824,7 @@ fn zero_and_empty_values_applied_client_side_are_not_stale_and_an_edit_is() {
     let edit = r#"{"spec":{"minReadySeconds":5,"template":{"spec":{"containers":[{"name":"app","image":"registry.k8s.io/pause:3.9"}]}}}}"#;
     cluster.kubectl_ok(&["patch", "-n", &ns, "deploy/edited", "-p", edit]);
     let (code, report) = scan_json(&cluster, &dir, &ns, "deploy,cm");
-    assert_eq!(code, Some(2), "{report}");
+    assert_eq!(code, Some(3), "{report}");
     let findings: Vec<(&str, &str)> = report["findings"]
         .as_array()
         .unwrap()
