@@ -18,8 +18,10 @@ pub enum Outcome {
     },
     /// It could not be checked.
     Error {
-        /// Why.
+        /// Why, in one line.
         message: String,
+        /// The details, as text (none: an empty element).
+        body: String,
     },
 }
 
@@ -69,9 +71,13 @@ pub fn report(suite: &str, cases: &[TestCase]) -> String {
                     escape(details)
                 ));
             }
-            Outcome::Error { message } => {
+            Outcome::Error { message, body: details } if details.is_empty() => {
                 errors += 1;
                 body.push_str(&format!("      <error message=\"{}\"/>\n", escape(message)));
+            }
+            Outcome::Error { message, body: details } => {
+                errors += 1;
+                body.push_str(&format!("      <error message=\"{}\">{}</error>\n", escape(message), escape(details)));
             }
         }
         body.push_str("    </testcase>\n");
@@ -124,7 +130,7 @@ mod tests {
                 classname: "configmap".into(),
                 name: "prod/c".into(),
                 file: None,
-                outcome: Outcome::Error { message: "bad \u{1}entry".into() },
+                outcome: Outcome::Error { message: "bad \u{1}entry".into(), body: String::new() },
             },
         ];
         let xml = report("s", &cases);

@@ -86,22 +86,39 @@ fn expects(patterns: &[ManagerPattern], name: &str, class: &str) -> bool {
     patterns.iter().any(|p| p.matches(name, class))
 }
 
-/// Whether `entry` may own the field `texts` names, under the rules that apply.
-fn permitted(policy: &Policy, rules: &[&Rule], entry: &ManagedFieldsEntry, class: &str, texts: &[String]) -> bool {
-    (policy.defaults && (covers(&defaults::ignored_fields(), texts) || defaults::allows(entry)))
-        || rules.iter().any(|rule| {
-            covers(&rule.ignored, texts)
-                || expects(&rule.managers, &entry.manager, class)
-                || rule.allowed.iter().any(|a| covers(&a.fields, texts) && expects(&a.managers, &entry.manager, class))
-        })
+/// What an object is checked with: the policy, the rules that apply to it, and the
+/// defaults' ignored fields (built once per object, not per field).
+struct Checker<'p> {
+    policy: &'p Policy,
+    rules: Vec<&'p Rule>,
+    default_ignored: Vec<Glob>,
+}
+
+impl Checker<'_> {
+    /// Whether `entry` may own the field `texts` names.
+    fn permits(&self, entry: &ManagedFieldsEntry, class: &str, texts: &[String]) -> bool {
+        (self.policy.defaults && (covers(&self.default_ignored, texts) || defaults::allows(entry)))
+            || self.rules.iter().any(|rule| {
+                covers(&rule.ignored, texts)
+                    || expects(&rule.managers, &entry.manager, class)
+                    || rule
+                        .allowed
+                        .iter()
+                        .any(|a| covers(&a.fields, texts) && expects(&a.managers, &entry.manager, class))
+            })
+    }
 }
 
 /// Checks one object (`entries` are its `managedFields`) against `policy`.
 pub fn check_object(policy: &Policy, object: &Value, entries: &[ManagedFieldsEntry]) -> ObjectCheck {
     let facts = ObjectFacts::of(object);
-    let rules: Vec<&Rule> = policy.rules.iter().filter(|r| r.selects.matches(&facts)).collect();
-    let rule_name = rules.first().map_or(DEFAULT_RULE, |r| r.name.as_str());
-    let transfer_to = rules.iter().flat_map(|r| &r.managers).find_map(|p| match p {
+    let checker = Checker {
+        policy,
+        rules: policy.rules.iter().filter(|r| r.selects.matches(&facts)).collect(),
+        default_ignored: if policy.defaults { defaults::ignored_fields() } else { Vec::new() },
+    };
+    let rule_name = checker.rules.first().map_or(DEFAULT_RULE, |r| r.name.as_str());
+    let transfer_to = checker.rules.iter().flat_map(|r| &r.managers).find_map(|p| match p {
         ManagerPattern::Name(glob) if glob.is_literal() => Some(glob.as_str().to_string()),
         _ => None,
     });
@@ -109,7 +126,7 @@ pub fn check_object(policy: &Policy, object: &Value, entries: &[ManagedFieldsEnt
     for (index, entry) in entries.iter().enumerate() {
         let class = class_of(&entry.identity());
         for path in entry.fields.leaves().iter() {
-            if permitted(policy, &rules, entry, class, &texts(&path)) {
+            if checker.permits(entry, class, &texts(&path)) {
                 continue;
             }
             let fix = match class {
@@ -120,7 +137,7 @@ pub fn check_object(policy: &Policy, object: &Value, entries: &[ManagedFieldsEnt
             violations.push(Violation { path, entry: index, class, rule: rule_name.to_string(), fix });
         }
     }
-    ObjectCheck { rules: rules.iter().map(|r| r.name.clone()).collect(), violations }
+    ObjectCheck { rules: checker.rules.iter().map(|r| r.name.clone()).collect(), violations }
 }
 
 #[cfg(test)]

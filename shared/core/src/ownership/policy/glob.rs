@@ -34,6 +34,9 @@ impl Glob {
     /// assert!(!Glob::new("web-?").matches("web-10"));
     /// ```
     pub fn matches(&self, text: &str) -> bool {
+        if self.is_literal() {
+            return self.0 == text;
+        }
         let pattern: Vec<char> = self.0.chars().collect();
         let text: Vec<char> = text.chars().collect();
         // Greedy with one backtracking point (the last `*`): linear in practice, and never
