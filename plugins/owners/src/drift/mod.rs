@@ -47,6 +47,9 @@ Examples:
   kubectl owners drift deploy,cm --policy policy.yaml --since 1h
   kubectl owners drift -f manifests/ -R --policy policy.yaml --since 2026-11-27T09:00:00Z
 
+  # The same allowed fields for Argo CD (an Application's spec) or Flux (a HelmRelease's spec)
+  kubectl owners drift --policy policy.yaml --emit argocd
+
   # For CI: JSON (shape: docs/ownership-policy.md), JUnit, or SARIF for code scanning
   kubectl owners drift -A --policy policy.yaml -o junit > drift.xml
   kubectl owners drift -A --policy policy.yaml -o sarif > drift.sarif";
@@ -62,6 +65,15 @@ pub enum DriftOutput {
     Junit,
     /// A SARIF 2.1.0 log: one result per violation, the policy's rule as ruleId.
     Sarif,
+}
+
+/// The GitOps tools `--emit` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GitOpsTool {
+    /// Argo CD: `ignoreDifferences` of an Application's spec.
+    Argocd,
+    /// Flux: `driftDetection` of a HelmRelease's spec.
+    Flux,
 }
 
 /// Fields owned against an ownership policy (docs/ownership-policy.md): the field, its
@@ -94,6 +106,11 @@ pub struct DriftArgs {
     #[arg(long)]
     pub learn: bool,
 
+    /// Print the policy's allowed and ignored fields as Argo CD ignoreDifferences entries or Flux
+    /// (HelmRelease) drift-ignore rules instead of checking; what they cannot express is noted.
+    #[arg(long, value_enum, value_name = "TOOL", requires = "policy", conflicts_with_all = ["since", "targets", "filenames"])]
+    pub emit: Option<GitOpsTool>,
+
     /// Only violations whose manager wrote after this: a duration ago (30m, 2h, 7d) or an RFC 3339
     /// time. Entries without a time (writes through /scale record none) are always shown.
     #[arg(long, value_name = "DURATION|TIME", conflicts_with = "learn")]
@@ -120,13 +137,17 @@ pub async fn run(kube: &KubeFlags, args: &DriftArgs) -> Result<ExitCode> {
         colored::control::set_override(false);
     }
     fieldwise_kube::redact::set_show_secrets(args.show_secrets);
-    if args.learn && matches!(args.output, Some(DriftOutput::Junit | DriftOutput::Sarif)) {
-        return Err(Error::usage("--learn prints a policy: -o json or -o yaml (the default), not junit or sarif"));
+    if (args.learn || args.emit.is_some()) && matches!(args.output, Some(DriftOutput::Junit | DriftOutput::Sarif)) {
+        return Err(Error::usage("--learn and --emit print YAML (or -o json), not junit or sarif"));
     }
     let policy = match &args.policy {
         Some(path) => Some(read_policy(path)?),
         None => None,
     };
+    if let (Some(tool), Some(policy)) = (args.emit, &policy) {
+        stdout::write(&report::emitted(policy, tool, args.output)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let since = args.since.as_deref().map(parse_since).transpose()?;
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;

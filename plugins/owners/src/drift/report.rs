@@ -5,7 +5,7 @@
 
 use fieldwise_core::fieldpath::value_at;
 use fieldwise_core::ownership::policy::defaults::DEFAULT_RULE;
-use fieldwise_core::ownership::policy::{DriftFix, ObjectCheck, Policy};
+use fieldwise_core::ownership::policy::{emit, DriftFix, ObjectCheck, Policy};
 use fieldwise_core::ownership::ManagedFieldsEntry;
 use fieldwise_kube::conn::version;
 use fieldwise_kube::output::junit::{self, Outcome, TestCase};
@@ -15,7 +15,7 @@ use fieldwise_kube::{redact, Result};
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
-use super::DriftOutput;
+use super::{DriftOutput, GitOpsTool};
 use crate::age::{self, TimeStyle};
 use crate::report::REPORT_API_VERSION;
 use crate::summary::table;
@@ -332,4 +332,25 @@ pub fn learned(policy: &Policy, output: Option<DriftOutput>) -> Result<String> {
             printer::render(&value, OutputFormat::Yaml)?
         ),
     })
+}
+
+/// The policy's allowed and ignored fields for a GitOps tool: YAML, with what it could not
+/// express as comments (with `-o json`: JSON, and those notes on stderr).
+pub fn emitted(policy: &Policy, tool: GitOpsTool, output: Option<DriftOutput>) -> Result<String> {
+    let (emitted, place) = match tool {
+        GitOpsTool::Argocd => (emit::argocd(policy), "an Argo CD Application's spec"),
+        GitOpsTool::Flux => (emit::flux(policy), "a Flux HelmRelease's spec (helm-controller drift detection)"),
+    };
+    if output == Some(DriftOutput::Json) {
+        for note in &emitted.notes {
+            eprintln!("note: {note}");
+        }
+        return printer::render(&emitted.value, OutputFormat::Json);
+    }
+    let mut text = format!("# From the ownership policy, for {place}.\n");
+    for note in &emitted.notes {
+        text.push_str(&format!("# note: {note}\n"));
+    }
+    text.push_str(&printer::render(&emitted.value, OutputFormat::Yaml)?);
+    Ok(text)
 }

@@ -17,7 +17,8 @@
 //! - [`parse`]: the YAML document, validated;
 //! - [`defaults`]: the fields ignored and the controllers allowed unless `defaults: false`;
 //! - [`check`]: one object's violations, each with its manager's class and the fix;
-//! - [`learn`]: the smallest policy today's owners satisfy.
+//! - [`learn`]: the smallest policy today's owners satisfy;
+//! - [`emit`]: the allowed and ignored fields as Argo CD and Flux ignore rules.
 //!
 //! ```
 //! use fieldwise_core::ownership::managed_fields_of;
@@ -40,6 +41,7 @@
 
 pub mod check;
 pub mod defaults;
+pub mod emit;
 pub mod glob;
 pub mod learn;
 pub mod parse;
