@@ -268,6 +268,37 @@ fn junit_sarif_and_yaml_parse_and_secret_values_stay_hidden() {
         );
     }
 
+    // Objects named by files are checked as when named on the command line.
+    let manifest = write_file(
+        &dir,
+        "web.yaml",
+        &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: {ns}\n"),
+    );
+    let out = drift(&cluster, &ns, &["-f", &manifest, "--policy", &policy, "--time", "none"]);
+    assert_eq!(exit_code(&out), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with("1 violation in 1 of 1 object.\n"), "{}", text(&out.stdout));
+
+    // --emit: the allowed fields for Argo CD and Flux, as YAML, without reading the cluster.
+    let allowing = write_file(
+        &dir,
+        "allowing.yaml",
+        "apiVersion: fieldwise.dev/v1alpha1\nkind: OwnershipPolicy\nrules:\n- match: {kinds: [apps/Deployment]}\n  managers: [ci]\n  allowed:\n  - fields: [.spec.replicas]\n    managers: [keda-operator]\n",
+    );
+    let argo: Value =
+        serde_yaml::from_str(&ok(&drift(&cluster, &ns, &["--policy", &allowing, "--emit", "argocd"]))).unwrap();
+    assert_eq!(
+        argo,
+        serde_json::json!({"ignoreDifferences": [{"group": "apps", "kind": "Deployment",
+            "jqPathExpressions": [".spec.replicas"], "managedFieldsManagers": ["keda-operator"]}]})
+    );
+    let flux: Value =
+        serde_yaml::from_str(&ok(&drift(&cluster, &ns, &["--policy", &allowing, "--emit", "flux"]))).unwrap();
+    assert_eq!(
+        flux,
+        serde_json::json!({"driftDetection": {"mode": "enabled", "ignore": [{"paths": ["/spec/replicas"],
+            "target": {"group": "apps", "kind": "Deployment"}}]}})
+    );
+
     // A policy with an error names the file, the line and the field; exit 1.
     let bad = write_file(
         &dir,
