@@ -374,10 +374,6 @@ impl Error {
 /// one of the two modules that imports the other.
 pub const CLOSED_PIPE_EXIT: u8 = 141;
 
-/// The exit status of a check that ran and found what it checks for (0 when it found
-/// nothing, 1 when it could not check): `kubectl owners drift`'s violations.
-pub const FINDINGS_EXIT: u8 = 3;
-
 /// The exec credential plugin's failure in an error chain (the client's credential layer
 /// fails a request with it before anything is sent).
 fn credential_error(err: &(dyn std::error::Error + 'static)) -> Option<CredentialError> {

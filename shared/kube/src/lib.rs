@@ -6,15 +6,16 @@
 //!
 //! Its folders are layers; each imports only the ones listed before it:
 //!
-//! - the ground: [`error`] (the vocabulary: typed errors that print as one
-//!   kubectl-style line and keep their source) and [`redact`] (the one redaction boundary
-//!   every Secret value and server message passes, errors' own text included);
+//! - the ground: [`exit_code`] (the suite's one table of exit codes), [`error`] (the
+//!   vocabulary: typed errors that print as one kubectl-style line and keep their source) and
+//!   [`redact`] (the one redaction boundary every Secret value and server message passes,
+//!   errors' own text included);
 //! - [`local`]: private files and the per-server disk cache;
 //! - [`conn`]: kubectl's connection flags, the client, the version;
 //! - [`api`]: discovery, OpenAPI, object references, manifests, reading and listing objects;
 //! - [`output`]: printers, the one human diff, color, stdout;
 //! - [`write`](mod@write): the one write path (guard, backup, send, classify, re-plan, bulk runs);
-//! - [`cli`]: parsing and exit codes, the confirmation prompt, `--edit` sessions, completion,
+//! - [`cli`]: parsing and ending a command, the confirmation prompt, `--edit` sessions, completion,
 //!   the selection flags.
 //!
 //! What is pure is not here: a patch's plan and its [`write::PatchType`]
@@ -22,6 +23,8 @@
 //! [`api::media_type`]), the server-set metadata [`output::diff`] leaves out
 //! (`fieldwise_core::ownership`), the annotation key [`redact`] knows
 //! (`fieldwise_core::well_known`). This crate adds the I/O around them.
+
+pub mod exit_code;
 
 pub mod error;
 pub mod redact;

@@ -21,7 +21,7 @@ use fieldwise_kube::cli::query_flags::QueryFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::duration::{self, Units};
 use fieldwise_kube::conn::flags::KubeFlags;
-use fieldwise_kube::error::FINDINGS_EXIT;
+use fieldwise_kube::exit_code;
 use fieldwise_kube::local::input;
 use fieldwise_kube::output::{color, stdout};
 use fieldwise_kube::{Error, Result};
@@ -163,7 +163,7 @@ pub async fn run(kube: &KubeFlags, args: &DriftArgs) -> Result<ExitCode> {
             let path = args.policy.as_deref().unwrap_or_default();
             let report = sink.report;
             stdout::write(&report.render(args.output, policy, path, args.time, Timestamp::now())?)?;
-            Ok(if report.summary.violations > 0 { ExitCode::from(FINDINGS_EXIT) } else { ExitCode::SUCCESS })
+            Ok(exit_code::found_if(report.summary.violations > 0))
         }
     }
 }
