@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use fieldwise_e2e::{ok, require_cluster, run, text, write_file, Cluster};
+use fieldwise_e2e::{ok, require_cluster, run, text, write_file, write_script, Cluster};
 use serde_json::Value;
 
 /// A private directory per test, for its policy files.
@@ -144,6 +144,56 @@ fn a_label_a_scale_and_another_applier_are_reported_with_class_and_fix_and_a_lea
     let learned_path = write_file(&dir, "learned-again.yaml", &learned);
     let out = drift(&cluster, &ns, &["--policy", &learned_path]);
     assert_eq!(exit_code(&out), Some(0), "{}{}\n{learned}", text(&out.stdout), text(&out.stderr));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_kubectl_edit_and_an_operators_update_are_reported_with_class_and_fix() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("drift-edit");
+    let dir = scratch("edit");
+    apply_web(&cluster, &ns);
+    // kubectl edit, with an editor that changes the container's image.
+    let editor = write_script(&dir, "editor.sh", "#!/bin/sh\nsed -i 's/busybox:1.36/busybox:1.37/' \"$1\"\n");
+    let out = run(cluster.kubectl().env("KUBE_EDITOR", &editor).args(["edit", "-n", &ns, "deploy/web"]));
+    assert!(out.status.success(), "kubectl edit: {}", text(&out.stderr));
+    // A controller's write, as an operator updates the object (no controller-manager runs here).
+    cluster.kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deploy/web",
+        "--field-manager",
+        "web-operator",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"minReadySeconds":5}}"#,
+    ]);
+
+    let policy = ci_policy(&dir, "ci.yaml", "");
+    let out = drift(&cluster, &ns, &["deploy/web", "--policy", &policy, "-o", "json"]);
+    assert_eq!(exit_code(&out), Some(3), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let transfer = format!("kubectl owners transfer deployment.apps/web -n {ns} --from kubectl-edit --to ci");
+    let row = |f: &str, m: &str, class: &str, action: &str, fix: &str| {
+        (f.to_string(), m.to_string(), String::new(), class.to_string(), action.to_string(), fix.to_string())
+    };
+    assert_eq!(
+        violations(&report),
+        [
+            row(".spec.template.spec.containers[name=\"app\"].image", "kubectl-edit", "human", "transfer", &transfer),
+            row(
+                ".spec.minReadySeconds",
+                "web-operator",
+                "controller",
+                "allow",
+                "allow web-operator on .spec.minReadySeconds in the policy"
+            ),
+        ]
+    );
+    assert_eq!(report["objects"][0]["violations"][0]["value"], "busybox:1.37");
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
