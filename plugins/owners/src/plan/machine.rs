@@ -1,7 +1,6 @@
 //! The plan for machines: one `OwnersPlan` document (`-o json|yaml`, its shape in
 //! docs/owners-output.md) or a JUnit report (`-o junit`, one test case per object).
 
-use fieldwise_kube::output::junit::{self, Outcome, TestCase};
 use fieldwise_kube::redact;
 use serde_json::{json, Map, Value};
 
@@ -152,6 +151,8 @@ fn put_value(out: &mut Value, key: &str, shown: &Shown) {
 /// when it could not be planned or the prediction disagrees with the server) and one per
 /// input that could not be read.
 pub fn junit(objects: &[ObjectReport], input_errors: &[String], fail_on: &[FailOn]) -> String {
+    use fieldwise_kube::output::junit::{self, Outcome, TestCase};
+
     let error = |message: &str, body: String| Outcome::Error { message: message.to_string(), body };
     let mut cases: Vec<TestCase> = objects
         .iter()
