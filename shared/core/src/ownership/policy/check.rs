@@ -155,7 +155,7 @@ mod tests {
              "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:replicas": {}}}},
             {"manager": "kubectl-label", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
              "fieldsV1": {"f:metadata": {"f:labels": {"f:oncall": {}}}}},
-            {"manager": "kubectl", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+            {"manager": "keda-operator", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
              "subresource": "scale", "fieldsV1": {"f:spec": {"f:replicas": {}}}},
             {"manager": "other-team", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
              "fieldsV1": {"f:spec": {"f:paused": {}}}},
@@ -186,7 +186,7 @@ mod tests {
             found("rules:\n- match: {kinds: [apps/Deployment]}\n  managers: [ci]\n"),
             [
                 (".metadata.labels.oncall".to_string(), "kubectl-label".to_string(), "human", to_ci),
-                (".spec.replicas".to_string(), "kubectl".to_string(), "controller", DriftFix::Allow),
+                (".spec.replicas".to_string(), "keda-operator".to_string(), "controller", DriftFix::Allow),
                 (".spec.paused".to_string(), "other-team".to_string(), "applier", DriftFix::Drop),
             ]
         );
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn without_defaults_status_and_controllers_are_checked_too() {
-        let policy = "defaults: false\nrules:\n- managers: [ci, kubectl*, other-team]\n";
+        let policy = "defaults: false\nrules:\n- managers: [ci, kubectl*, keda-operator, other-team]\n";
         let fields: Vec<String> = found(policy).into_iter().map(|(path, ..)| path).collect();
         assert_eq!(
             fields,
@@ -218,7 +218,7 @@ mod tests {
         let object = deployment();
         let check = check_object(&policy, &object, &managed_fields_of(&object).unwrap());
         assert!(check.rules.is_empty());
-        assert_eq!(check.violations.len(), 5, "ci's two fields, the label, the scale and the other applier");
+        assert_eq!(check.violations.len(), 5, "ci's two fields, the label, the autoscaler and the other applier");
         assert!(check.violations.iter().all(|v| v.rule == DEFAULT_RULE));
         assert_eq!(check.violations[2].fix, DriftFix::Transfer { to: None }, "no rule names a manager to hand over to");
     }
