@@ -5,6 +5,7 @@
 mod age;
 mod annotate;
 mod conflicts;
+mod drift;
 mod fields;
 mod load;
 mod manager;
@@ -68,6 +69,9 @@ Examples:
   # Offline: managedFields from a file or stdin (kubectl get --show-managed-fields)
   kubectl owners --local -f deploy.yaml
   kubectl owners --local -f - < deploy.yaml
+
+  # Fields owned against a policy, for CI (see kubectl owners drift --help)
+  kubectl owners drift -A --policy policy.yaml
 
   # Machine output (shape: docs/owners-output.md)
   kubectl owners deploy/busybox-demo -o json";
@@ -186,6 +190,9 @@ enum OwnersCommand {
     Completion(fieldwise_kube::cli::completion::CompletionArgs),
     /// Hand the fields of some managers (by name, or class: human, helm-update) to another.
     Transfer(transfer::TransferArgs),
+    /// Fields owned by managers an ownership policy does not expect there (exit 3), or with
+    /// --learn, the policy today's owners satisfy.
+    Drift(drift::DriftArgs),
 }
 
 fn main() -> ExitCode {
@@ -199,6 +206,7 @@ fn main() -> ExitCode {
         }
         Some(OwnersCommand::Plan(args)) => return cli::run(plan::run(&cli.kube, args)),
         Some(OwnersCommand::Transfer(args)) => return cli::run(transfer::run(&cli.kube, args)),
+        Some(OwnersCommand::Drift(args)) => return cli::run(drift::run(&cli.kube, args)),
         None => {}
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);

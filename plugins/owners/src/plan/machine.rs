@@ -148,59 +148,44 @@ fn put_value(out: &mut Value, key: &str, shown: &Shown) {
 /// when it could not be planned or the prediction disagrees with the server) and one per
 /// input that could not be read.
 pub fn junit(objects: &[ObjectReport], input_errors: &[String], fail_on: &[FailOn]) -> String {
-    let mut cases = String::new();
-    let (mut failures, mut errors) = (0, 0);
-    for report in objects {
-        let classname = report.display.split('/').next().unwrap_or_default();
-        let name = match &report.namespace {
-            Some(ns) => format!("{ns}/{}", report.name),
-            None => report.name.clone(),
-        };
-        cases.push_str(&format!(
-            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n",
-            xml(classname),
-            xml(&name),
-            xml(&report.source)
-        ));
-        match &report.result {
-            Err(message) => {
-                errors += 1;
-                cases.push_str(&format!("      <error message=\"{}\"/>\n", xml(message)));
-            }
-            Ok(p) => {
-                let failed = report.failures(fail_on);
-                if !p.check.disagreements.is_empty() {
-                    errors += 1;
-                    cases.push_str(&format!(
-                        "      <error message=\"the apiserver's dry run disagrees with the prediction\">{}</error>\n",
-                        xml(&p.check.disagreements.join("\n"))
-                    ));
-                } else if !failed.is_empty() {
-                    failures += 1;
-                    let body = super::text::render(report, false, false);
-                    cases.push_str(&format!(
-                        "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
-                        xml(&failed.join(", ")),
-                        failure_type(report, fail_on),
-                        xml(&body)
-                    ));
+    use fieldwise_kube::output::junit::{self, Outcome, TestCase};
+
+    let error = |message: &str, body: String| Outcome::Error { message: message.to_string(), body };
+    let mut cases: Vec<TestCase> = objects
+        .iter()
+        .map(|report| {
+            let outcome = match &report.result {
+                Err(message) => error(message, String::new()),
+                Ok(p) if !p.check.disagreements.is_empty() => {
+                    error("the apiserver's dry run disagrees with the prediction", p.check.disagreements.join("\n"))
                 }
+                Ok(_) => match report.failures(fail_on) {
+                    failed if failed.is_empty() => Outcome::Passed,
+                    failed => Outcome::Failed {
+                        message: failed.join(", "),
+                        kind: failure_type(report, fail_on).to_string(),
+                        body: super::text::render(report, false, false),
+                    },
+                },
+            };
+            TestCase {
+                classname: report.display.split('/').next().unwrap_or_default().to_string(),
+                name: match &report.namespace {
+                    Some(ns) => format!("{ns}/{}", report.name),
+                    None => report.name.clone(),
+                },
+                file: Some(report.source.clone()),
+                outcome,
             }
-        }
-        cases.push_str("    </testcase>\n");
-    }
-    for message in input_errors {
-        errors += 1;
-        cases.push_str(&format!(
-            "    <testcase classname=\"input\" name=\"{}\">\n      <error message=\"{}\"/>\n    </testcase>\n",
-            xml(message),
-            xml(message)
-        ));
-    }
-    let tests = objects.len() + input_errors.len();
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kubectl owners plan\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n  <testsuite name=\"kubectl owners plan\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{cases}  </testsuite>\n</testsuites>\n"
-    )
+        })
+        .collect();
+    cases.extend(input_errors.iter().map(|message| TestCase {
+        classname: "input".into(),
+        name: message.clone(),
+        file: None,
+        outcome: error(message, String::new()),
+    }));
+    junit::report("kubectl owners plan", &cases)
 }
 
 fn failure_type(report: &ObjectReport, fail_on: &[FailOn]) -> &'static str {
@@ -209,22 +194,4 @@ fn failure_type(report: &ObjectReport, fail_on: &[FailOn]) -> &'static str {
         .find(|f| !report.failures(std::slice::from_ref(f)).is_empty())
         .map(|f| fail_on_name(*f))
         .unwrap_or("failure")
-}
-
-/// Text as XML attribute or element content.
-fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            c if (c as u32) < 0x20 && c != '\t' => {}
-            c => out.push(c),
-        }
-    }
-    out
 }

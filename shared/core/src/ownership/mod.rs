@@ -25,6 +25,7 @@
 //! - [`selection`]: managers chosen by name or class (`human`, `helm-update`);
 //! - [`transfer`]: handing the selected managers' fields to another manager;
 //! - [`next_apply`]: what an applier's next apply keeps, removes and releases of its fields;
+//! - [`policy`]: who may own which fields of which objects, checked and learned (drift);
 //! - [`written_managers`]: writes that set `managedFields` themselves, whose managers are the change.
 //!
 //! ```
@@ -56,6 +57,7 @@ pub mod managers;
 pub mod merge;
 pub mod next_apply;
 pub mod path_owners;
+pub mod policy;
 pub mod prune;
 pub mod selection;
 pub mod server_owned;

@@ -68,7 +68,7 @@ fn in_tree(tree: &Tree) -> Vec<String> {
 
 /// A scalar key's text as the JSON conversion gives it; `None` for a merge key (`<<`) and
 /// for keys that are not scalars (the conversion refuses those).
-fn key_text(tree: &Tree, key: NodeId) -> Option<String> {
+pub(super) fn key_text(tree: &Tree, key: NodeId) -> Option<String> {
     let Body::Scalar { tag, value, plain_implicit } = &tree.nodes[key].body else { return None };
     if value == "<<" && (*plain_implicit || tag.as_deref() == Some(super::resolve::tag::MERGE)) {
         return None;

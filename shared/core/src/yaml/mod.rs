@@ -10,6 +10,7 @@
 //! - [`read_stream`]: a file as `kubectl apply -f` reads it, document by document.
 //! - [`to_json`]: a patch as `kubectl patch --patch-file` reads it.
 //! - [`duplicate_fields`]: the fields a text writes twice in one mapping (the value kept is the last).
+//! - [`field_lines`]: the line each field of a document is written on, to name it in errors.
 //! - [`to_yaml`] / [`to_yaml_stream`]: YAML that kubectl reads back to the same values.
 //!
 //! Inside, one step each: `frame` cuts the stream into documents,
@@ -24,6 +25,7 @@ mod decode;
 mod duplicates;
 mod frame;
 mod json_value;
+mod lines;
 mod read;
 mod resolve;
 mod style;
@@ -31,6 +33,7 @@ mod timestamp;
 mod write;
 
 pub use duplicates::duplicate_fields;
+pub use lines::{field_lines, FieldLines};
 pub use read::{read_stream, to_json, Document, ReadError, MAX_DEPTH};
 pub use write::{to_yaml, to_yaml_stream};
 
