@@ -152,11 +152,12 @@ fn json_patch_index_into_containers_is_guarded_by_name() {
     assert_eq!(c[1]["image"], "busybox:1.36", "busybox untouched");
 }
 
-/// The concurrent writer, 200 times: it changes another field, the patched
-/// field, or nothing but the resourceVersion, between preview and write.
+/// The concurrent writer, 30 times (ten of each): it changes another field, the patched
+/// field, or nothing but the resourceVersion, between preview and write. The hook makes each
+/// round deterministic, so more rounds add no case; the reliability suite races for real.
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
-fn race_two_hundred_times_no_silent_overwrite() {
+fn race_thirty_times_no_silent_overwrite() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("fw-sp-race");
     let data = data_dir("race");
@@ -170,7 +171,7 @@ fn race_two_hundred_times_no_silent_overwrite() {
         "--from-literal=other=o0",
     ]);
     let (mut retried_ok, mut stopped, mut touched_ok) = (0, 0, 0);
-    for i in 1..=200 {
+    for i in 1..=30 {
         let mode = i % 3;
         let writer_patch = match mode {
             0 => format!(r#"{{"data":{{"other":"o{i}"}}}}"#),
@@ -215,7 +216,7 @@ fn race_two_hundred_times_no_silent_overwrite() {
             }
         }
     }
-    assert_eq!((retried_ok, stopped, touched_ok), (66, 67, 67));
+    assert_eq!((retried_ok, stopped, touched_ok), (10, 10, 10));
 }
 
 #[test]
