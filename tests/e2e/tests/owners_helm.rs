@@ -22,19 +22,27 @@ fn manifest(parts: &[(&str, &str)]) -> String {
     parts.iter().map(|(file, doc)| format!("---\n# Source: web/templates/{file}\n{doc}")).collect::<Vec<_>>().join("")
 }
 
-/// Stores revision `version` of release `web` in `ns` as Helm 3's Secret driver does.
-fn store_release(cluster: &Cluster, ns: &str, version: u64, status: &str, manifest: &str) {
+/// What Helm stores for revision `version` of release `web` in `ns`: base64 of gzipped JSON.
+fn encoded_release(ns: &str, version: u64, status: &str, manifest: &str) -> String {
     let release = json!({"name": "web", "namespace": ns, "version": version, "info": {"status": status},
         "chart": {"metadata": {"name": "web", "version": "0.1.0"}}, "config": {}, "manifest": manifest});
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(release.to_string().as_bytes()).expect("gzip");
-    let b64 = base64::engine::general_purpose::STANDARD;
-    // Helm's stored text, then the Secret's own base64 layer.
-    let stored = b64.encode(gz.finish().expect("gzip"));
+    base64::engine::general_purpose::STANDARD.encode(gz.finish().expect("gzip"))
+}
+
+/// Helm's labels on a stored revision.
+fn release_labels(version: u64, status: &str) -> Value {
+    json!({"owner": "helm", "name": "web", "status": status, "version": version.to_string()})
+}
+
+/// Stores revision `version` of release `web` in `ns` as Helm 3's Secret driver does.
+fn store_release(cluster: &Cluster, ns: &str, version: u64, status: &str, manifest: &str) {
+    let stored = encoded_release(ns, version, status, manifest);
+    // The Secret's own base64 layer on top of Helm's.
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-        "metadata": {"name": format!("sh.helm.release.v1.web.v{version}"),
-            "labels": {"owner": "helm", "name": "web", "status": status, "version": version.to_string()}},
-        "data": {"release": b64.encode(stored)}});
+        "metadata": {"name": format!("sh.helm.release.v1.web.v{version}"), "labels": release_labels(version, status)},
+        "data": {"release": base64::engine::general_purpose::STANDARD.encode(stored)}});
     cluster.kubectl_stdin(&["create", "-n", ns, "-f", "-"], &secret.to_string());
 }
 
@@ -167,5 +175,32 @@ fn a_render_without_an_object_prunes_it_unless_helm_keeps_it() {
             "  other managers own fields in it: kubectl-annotate".to_string(),
             "Plan: 1 object, 1 conflicting, 0 refused, 0 new, 0 pruned, 1 kept.".to_string(),
         ]
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_release_in_helms_configmap_storage_is_read_too_and_a_missing_one_is_named() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-helm-cm");
+    let objects = manifest(&[("configmap.yaml", CONFIG_MAP)]);
+    cluster.kubectl_stdin(&["apply", "--server-side", "--field-manager=helm", "-n", &ns, "-f", "-"], &objects);
+    let stored = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "sh.helm.release.v1.web.v1", "labels": release_labels(1, "deployed")},
+        "data": {"release": encoded_release(&ns, 1, "deployed", &objects)}});
+    cluster.kubectl_stdin(&["create", "-n", &ns, "-f", "-"], &stored.to_string());
+    let doc = plan_json(&plan(&cluster, &ns, &[]), 0);
+    assert_eq!(doc["helmRelease"], json!({"name": "web", "namespace": ns, "revision": 1}));
+    assert_eq!(conflicts(&doc), [("ConfigMap/web-config".to_string(), vec![])]);
+    assert_eq!(doc["objects"][0]["source"], "Helm release web revision 1", "one document: no number");
+    let mut cmd = cluster.plugin("kubectl-owners");
+    cmd.args(["plan", "--helm-release", "nope", "-n", &ns]);
+    let missing = run(&mut cmd);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        text(&missing.stderr).trim(),
+        format!(
+            "error: no Helm release \"nope\" in namespace \"{ns}\": no Secret (type helm.sh/release.v1) or ConfigMap is labelled owner=helm,name=nope; check the name and -n (helm list -n {ns})"
+        )
     );
 }

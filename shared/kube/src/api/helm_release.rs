@@ -78,8 +78,8 @@ fn decode_item(kind: &str, item: &Value, name: &str, version: &str) -> Result<Re
     helm_release::decode(&text).map_err(|e| fail(e.to_string()))
 }
 
-/// The objects of the release's manifest, each named `Helm release NAME revision N
-/// (document D)`, known to the redaction boundary (a chart may render Secrets).
+/// The objects of the release's manifest, each named `Helm release NAME revision N`
+/// (with ` (document D)` when it holds several), known to the redaction boundary (a chart may render Secrets).
 pub fn objects(release: &Release) -> Result<Vec<crate::api::manifests::Manifest>> {
     let source = format!("Helm release {} revision {}", release.name, release.version);
     let manifests = crate::api::manifests::parse_documents(&release.manifest, &source)?;
