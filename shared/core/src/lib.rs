@@ -13,6 +13,7 @@
 //! - [`placement`]: where a change puts the entries of keyed lists (the order a user approves).
 //! - [`guard`]: the precondition a planned change is sent with: `test`s of exactly the fields it
 //!   depends on (a JSON Patch), or the whole object's resourceVersion.
+//! - [`helm_release`]: a Helm release as Helm's Secret and ConfigMap storage keep it (decoded, no I/O).
 //! - [`json`]: decoding JSON text into values, as serde_json does but faster.
 //! - [`json_patch`]: RFC 6902 JSON Patch, as the apiserver applies it.
 //! - [`merge_patch`]: RFC 7386 JSON Merge Patch: apply, two-way and three-way creation.
@@ -25,6 +26,7 @@
 //! - [`lint`]: the traps of each patch type, found before the write.
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 //! - [`owner_tree`]: the ownerReferences tree below an object, each object shown once.
+//! - [`object_prune`]: the objects an apply of a new set deletes, and what deleting each may surprise.
 //! - [`readiness`]: whether an object is ready and why not, from its conditions (READY, REASON).
 //! - [`replan`]: after a lost race, whether the re-planned change is the approved one, already
 //!   done, or a conflict (the decision of the write path, pure).
@@ -40,12 +42,14 @@
 pub mod effect;
 pub mod fieldpath;
 pub mod guard;
+pub mod helm_release;
 pub mod json;
 pub mod json_patch;
 pub mod last_applied;
 pub mod lint;
 pub mod merge_patch;
 mod object_field;
+pub mod object_prune;
 pub mod owner_tree;
 pub mod ownership;
 pub mod placement;

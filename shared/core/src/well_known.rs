@@ -24,3 +24,10 @@ pub const BEFORE_FIRST_APPLY_MANAGER: &str = "before-first-apply";
 /// The manager the apiserver merges the oldest update managers into when an
 /// object has too many (upstream's `ancient-changes` bucket).
 pub const ANCIENT_CHANGES_MANAGER: &str = "ancient-changes";
+
+/// The annotation by which Helm keeps an object an upgrade or uninstall would delete
+/// (Helm's `ResourcePolicyAnno`).
+pub const HELM_RESOURCE_POLICY_ANNOTATION: &str = "helm.sh/resource-policy";
+
+/// The value of [`HELM_RESOURCE_POLICY_ANNOTATION`] that keeps the object (Helm's `KeepPolicy`).
+pub const HELM_KEEP_POLICY: &str = "keep";

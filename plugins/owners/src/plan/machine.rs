@@ -1,6 +1,8 @@
 //! The plan for machines: one `OwnersPlan` document (`-o json|yaml`, its shape in
 //! docs/owners-output.md) or a JUnit report (`-o junit`, one test case per object).
 
+use fieldwise_core::helm_release::Release;
+use fieldwise_kube::api::object_prune::Prune;
 use serde_json::{json, Map, Value};
 
 use super::report::{ConflictRow, FailOn, ObjectReport, Owner, ReleasedRow, Shown, Summary};
@@ -16,18 +18,27 @@ pub struct RunInfo<'a> {
     pub force: bool,
     /// `--fail-on`.
     pub fail_on: &'a [FailOn],
+    /// `--helm-release`: the release revision read.
+    pub helm_release: Option<&'a Release>,
 }
 
 /// The `OwnersPlan` document.
-pub fn document(info: &RunInfo<'_>, objects: &[ObjectReport], input_errors: &[String], summary: &Summary) -> Value {
+pub fn document(
+    info: &RunInfo<'_>,
+    objects: &[ObjectReport],
+    input_errors: &[String],
+    summary: &Summary,
+    prunes: &[Prune],
+) -> Value {
     let fail_on: Vec<&str> = info.fail_on.iter().map(|f| fail_on_name(*f)).collect();
-    json!({
+    let mut doc = json!({
         "apiVersion": API_VERSION,
         "kind": "OwnersPlan",
         "fieldManager": info.field_manager,
         "forceConflicts": info.force,
         "failOn": fail_on,
         "objects": objects.iter().map(|o| object(o, info.fail_on)).collect::<Vec<_>>(),
+        "prune": prunes.iter().map(prune).collect::<Vec<_>>(),
         "inputErrors": input_errors,
         "summary": {
             "objects": summary.objects,
@@ -41,8 +52,39 @@ pub fn document(info: &RunInfo<'_>, objects: &[ObjectReport], input_errors: &[St
             "disagreements": summary.disagreements,
             "errors": summary.errors + input_errors.len(),
             "failing": summary.failing,
+            "pruned": prunes.iter().filter(|p| !p.kept()).count(),
+            "kept": prunes.iter().filter(|p| p.kept()).count(),
         },
-    })
+    });
+    if let Some(release) = &info.helm_release {
+        doc["helmRelease"] = json!({"name": release.name, "namespace": release.namespace, "revision": release.version});
+    }
+    doc
+}
+
+/// One prune: the object, whether Helm deletes or keeps it, and its blockers.
+fn prune(p: &Prune) -> Value {
+    let blockers: Vec<Value> = p
+        .blockers
+        .iter()
+        .map(|b| {
+            let mut out = json!({"reason": b.reason()});
+            if !b.names().is_empty() {
+                out["names"] = b.names().into();
+            }
+            out
+        })
+        .collect();
+    let mut out = Map::new();
+    out.insert("apiVersion".into(), p.api_version.clone().into());
+    out.insert("kind".into(), p.target.resource.kind.clone().into());
+    if let Some(namespace) = &p.target.namespace {
+        out.insert("namespace".into(), namespace.clone().into());
+    }
+    out.insert("name".into(), p.target.name.clone().into());
+    out.insert("action".into(), if p.kept() { "keep" } else { "delete" }.into());
+    out.insert("blockers".into(), blockers.into());
+    Value::Object(out)
 }
 
 /// `--fail-on`'s words.
@@ -52,6 +94,7 @@ pub fn fail_on_name(f: FailOn) -> &'static str {
         FailOn::Takeovers => "takeovers",
         FailOn::Removals => "removals",
         FailOn::Refusals => "refusals",
+        FailOn::Prunes => "prunes",
     }
 }
 

@@ -1,6 +1,7 @@
 //! `kubectl owners plan`: the server-side apply plan of files, directories, a
-//! kustomization or a Helm render (stdin), object by object, checked against the
-//! apiserver's own dry run. Thin: the predictions and their checks are
+//! kustomization, a Helm render (stdin) or a Helm release read from the cluster, object by
+//! object, checked against the apiserver's own dry run, and the objects a Helm upgrade
+//! prunes. Thin: the predictions and their checks are
 //! `fieldwise_core::ownership`'s; the requests, the bounded concurrency and the
 //! progress bar are the glue's; this module parses, calls and prints.
 
@@ -13,8 +14,11 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use fieldwise_core::helm_release::Release;
 use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::helm_release;
 use fieldwise_kube::api::manifests::{self, Manifest};
+use fieldwise_kube::api::object_prune::{self, Prune};
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::NamespaceScope;
 use fieldwise_kube::conn::client;
@@ -31,8 +35,9 @@ use self::object::Planner;
 use self::report::{FailOn, ObjectReport, Summary};
 
 const EXAMPLES: &str = "Exit codes: 0 nothing fails --fail-on; 3 an object fails it (by default: a conflict or a
-server refusal); 1 an error (a file that cannot be read, an object that cannot be planned,
-a prediction the apiserver's dry run disagrees with, the server unreachable).
+server refusal; with --fail-on prunes, an object the Helm upgrade deletes); 1 an error (a file
+that cannot be read, an object that cannot be planned, a prediction the apiserver's dry run
+disagrees with, the server unreachable).
 
 Examples:
   # The plan of a directory, as kubectl apply --server-side would apply it
@@ -41,6 +46,12 @@ Examples:
   # A kustomization (built by kubectl kustomize) or a Helm render
   kubectl owners plan -k overlays/prod --field-manager ci
   helm template web ./chart | kubectl owners plan -f - --field-manager helm
+
+  # A Helm release as deployed (its last deployed revision, read from the cluster), as manager helm
+  kubectl owners plan --helm-release web -n shop
+
+  # Its upgrade to a new render: the plan, and the objects the upgrade deletes (prune)
+  helm template web ./chart -n shop | kubectl owners plan --helm-release web -n shop -f - --fail-on conflicts,prunes
 
   # What --force-conflicts would take, and fail on takeovers and removals too
   kubectl owners plan -f app.yaml --force-conflicts --fail-on takeovers,removals
@@ -74,7 +85,7 @@ pub enum PlanOutput {
 #[command(after_help = EXAMPLES)]
 pub struct PlanArgs {
     /// Files or directories of YAML/JSON objects to apply ("-" for stdin, e.g. a Helm render); repeatable.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required_unless_present = "kustomize")]
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required_unless_present_any = ["kustomize", "helm_release"])]
     filenames: Vec<String>,
 
     /// Read directories given with -f recursively.
@@ -85,9 +96,18 @@ pub struct PlanArgs {
     #[arg(short = 'k', long = "kustomize", value_name = "DIR", conflicts_with = "filenames")]
     kustomize: Option<String>,
 
-    /// The manager that would apply (as kubectl apply --server-side --field-manager).
-    #[arg(long, value_name = "NAME", default_value = "kubectl")]
-    field_manager: String,
+    /// The manager that would apply (as kubectl apply --server-side --field-manager) [default: kubectl; helm with --helm-release].
+    #[arg(long, value_name = "NAME")]
+    field_manager: Option<String>,
+
+    /// Plan the Helm release NAME of the namespace (-n) as stored in the cluster, no helm binary needed; with -f or -k,
+    /// plan its upgrade to that render and list the objects the upgrade deletes.
+    #[arg(long, value_name = "NAME")]
+    helm_release: Option<String>,
+
+    /// The release revision --helm-release reads [default: the last deployed one].
+    #[arg(long, value_name = "N", requires = "helm_release")]
+    revision: Option<u64>,
 
     /// Plan the apply with --force-conflicts: conflicts become the fields forcing takes over.
     #[arg(long)]
@@ -129,26 +149,53 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
     }
     fieldwise_kube::redact::set_show_secrets(args.show_secrets);
     // Read whole before planning: an object may come before the Namespace it goes in.
-    let inputs: Vec<Result<Manifest>> = match &args.kustomize {
-        Some(dir) => manifests::kustomize(dir)?.into_iter().map(Ok).collect(),
-        None => manifests::stream(&args.filenames, args.recursive).collect(),
+    let render: Option<Vec<Result<Manifest>>> = match &args.kustomize {
+        Some(dir) => Some(manifests::kustomize(dir)?.into_iter().map(Ok).collect()),
+        None if args.filenames.is_empty() => None,
+        None => Some(manifests::stream(&args.filenames, args.recursive).collect()),
     };
-    let namespaces_created = inputs.iter().flatten().filter_map(|m| m.namespace_declared()).map(String::from).collect();
     let conn = client::connect(kube).await?;
+    let mut scope = NamespaceScope::of(&conn);
+    let release = match &args.helm_release {
+        Some(name) => {
+            let release = helm_release::read(&conn, &conn.namespace, name, args.revision).await?;
+            // As Helm: namespaced objects without a namespace go to the release's; objects
+            // naming another namespace are applied there (no kubectl -n refusal).
+            scope = NamespaceScope { namespace: release.namespace.clone(), explicit: false };
+            let objects = helm_release::objects(&release)?;
+            Some((release, objects))
+        }
+        None => None,
+    };
+    // The render is the input; without one, the release's manifest is. A render with a
+    // release is an upgrade: the release's objects it no longer has are pruned.
+    let (inputs, previous): (Vec<Result<Manifest>>, Option<Vec<Manifest>>) = match (render, &release) {
+        (Some(render), Some((_, objects))) => (render, Some(objects.clone())),
+        (Some(render), None) => (render, None),
+        (None, Some((_, objects))) => (objects.iter().cloned().map(Ok).collect(), None),
+        (None, None) => return Err(Error::usage("give the objects to plan with -f, -k or --helm-release")),
+    };
+    let next: Vec<Manifest> = match previous {
+        Some(_) => inputs.iter().flatten().cloned().collect(),
+        None => Vec::new(),
+    };
+    let field_manager =
+        args.field_manager.clone().unwrap_or_else(|| if release.is_some() { "helm" } else { "kubectl" }.to_string());
+    let namespaces_created = inputs.iter().flatten().filter_map(|m| m.namespace_declared()).map(String::from).collect();
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let planner = Planner {
         conn: &conn,
         catalog: &catalog,
-        scope: NamespaceScope::of(&conn),
+        scope: scope.clone(),
         schemas: tokio::sync::Mutex::new(Schemas::connected(&conn)),
-        field_manager: args.field_manager.clone(),
+        field_manager: field_manager.clone(),
         force: args.force_conflicts,
         dry_runs: DryRuns::UnforcedThenForced,
         namespaces_created,
         namespaces_absent: tokio::sync::Mutex::new(BTreeMap::new()),
     };
     let progress = Progress::growing("objects planned");
-    let results = RefCell::new(Results::new(args));
+    let results = RefCell::new(Results::new(args, field_manager.clone(), release.as_ref().map(|(r, _)| r)));
     let numbered = inputs.into_iter().enumerate().map(|(i, item)| {
         progress.found();
         Ok(match item {
@@ -183,6 +230,9 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         run.print();
         return Ok(exit_code::exit(exit_code::ERROR));
     }
+    if let Some(previous) = &previous {
+        results.prunes = object_prune::prunes(&conn, &catalog, &scope, previous, &next, &field_manager).await?;
+    }
     results.finish()
 }
 
@@ -198,6 +248,12 @@ enum Entry {
 /// document at the end (json, yaml, junit).
 struct Results<'a> {
     args: &'a PlanArgs,
+    /// `--field-manager`, or its default.
+    field_manager: String,
+    /// The Helm release read (`--helm-release`).
+    release: Option<&'a Release>,
+    /// The objects the upgrade to the render prunes (`--helm-release` with a render).
+    prunes: Vec<Prune>,
     pending: BTreeMap<usize, Entry>,
     next: usize,
     kept: Vec<ObjectReport>,
@@ -207,9 +263,12 @@ struct Results<'a> {
 }
 
 impl<'a> Results<'a> {
-    fn new(args: &'a PlanArgs) -> Self {
+    fn new(args: &'a PlanArgs, field_manager: String, release: Option<&'a Release>) -> Self {
         Results {
             args,
+            field_manager,
+            release,
+            prunes: Vec::new(),
             pending: BTreeMap::new(),
             next: 0,
             kept: Vec::new(),
@@ -264,20 +323,33 @@ impl<'a> Results<'a> {
 
     fn finish(self) -> Result<ExitCode> {
         let info = RunInfo {
-            field_manager: &self.args.field_manager,
+            field_manager: &self.field_manager,
             force: self.args.force_conflicts,
             fail_on: &self.args.fail_on,
+            helm_release: self.release,
         };
+        let pruned = self.prunes.iter().filter(|p| !p.kept()).count();
+        let kept = self.prunes.len() - pruned;
+        let mut line = self.summary.line();
+        if !self.prunes.is_empty() {
+            line.pop();
+            line.push_str(&format!(", {pruned} pruned, {kept} kept."));
+        }
         match self.args.output {
-            None => println!("{}", self.summary.line()),
-            Some(PlanOutput::Name) => eprintln!("{}", self.summary.line()),
+            None => println!("{}{line}", text::prunes(&self.prunes)),
+            Some(PlanOutput::Name) => {
+                for p in self.prunes.iter().filter(|p| !p.kept()) {
+                    println!("{}", p.target.display());
+                }
+                eprintln!("{line}");
+            }
             Some(PlanOutput::Junit) => print!("{}", machine::junit(&self.kept, &self.unreadable, &self.args.fail_on)),
             Some(PlanOutput::Json) => {
-                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary);
+                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary, &self.prunes);
                 print!("{}", printer::render(&doc, fieldwise_kube::output::OutputFormat::Json)?);
             }
             Some(PlanOutput::Yaml) => {
-                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary);
+                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary, &self.prunes);
                 print!("{}", printer::render(&doc, fieldwise_kube::output::OutputFormat::Yaml)?);
             }
         }
@@ -296,6 +368,7 @@ impl<'a> Results<'a> {
             }
             return Err(Error::usage(why.join("; ")));
         }
-        Ok(exit_code::found_if(self.summary.failing > 0))
+        let prunes_fail = self.args.fail_on.contains(&FailOn::Prunes) && pruned > 0;
+        Ok(exit_code::found_if(self.summary.failing > 0 || prunes_fail))
     }
 }

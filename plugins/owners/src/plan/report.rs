@@ -206,6 +206,9 @@ pub enum FailOn {
     Removals,
     /// An apply the apiserver refuses for another reason (schema, admission, unknown kind, missing namespace).
     Refusals,
+    /// Objects of the Helm release (`--helm-release`) that the new render no longer has, which
+    /// the upgrade deletes (not those `helm.sh/resource-policy: keep` keeps).
+    Prunes,
 }
 
 impl ObjectReport {

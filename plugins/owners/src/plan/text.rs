@@ -2,7 +2,9 @@
 //! summary line.
 
 use colored::Colorize;
+use fieldwise_core::object_prune::Blocker;
 use fieldwise_core::ownership::Fix;
+use fieldwise_kube::api::object_prune::Prune;
 use fieldwise_kube::output::values;
 
 use super::report::{ConflictRow, ObjectReport, Planned, ReleasedRow, Shown};
@@ -198,4 +200,27 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// The prunes, after the objects: what the apply deletes, and what the keep policy keeps.
+pub fn prunes(prunes: &[Prune]) -> String {
+    let mut out = String::new();
+    for prune in prunes {
+        let what = if prune.kept() {
+            "kept (helm.sh/resource-policy: keep): the release no longer has it, Helm leaves it".green().to_string()
+        } else {
+            "deleted: the new render no longer has it".yellow().to_string()
+        };
+        out.push_str(&format!("{} {}: {what}\n", "prune".bold(), prune.target.located()));
+        for blocker in prune.blockers.iter().filter(|b| !b.names().is_empty()) {
+            let why = match blocker {
+                Blocker::Managers(_) => "other managers own fields in it",
+                Blocker::OwnerReferences(_) => "it has owners",
+                Blocker::Finalizers(_) => "it has finalizers (the delete waits for them)",
+                Blocker::ResourcePolicyKeep => continue,
+            };
+            out.push_str(&format!("  {why}: {}\n", blocker.names().join(", ")));
+        }
+    }
+    out
 }

@@ -7,15 +7,19 @@
 //! - [`reference`](mod@reference): the one object reference, from arguments, manifests or
 //!   owner references, with kubectl's namespace rules.
 //! - [`manifests`]: `-f FILE|DIR|-` documents.
+//! - [`helm_release`]: a Helm release read as Helm stores it (Secrets or ConfigMaps), no helm binary.
+//! - [`object_prune`]: the objects an apply of a new set deletes, read live with what may block them.
 //! - [`objects`]: GET of one object, and the one request path every read goes through.
 //! - [`listing`]: every LIST: scope and selectors, "every type", the bounded, paged,
 //!   metadata-first engine, and the bounded fan-out the plugins use.
 //! - [`selection`]: the objects a command acts on, named, selected (`-l`, `--all`, `-A`) or from `-f`.
 
 pub mod discovery;
+pub mod helm_release;
 pub mod listing;
 pub mod manifests;
 pub mod media_type;
+pub mod object_prune;
 pub mod objects;
 pub mod openapi;
 pub mod reference;
