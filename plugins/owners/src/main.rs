@@ -16,6 +16,7 @@ mod transfer;
 mod tree;
 mod tree_view;
 mod view;
+mod watch;
 
 use std::process::ExitCode;
 
@@ -68,6 +69,9 @@ Examples:
   # Offline: managedFields from a file or stdin (kubectl get --show-managed-fields)
   kubectl owners --local -f deploy.yaml
   kubectl owners --local -f - < deploy.yaml
+
+  # Live: who changes which field, and fights between managers (see kubectl owners watch --help)
+  kubectl owners watch deploy/busybox-demo --for 10m
 
   # Machine output (shape: docs/owners-output.md)
   kubectl owners deploy/busybox-demo -o json";
@@ -186,6 +190,9 @@ enum OwnersCommand {
     Completion(fieldwise_kube::cli::completion::CompletionArgs),
     /// Hand the fields of some managers (by name, or class: human, helm-update) to another.
     Transfer(transfer::TransferArgs),
+    /// Follow objects live: each changed field, before and after, with the manager whose
+    /// managedFields entry moved; fights between managers over a field, with the fix.
+    Watch(watch::WatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -199,6 +206,7 @@ fn main() -> ExitCode {
         }
         Some(OwnersCommand::Plan(args)) => return cli::run(plan::run(&cli.kube, args)),
         Some(OwnersCommand::Transfer(args)) => return cli::run(transfer::run(&cli.kube, args)),
+        Some(OwnersCommand::Watch(args)) => return cli::run(watch::run(&cli.kube, args)),
         None => {}
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);
