@@ -8,6 +8,7 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use fieldwise_e2e::connect_proxy::ConnectProxy;
 use fieldwise_e2e::{require_cluster, Cluster};
 use serde_json::Value;
 
@@ -32,8 +33,14 @@ fn lines(from: impl std::io::Read + Send + 'static) -> (mpsc::Receiver<String>, 
 }
 
 fn start_watch(cluster: &Cluster, ns: &str, args: &[&str]) -> Watch {
+    start_watch_with(cluster, &cluster.kubeconfig, ns, args)
+}
+
+/// [`start_watch`] with another kubeconfig.
+fn start_watch_with(cluster: &Cluster, kubeconfig: &std::path::Path, ns: &str, args: &[&str]) -> Watch {
     let mut child = cluster
         .plugin("kubectl-owners")
+        .env("KUBECONFIG", kubeconfig)
         .args(["-n", ns, "watch"])
         .args(args)
         .stdout(Stdio::piped())
@@ -52,14 +59,32 @@ fn start_watch(cluster: &Cluster, ns: &str, args: &[&str]) -> Watch {
 }
 
 /// The watch's exit code and its JSON Lines records.
-fn finish(mut watch: Watch, mut records: Vec<Value>) -> (Option<i32>, Vec<Value>) {
+fn finish(watch: Watch, records: Vec<Value>) -> (Option<i32>, Vec<Value>) {
+    let (code, records, _) = finish_with_stderr(watch, records);
+    (code, records)
+}
+
+/// [`finish`], and the lines of stderr after the one that said the watch started.
+fn finish_with_stderr(mut watch: Watch, mut records: Vec<Value>) -> (Option<i32>, Vec<Value>, Vec<String>) {
     let status = watch.child.wait().expect("the watch ends");
     watch.reader.join().expect("stdout read");
     let rest: Vec<String> = watch.stderr.try_iter().collect();
     for l in watch.stdout.try_iter() {
         records.push(serde_json::from_str(&l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}; stderr {rest:?}")));
     }
-    (status.code(), records)
+    (status.code(), records, rest)
+}
+
+/// A namespace of its own, with ConfigMap `x` (`data.x: "0"`, created by kubectl-create).
+fn configmap_x(cluster: &Cluster, prefix: &str) -> String {
+    let ns = cluster.namespace(prefix);
+    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=x=0"]);
+    ns
+}
+
+/// `kubectl label cm x team=a`: manager kubectl-label, operation Update.
+fn label(cluster: &Cluster, ns: &str) {
+    cluster.kubectl_ok(&["label", "cm", "x", "-n", ns, "team=a"]);
 }
 
 fn of_type<'r>(records: &'r [Value], kind: &str) -> Vec<&'r Value> {
@@ -78,10 +103,9 @@ fn apply(cluster: &Cluster, ns: &str, manager: &str, value: &str) {
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn each_change_names_its_manager_and_two_appliers_flipping_a_field_are_a_fight() {
     let cluster = require_cluster!();
-    let ns = cluster.namespace("owners-watch");
-    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=x=0"]);
+    let ns = configmap_x(&cluster, "owners-watch");
     let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "8s", "-o", "json"]);
-    cluster.kubectl_ok(&["label", "cm", "x", "-n", &ns, "team=a"]);
+    label(&cluster, &ns);
     cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", r#"{"data":{"y":"1"}}"#]);
     for (manager, value) in [("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")] {
         apply(&cluster, &ns, manager, value);
@@ -142,10 +166,9 @@ fn each_change_names_its_manager_and_two_appliers_flipping_a_field_are_a_fight()
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
     let cluster = require_cluster!();
-    let ns = cluster.namespace("owners-watch-field");
-    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=x=0"]);
+    let ns = configmap_x(&cluster, "owners-watch-field");
     let watch = start_watch(&cluster, &ns, &["cm/x", "--field", "data.x", "--for", "4s", "-o", "json"]);
-    cluster.kubectl_ok(&["label", "cm", "x", "-n", &ns, "team=a"]);
+    label(&cluster, &ns);
     cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", r#"{"data":{"x":"1","y":"2"}}"#]);
     let (code, records) = finish(watch, Vec::new());
     let changes = of_type(&records, "change");
@@ -163,10 +186,9 @@ fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn sigint_prints_the_summary_and_exits_130() {
     let cluster = require_cluster!();
-    let ns = cluster.namespace("owners-watch-sigint");
-    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=x=0"]);
+    let ns = configmap_x(&cluster, "owners-watch-sigint");
     let watch = start_watch(&cluster, &ns, &["cm/x", "-o", "json"]);
-    cluster.kubectl_ok(&["label", "cm", "x", "-n", &ns, "team=a"]);
+    label(&cluster, &ns);
     let first = watch.stdout.recv_timeout(Duration::from_secs(30)).expect("the label's change is printed");
     let first: Value = serde_json::from_str(&first).expect("JSON");
     let pid = watch.child.id().to_string();
@@ -176,5 +198,47 @@ fn sigint_prints_the_summary_and_exits_130() {
     assert_eq!(types, ["change", "summary"], "{records:?}");
     assert_eq!((&records[1]["changes"], &records[1]["ended"]), (&1.into(), &"signal".into()));
     assert_eq!(code, Some(130));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+/// The cluster's kubeconfig with every cluster reached through `proxy`.
+fn through_proxy(cluster: &Cluster, proxy: &ConnectProxy, name: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(&cluster.kubeconfig).expect("kubeconfig");
+    let mut config: serde_yaml::Value = serde_yaml::from_str(&text).expect("kubeconfig YAML");
+    for entry in config["clusters"].as_sequence_mut().expect("clusters") {
+        entry["cluster"]["proxy-url"] = proxy.url.clone().into();
+    }
+    let path = std::env::temp_dir().join(format!("fw-watch-{name}-{}.kubeconfig", std::process::id()));
+    std::fs::write(&path, serde_yaml::to_string(&config).expect("YAML")).expect("write kubeconfig");
+    path
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_dropped_watch_connection_is_resumed_losing_and_repeating_no_change() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-drop");
+    let proxy = ConnectProxy::start();
+    let kubeconfig = through_proxy(&cluster, &proxy, "drop");
+    let watch = start_watch_with(&cluster, &kubeconfig, &ns, &["cm/x", "--for", "6s", "-o", "json"]);
+    label(&cluster, &ns);
+    let first = watch.stdout.recv_timeout(Duration::from_secs(30)).expect("the label's change is printed");
+    let tunnels = proxy.tunnels();
+    assert!(proxy.drop_connections() > 0, "the watch's connection goes through the proxy");
+    // Changed while the watch is cut off, then after: both come, once each, in order.
+    for value in ["1", "2"] {
+        let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
+        cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", &patch]);
+    }
+    let (code, records, stderr) = finish_with_stderr(watch, vec![serde_json::from_str(&first).expect("JSON")]);
+    let changes: Vec<(&str, &str)> = of_type(&records, "change")
+        .into_iter()
+        .map(|c| (c["field"].as_str().unwrap(), c["after"].as_str().unwrap()))
+        .collect();
+    assert_eq!(changes, [(".metadata.labels.team", "a"), (".data.x", "1"), (".data.x", "2")], "{stderr:?}");
+    assert!(stderr.iter().any(|l| l.starts_with("The watch ended and was resumed from resourceVersion")), "{stderr:?}");
+    assert!(proxy.tunnels() > tunnels, "it reconnected through the proxy");
+    assert_eq!(code, Some(0));
+    let _ = std::fs::remove_file(kubeconfig);
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }

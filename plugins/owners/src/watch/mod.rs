@@ -181,6 +181,7 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
                 printer.deleted(now, &object)?;
             }
             Event::Relisted(objects) => {
+                eprintln!("The watch's resourceVersion expired (410 Gone): listed again, changes found by comparing");
                 let uids: Vec<String> = objects.iter().map(uid).collect();
                 let gone: Vec<(usize, String)> =
                     known.keys().filter(|(q, u)| *q == query && !uids.contains(u)).cloned().collect();
@@ -193,7 +194,7 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
                     seen.extend(compare(&mut known, query, object, &fields, now));
                 }
             }
-            Event::Resumed { .. } => {}
+            Event::Resumed { from } => eprintln!("The watch ended and was resumed from resourceVersion {from}"),
         }
         let mut fought = false;
         for change in seen {
