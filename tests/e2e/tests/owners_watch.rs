@@ -184,6 +184,29 @@ fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
 
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn one_manager_rewriting_a_field_is_churn_not_a_fight() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-churn");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "5s", "-o", "json"]);
+    for value in ["1", "2", "3"] {
+        let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
+        cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", &patch]);
+    }
+    let (code, records) = finish(watch, Vec::new());
+    assert_eq!(of_type(&records, "change").len(), 3, "{records:?}");
+    assert!(of_type(&records, "fight").is_empty(), "{records:?}");
+    let churn = of_type(&records, "churn");
+    assert_eq!(churn.len(), 1, "{records:?}");
+    assert_eq!(
+        (&churn[0]["field"], &churn[0]["manager"]["manager"], &churn[0]["changes"]),
+        (&".data.x".into(), &"kubectl-patch".into(), &3.into())
+    );
+    assert_eq!(code, Some(0), "churn is not a fight");
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn sigint_prints_the_summary_and_exits_130() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch-sigint");

@@ -237,9 +237,12 @@ fn uid(object: &Value) -> String {
     }
 }
 
-/// Keeps `object` as the last version seen.
-fn remember(known: &mut HashMap<(usize, String), Known>, query: usize, object: Value) -> Option<Known> {
+/// Keeps `object` as the last version seen: its managedFields parsed, not twice.
+fn remember(known: &mut HashMap<(usize, String), Known>, query: usize, mut object: Value) -> Option<Known> {
     let entries = managed_fields_of(&object).unwrap_or_default();
+    if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+        meta.remove("managedFields");
+    }
     known.insert((query, uid(&object)), Known { object, entries })
 }
 
@@ -259,14 +262,16 @@ fn compare(
         Some(k) => (&k.object, k.entries.as_slice()),
         None => (&empty, &[][..]),
     };
-    let attribution = attribute(before_entries, &after_entries);
     let changes: Vec<Change> = changed_fields(before, &object)
         .into_iter()
         .filter(|c| {
             fields.is_empty()
                 || fields.iter().any(|f| c.path.starts_with(f.elements()) || f.starts_with(c.path.elements()))
         })
-        .map(|c| Change::new(now, &object, c, attribution.clone()))
+        .map(|c| {
+            let attribution = attribute(before_entries, &after_entries, &c.path);
+            Change::new(now, &object, c, attribution)
+        })
         .collect();
     remember(known, query, object);
     changes

@@ -5,10 +5,10 @@
 //! when. The only evidence of who wrote is the entry that moved in the write: a new entry,
 //! a newer `time`, or fields it did not own before (an entry that only lost fields was
 //! written over, it did not write). One request is written by one manager, so exactly one
-//! entry moves; when none moves (a write that changed only what no entry tracks, or two
-//! writes in one second by a manager that already owned the field) or several move (events
-//! merged by a resumed watch), the change is [`Attribution::Unattributed`] and nobody is
-//! guessed. Tested below on the shapes kube-apiserver writes (kubectl label, kubectl patch,
+//! entry moves. When none moves, a manager that already owned the field wrote again within
+//! the second (`time` has seconds only): the field's one owner, if it has one. When the field
+//! has several owners or none, or several entries moved (events merged by a relist), the
+//! change is [`Attribution::Unattributed`] and nobody is guessed. Tested below on the shapes kube-apiserver writes (kubectl label, kubectl patch,
 //! server-side appliers forcing each other's fields).
 
 use serde_json::{Map, Value};
@@ -137,11 +137,28 @@ pub fn moved_entries<'a>(
         .collect()
 }
 
-/// Who wrote the event that turned `before`'s entries into `after`'s: the one entry that
-/// moved, or [`Attribution::Unattributed`] with every entry that moved (none, or several).
-pub fn attribute(before: &[ManagedFieldsEntry], after: &[ManagedFieldsEntry]) -> Attribution {
+/// Who changed the field at `path` in the event that turned `before`'s entries into
+/// `after`'s: the one entry that moved; when none moved, the field's one owner (before or
+/// after), because a write by any other manager would have added the field to its entry
+/// (the owner wrote again within the same second, which `time` cannot show); otherwise
+/// [`Attribution::Unattributed`] with every entry that moved (several, or none with the
+/// field owned by several managers or by none).
+pub fn attribute(before: &[ManagedFieldsEntry], after: &[ManagedFieldsEntry], path: &Path) -> Attribution {
     match moved_entries(before, after).as_slice() {
         [one] => Attribution::Writer(Writer::of(one)),
+        [] => {
+            let mut owners: Vec<Writer> = Vec::new();
+            for entry in before.iter().chain(after) {
+                let owns = entry.fields.has(path.elements()) || !entry.fields.under(path).is_empty();
+                if owns && !owners.contains(&Writer::of(entry)) {
+                    owners.push(Writer::of(entry));
+                }
+            }
+            match owners.as_slice() {
+                [owner] => Attribution::Writer(owner.clone()),
+                _ => Attribution::Unattributed(Vec::new()),
+            }
+        }
         several => Attribution::Unattributed(several.iter().map(|e| Writer::of(e)).collect()),
     }
 }
@@ -202,7 +219,7 @@ mod tests {
             entry("b", "Apply", "2026-01-01T00:00:05Z", json!({"f:data": {"f:x": {}}})),
         ]);
         let b = Writer { manager: "b".into(), operation: Operation::Apply, subresource: String::new() };
-        assert_eq!(attribute(&before, &after), Attribution::Writer(b.clone()));
+        assert_eq!(attribute(&before, &after, &x()), Attribution::Writer(b.clone()));
         assert_eq!(b.display(), "b (Apply)");
         // a takes it back within the same second as its last write: its fields grew.
         let back = entries(vec![
@@ -211,18 +228,43 @@ mod tests {
             entry("b", "Apply", "2026-01-01T00:00:05Z", json!({})),
         ]);
         let a = Writer { manager: "a".into(), operation: Operation::Apply, subresource: String::new() };
-        assert_eq!(attribute(&after, &back), Attribution::Writer(a));
+        assert_eq!(attribute(&after, &back, &x()), Attribution::Writer(a));
+    }
+
+    fn x() -> Path {
+        Path::fields(["data", "x"])
     }
 
     #[test]
-    fn no_entry_or_two_entries_moving_is_unattributed() {
+    fn with_no_entry_moving_the_fields_one_owner_wrote_again_within_the_second() {
+        // kubectl patch of data.x twice in one second: its entry is the same, and it alone owns the field.
+        let one = entries(vec![
+            entry("kubectl-patch", "Update", "2026-01-01T00:00:00Z", json!({"f:data": {"f:x": {}}})),
+            entry("kubectl-create", "Update", "2026-01-01T00:00:00Z", json!({"f:data": {"f:y": {}}})),
+        ]);
+        let patch =
+            Writer { manager: "kubectl-patch".into(), operation: Operation::Update, subresource: String::new() };
+        assert_eq!(attribute(&one, &one, &x()), Attribution::Writer(patch));
+        // A map whose fields two managers own, changed whole: nobody is guessed.
+        let map = Path::fields(["data"]);
+        assert_eq!(attribute(&one, &one, &map), Attribution::Unattributed(vec![]), "two owners under .data");
+    }
+
+    #[test]
+    fn no_entry_moving_with_no_or_several_owners_or_two_entries_moving_is_unattributed() {
         let one = entries(vec![entry("a", "Apply", "2026-01-01T00:00:00Z", json!({"f:data": {"f:x": {}}}))]);
-        assert_eq!(attribute(&one, &one), Attribution::Unattributed(vec![]));
+        let nobody = Path::fields(["data", "z"]);
+        assert_eq!(attribute(&one, &one, &nobody), Attribution::Unattributed(vec![]));
+        let shared = entries(vec![
+            entry("a", "Apply", "2026-01-01T00:00:00Z", json!({"f:data": {"f:x": {}}})),
+            entry("b", "Apply", "2026-01-01T00:00:00Z", json!({"f:data": {"f:x": {}}})),
+        ]);
+        assert_eq!(attribute(&shared, &shared, &x()), Attribution::Unattributed(vec![]));
         let two = entries(vec![
             entry("a", "Apply", "2026-01-01T00:00:09Z", json!({"f:data": {"f:x": {}}})),
             entry("ctl", "Update", "2026-01-01T00:00:09Z", json!({"f:status": {}})),
         ]);
-        let Attribution::Unattributed(moved) = attribute(&one, &two) else { panic!("two moved") };
+        let Attribution::Unattributed(moved) = attribute(&one, &two, &x()) else { panic!("two moved") };
         assert_eq!(moved.iter().map(|w| w.display()).collect::<Vec<_>>(), ["a (Apply)", "ctl (Update)"]);
     }
 
@@ -232,7 +274,8 @@ mod tests {
         let mut status = entry("kubelet", "Update", "2026-01-01T00:00:01Z", json!({"f:status": {"f:phase": {}}}));
         status["subresource"] = json!("status");
         let after = entries(vec![status]);
-        let Attribution::Writer(writer) = attribute(&before, &after) else { panic!("one moved") };
+        let status = Path::fields(["status", "phase"]);
+        let Attribution::Writer(writer) = attribute(&before, &after, &status) else { panic!("one moved") };
         assert_eq!(writer.display(), "kubelet (Update, status)");
     }
 }
