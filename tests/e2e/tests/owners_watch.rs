@@ -265,3 +265,32 @@ fn a_dropped_watch_connection_is_resumed_losing_and_repeating_no_change() {
     let _ = std::fs::remove_file(kubeconfig);
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_watch_from_a_version_the_server_no_longer_has_lists_again() {
+    use fieldwise_kube::api::discovery::ResourceCatalog;
+    use fieldwise_kube::api::listing::Selectors;
+    use fieldwise_kube::api::watch::{watch_from, Event, Query};
+    use futures::StreamExt;
+
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-gone");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let first = runtime.block_on(async {
+        let conn = fieldwise_kube::conn::client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let catalog = ResourceCatalog::fetch(&conn).await.expect("discovery");
+        let query = Query {
+            resource: catalog.resolve("configmaps").expect("configmaps").clone(),
+            namespace: Some(ns.clone()),
+            selectors: Selectors { label: None, field: Some("metadata.name=x".into()) },
+        };
+        // resourceVersion 1 is long compacted away: the server answers 410 Gone.
+        let mut events = std::pin::pin!(watch_from(&conn, query, "1".into()));
+        events.next().await.expect("an event").expect("not an error")
+    });
+    let Event::Relisted(objects) = first else { panic!("listed again, got {first:?}") };
+    let names: Vec<&str> = objects.iter().map(|o| o["metadata"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["x"]);
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}

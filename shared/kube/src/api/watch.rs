@@ -4,7 +4,7 @@
 //! - [`queries`]: what a [`Selection`] lists and watches: a named object is its namespace's
 //!   list with `metadata.name=NAME`; a `TYPE -l ...` query is the type's list in `-n`'s
 //!   namespace (or every namespace with `-A`); kubectl's refusals are [`selection`]'s.
-//! - [`watch`]: one query's list ([`listing::snapshot`]) and then its changes from the list's
+//! - [`watch`] (and [`watch_from`] a known version): one query's list ([`listing::snapshot`]) and then its changes from the list's
 //!   `resourceVersion`, with bookmarks. A watch the server or the network ends is resumed
 //!   from the last `resourceVersion` seen; when that version is too old (410 Gone) the query
 //!   is listed again and the list is handed on as [`Event::Relisted`], so the caller can
@@ -130,7 +130,19 @@ const DROPS_IN_A_ROW: u32 = 3;
 /// `query`'s objects ([`Event::Listed`] first), then each change to them, for as long as the
 /// stream is read. An error ends the stream (after it, nothing more comes).
 pub fn watch(conn: &Connection, query: Query) -> impl Stream<Item = Result<Event>> + '_ {
-    let state = State { conn, query, version: None, open: None, resuming: false, drops: 0 };
+    follow(conn, query, None)
+}
+
+/// Each change to `query`'s objects after `version` (a `resourceVersion` seen before, as
+/// `kubectl get -w --resource-version` takes it), without listing first: when the server no
+/// longer has that version (410 Gone) the first event is [`Event::Relisted`].
+pub fn watch_from(conn: &Connection, query: Query, version: String) -> impl Stream<Item = Result<Event>> + '_ {
+    follow(conn, query, Some(version))
+}
+
+/// The watch of `query` from `version`, or from a list first when there is none.
+fn follow(conn: &Connection, query: Query, version: Option<String>) -> impl Stream<Item = Result<Event>> + '_ {
+    let state = State { conn, query, version, open: None, resuming: false, drops: 0 };
     stream::unfold(Some(state), |state| async move {
         let mut state = state?;
         match next(&mut state).await {
