@@ -164,6 +164,25 @@ fn each_change_names_its_manager_and_two_appliers_flipping_a_field_are_a_fight()
 
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn until_fight_ends_at_the_first_fight_with_exit_3() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-until");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--until-fight", "--for", "60s", "-o", "json"]);
+    let started = std::time::Instant::now();
+    for (manager, value) in [("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")] {
+        apply(&cluster, &ns, manager, value);
+    }
+    let (code, records) = finish(watch, Vec::new());
+    assert!(started.elapsed() < Duration::from_secs(30), "it ended at the fight, not after --for");
+    let types: Vec<&str> = records.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["change", "change", "change", "change", "fight", "summary"]);
+    assert_eq!(records[5]["ended"], "fight");
+    assert_eq!(code, Some(3));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch-field");

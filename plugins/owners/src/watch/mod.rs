@@ -10,7 +10,7 @@
 
 mod records;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -182,7 +182,7 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
             }
             Event::Relisted(objects) => {
                 eprintln!("The watch's resourceVersion expired (410 Gone): listed again, changes found by comparing");
-                let uids: Vec<String> = objects.iter().map(uid).collect();
+                let uids: HashSet<String> = objects.iter().map(uid).collect();
                 let gone: Vec<(usize, String)> =
                     known.keys().filter(|(q, u)| *q == query && !uids.contains(u)).cloned().collect();
                 for key in gone {
