@@ -17,6 +17,7 @@ mod transfer;
 mod tree;
 mod tree_view;
 mod view;
+mod watch;
 
 use std::process::ExitCode;
 
@@ -72,6 +73,8 @@ Examples:
 
   # Fields owned against a policy, for CI (see kubectl owners drift --help)
   kubectl owners drift -A --policy policy.yaml
+  # Live: who changes which field, and fights between managers (see kubectl owners watch --help)
+  kubectl owners watch deploy/busybox-demo --for 10m
 
   # Machine output (shape: docs/owners-output.md)
   kubectl owners deploy/busybox-demo -o json";
@@ -193,6 +196,9 @@ enum OwnersCommand {
     /// Fields owned by managers an ownership policy does not expect there (exit 3), or with
     /// --learn, the policy today's owners satisfy.
     Drift(drift::DriftArgs),
+    /// Follow objects live: each changed field, before and after, with the manager whose
+    /// managedFields entry moved; fights between managers over a field, with the fix.
+    Watch(watch::WatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -207,6 +213,7 @@ fn main() -> ExitCode {
         Some(OwnersCommand::Plan(args)) => return cli::run(plan::run(&cli.kube, args)),
         Some(OwnersCommand::Transfer(args)) => return cli::run(transfer::run(&cli.kube, args)),
         Some(OwnersCommand::Drift(args)) => return cli::run(drift::run(&cli.kube, args)),
+        Some(OwnersCommand::Watch(args)) => return cli::run(watch::run(&cli.kube, args)),
         None => {}
     }
     fieldwise_kube::redact::set_show_secrets(cli.show_values);

@@ -9,6 +9,7 @@
 //! to run never passes without having run.
 
 pub mod audit;
+pub mod connect_proxy;
 pub mod keyed_race;
 pub mod kubernetes_module;
 pub mod plan_check;

@@ -4,13 +4,12 @@
 //! merged `KUBECONFIG` files. Each check compares with what the server says
 //! (the audit log's user) or with the real `kubectl` given the same flags.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
+use fieldwise_e2e::connect_proxy::ConnectProxy;
 use fieldwise_e2e::{require_cluster, run, text, Cluster};
 use serde_json::Value;
 
@@ -369,60 +368,6 @@ fn client_certificate_flags_replace_the_kubeconfig_user() {
     );
 }
 
-/// A tiny HTTP CONNECT proxy on loopback that counts the tunnels it opens.
-struct ConnectProxy {
-    url: String,
-    tunnels: Arc<AtomicUsize>,
-}
-
-impl ConnectProxy {
-    fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let tunnels = Arc::new(AtomicUsize::new(0));
-        let count = tunnels.clone();
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let count = count.clone();
-                std::thread::spawn(move || tunnel(client, &count));
-            }
-        });
-        ConnectProxy { url, tunnels }
-    }
-}
-
-fn tunnel(client: TcpStream, count: &AtomicUsize) {
-    let mut reader = BufReader::new(client.try_clone().unwrap());
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line).unwrap();
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
-            break;
-        }
-    }
-    let mut words = request_line.split_whitespace();
-    let (Some("CONNECT"), Some(target)) = (words.next(), words.next()) else {
-        let _ = (&client).write_all(b"HTTP/1.1 405 Method Not Allowed\r\n\r\n");
-        return;
-    };
-    let Ok(upstream) = TcpStream::connect(target) else {
-        let _ = (&client).write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n");
-        return;
-    };
-    count.fetch_add(1, Ordering::SeqCst);
-    (&client).write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").unwrap();
-    let (mut up_read, mut up_write) = (upstream.try_clone().unwrap(), upstream);
-    let mut client_write = client;
-    let pump = std::thread::spawn(move || {
-        let _ = std::io::copy(&mut reader, &mut up_write);
-        let _ = up_write.shutdown(std::net::Shutdown::Write);
-    });
-    let _ = std::io::copy(&mut up_read, &mut client_write);
-    let _ = client_write.shutdown(std::net::Shutdown::Write);
-    let _ = pump.join();
-}
-
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn a_kubeconfig_proxy_url_carries_every_request() {
@@ -437,7 +382,7 @@ fn a_kubeconfig_proxy_url_carries_every_request() {
     let through = plugin(&cluster, "kubectl-owners", "proxy", &["--kubeconfig", kc, "-n", &ns, "deploy/web"]);
     through.ok();
     let requests = cluster.audited_by(&through.name).len();
-    let tunnels = proxy.tunnels.load(Ordering::SeqCst);
+    let tunnels = proxy.tunnels();
     assert!(requests >= 2, "discovery and the GET went through: {requests}");
     assert!(tunnels >= 1, "no tunnel opened through {}", proxy.url);
     // A proxy that is not there: the command fails instead of going around it.
@@ -454,7 +399,7 @@ fn a_kubeconfig_proxy_url_carries_every_request() {
     );
     assert_eq!(blocked.out.status.code(), Some(1), "{}", text(&blocked.out.stderr));
     assert!(cluster.audited_by(&blocked.name).is_empty(), "no request may bypass the proxy");
-    assert_eq!(proxy.tunnels.load(Ordering::SeqCst), tunnels, "the second run used the other proxy");
+    assert_eq!(proxy.tunnels(), tunnels, "the second run used the other proxy");
 }
 
 #[test]

@@ -26,6 +26,8 @@
 //! - [`transfer`]: handing the selected managers' fields to another manager;
 //! - [`next_apply`]: what an applier's next apply keeps, removes and releases of its fields;
 //! - [`policy`]: who may own which fields of which objects, checked and learned (drift);
+//! - [`blame`]: what changed between two versions of an object, and which entry moved with it;
+//! - [`fights`]: managers setting one field back and forth (fights), or one rewriting it (churn);
 //! - [`written_managers`]: writes that set `managedFields` themselves, whose managers are the change.
 //!
 //! ```
@@ -49,9 +51,11 @@ pub mod apply_conflict;
 pub mod apply_lints;
 pub mod apply_options;
 pub mod apply_plan;
+pub mod blame;
 pub mod classify;
 pub mod client_side;
 pub mod conflicts;
+pub mod fights;
 pub mod manager_fields;
 pub mod managers;
 pub mod merge;

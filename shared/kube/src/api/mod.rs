@@ -13,6 +13,7 @@
 //! - [`listing`]: every LIST: scope and selectors, "every type", the bounded, paged,
 //!   metadata-first engine, and the bounded fan-out the plugins use.
 //! - [`selection`]: the objects a command acts on, named, selected (`-l`, `--all`, `-A`) or from `-f`.
+//! - [`watch`](mod@watch): a selection listed, then followed change by change (resumed, relisted on 410 Gone).
 
 pub mod discovery;
 pub mod helm_release;
@@ -25,3 +26,4 @@ pub mod openapi;
 pub mod reference;
 pub mod selection;
 pub mod target;
+pub mod watch;

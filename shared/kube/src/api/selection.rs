@@ -101,7 +101,7 @@ pub async fn read_selected(
 
 /// An object of the selection, as far as choosing it went.
 #[derive(Debug)]
-enum Found {
+pub(crate) enum Found {
     /// Named on the command line.
     Named(ObjectRef),
     /// Named by a `-f` document.
@@ -117,7 +117,7 @@ impl Found {
         }
     }
 
-    fn into_target(self) -> ObjectRef {
+    pub(crate) fn into_target(self) -> ObjectRef {
         match self {
             Found::Named(target) | Found::Described(target, _) | Found::Listed(target, _) => target,
         }
@@ -136,18 +136,7 @@ async fn find(
     let chosen = if !selection.files.is_empty() {
         from_files(catalog, &scope, selection)?
     } else {
-        if selection.recursive {
-            return Err(Error::usage("-R reads the subdirectories of -f directories: give -f DIR with it"));
-        }
-        let parsed = TargetArgs::parse(selection.args)?;
-        if parsed.items.is_empty() {
-            let forms = if selection.type_alone_lists {
-                "TYPE, TYPE/NAME, TYPE NAME, TYPE -l SELECTOR or -f FILE"
-            } else {
-                "TYPE/NAME, TYPE NAME, TYPE -l SELECTOR, TYPE --all or -f FILE"
-            };
-            return Err(Error::usage(format!("an object is required: {forms} (see --help)")));
-        }
+        let parsed = parse_args(selection)?;
         if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
             named(catalog, &scope, selection)?.into_iter().map(Found::Named).collect()
         } else {
@@ -178,8 +167,29 @@ async fn find(
     Ok(unique)
 }
 
+/// The positional arguments of a selection without `-f`: refused when empty, or with `-R`.
+pub(crate) fn parse_args(selection: &Selection<'_>) -> Result<TargetArgs> {
+    if selection.recursive {
+        return Err(Error::usage("-R reads the subdirectories of -f directories: give -f DIR with it"));
+    }
+    let parsed = TargetArgs::parse(selection.args)?;
+    if parsed.items.is_empty() {
+        let forms = if selection.type_alone_lists {
+            "TYPE, TYPE/NAME, TYPE NAME, TYPE -l SELECTOR or -f FILE"
+        } else {
+            "TYPE/NAME, TYPE NAME, TYPE -l SELECTOR, TYPE --all or -f FILE"
+        };
+        return Err(Error::usage(format!("an object is required: {forms} (see --help)")));
+    }
+    Ok(parsed)
+}
+
 /// The objects of the `-f` manifests; selectors do not combine with files.
-fn from_files(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Selection<'_>) -> Result<Vec<Found>> {
+pub(crate) fn from_files(
+    catalog: &ResourceCatalog,
+    scope: &NamespaceScope,
+    selection: &Selection<'_>,
+) -> Result<Vec<Found>> {
     if !selection.args.is_empty() {
         return Err(Error::usage("give either -f FILE or TYPE/NAME, not both"));
     }
@@ -198,7 +208,11 @@ fn from_files(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Sel
 }
 
 /// Named objects: no selector, no `-A`, as in kubectl.
-fn named(catalog: &ResourceCatalog, scope: &NamespaceScope, selection: &Selection<'_>) -> Result<Vec<ObjectRef>> {
+pub(crate) fn named(
+    catalog: &ResourceCatalog,
+    scope: &NamespaceScope,
+    selection: &Selection<'_>,
+) -> Result<Vec<ObjectRef>> {
     if selection.label_selector.is_some() || selection.field_selector.is_some() || selection.all {
         return Err(Error::usage(
             "names cannot be combined with -l, --field-selector or --all: name the objects (TYPE/NAME), or select them (TYPE -l SELECTOR)",
@@ -220,6 +234,18 @@ async fn listed(
     selection: &Selection<'_>,
     representation: Representation,
 ) -> Result<Vec<Found>> {
+    require_query(resource, selection)?;
+    let mut found = Vec::new();
+    let mut pages = std::pin::pin!(lister.pages(resource, representation));
+    while let Some(page) = pages.next().await {
+        found.extend(page?.into_iter().map(|item| Found::Listed(ObjectRef::of_object(resource, &item), item)));
+    }
+    Ok(found)
+}
+
+/// A TYPE without names is listed only when the command lists a type alone or a query
+/// (`-l`, `--field-selector`, `--all`) selects from it, and only when the server lists it.
+pub(crate) fn require_query(resource: &ResourceType, selection: &Selection<'_>) -> Result<()> {
     if !(selection.type_alone_lists
         || selection.label_selector.is_some()
         || selection.field_selector.is_some()
@@ -230,13 +256,7 @@ async fn listed(
             resource.display_name()
         )));
     }
-    listing::require_listable(resource)?;
-    let mut found = Vec::new();
-    let mut pages = std::pin::pin!(lister.pages(resource, representation));
-    while let Some(page) = pages.next().await {
-        found.extend(page?.into_iter().map(|item| Found::Listed(ObjectRef::of_object(resource, &item), item)));
-    }
-    Ok(found)
+    listing::require_listable(resource)
 }
 
 #[cfg(test)]

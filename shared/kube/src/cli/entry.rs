@@ -103,6 +103,11 @@ fn act_on(signal: Signal) {
             crate::local::private_fs::remove_at_exit();
             std::process::exit(i32::from(code))
         }
+        Action::Summarize => eprintln!(
+            "{}: stopping, the summary follows; {} again to stop at once",
+            signal.name(),
+            if signal == Signal::Interrupt { "press Ctrl-C" } else { "signal" }
+        ),
         Action::Finish => eprintln!(
             "{}: finishing the writes in flight and starting no new ones; {} again to stop at once",
             signal.name(),

@@ -8,6 +8,9 @@
 //! path ([`crate::write::guarded`], [`crate::write::bulk`]) marks the stretches that must
 //! finish with [`InFlight`] and checks [`received`] before it starts anything new.
 //!
+//! A watch (`kubectl owners watch`) holds [`Summarizing`] instead: the first signal stops it,
+//! it prints its summary, and the command exits 130 or 143.
+//!
 //! A signal that ends the command at once says what happened ([`Action::ExitNow`]'s
 //! message): nothing written when no write had started (a preview, a dry run, a prompt),
 //! writes left in flight when a second signal cut them short.
@@ -74,6 +77,8 @@ struct State {
     received: AtomicU8,
     /// How many [`InFlight`] stretches are running.
     in_flight: AtomicUsize,
+    /// How many [`Summarizing`] stretches are running.
+    summarizing: AtomicUsize,
     /// Whether any [`InFlight`] stretch ever started (a write, a bulk run): before one,
     /// nothing can have been written.
     ever_in_flight: AtomicBool,
@@ -87,6 +92,7 @@ impl State {
         State {
             received: AtomicU8::new(0),
             in_flight: AtomicUsize::new(0),
+            summarizing: AtomicUsize::new(0),
             ever_in_flight: AtomicBool::new(false),
             stopped: watch::channel(0).0,
         }
@@ -115,6 +121,9 @@ impl State {
             self.stopped.send_replace(signal.code());
             if in_flight {
                 return Action::Finish;
+            }
+            if self.summarizing.load(Ordering::SeqCst) > 0 {
+                return Action::Summarize;
             }
         }
         let why = if in_flight {
@@ -158,6 +167,8 @@ pub enum Action {
     },
     /// Let the writes in flight finish; the command exits with the signal's code afterwards.
     Finish,
+    /// Stop reading (a watch) and print the summary; the command exits with the signal's code.
+    Summarize,
 }
 
 /// Records `signal` and says what to do: the first one with work in flight lets it
@@ -184,6 +195,26 @@ impl InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         process().in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A stretch that a first signal ends with its summary rather than at once (a watch, which
+/// writes nothing): the command sees [`stopped`] resolve, prints its summary, and exits
+/// with the signal's code. Held while it lives.
+#[derive(Debug)]
+pub struct Summarizing(());
+
+impl Summarizing {
+    /// Marks the start of a stretch that ends with a summary.
+    pub fn start() -> Summarizing {
+        process().summarizing.fetch_add(1, Ordering::SeqCst);
+        Summarizing(())
+    }
+}
+
+impl Drop for Summarizing {
+    fn drop(&mut self) {
+        process().summarizing.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -222,6 +253,15 @@ mod tests {
         for signal in [Signal::Interrupt, Signal::Terminate, Signal::Hangup] {
             assert_eq!(Signal::from_code(signal.code()), Some(signal));
         }
+    }
+
+    #[test]
+    fn a_watch_stops_with_its_summary_at_the_first_signal_and_at_once_at_the_second() {
+        let state = State::new();
+        state.summarizing.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(state.on_signal(Signal::Interrupt), Action::Summarize);
+        let Action::ExitNow { code, .. } = state.on_signal(Signal::Terminate) else { panic!("exits") };
+        assert_eq!(code, 130, "the second exits with the first's code");
     }
 
     #[test]

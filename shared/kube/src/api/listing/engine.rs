@@ -29,7 +29,7 @@ use crate::api::discovery::ResourceType;
 use crate::api::listing::check::{AsListed, Listed, PageCheck, TypeEvent};
 use crate::api::listing::fan_out::{forward_ordered, ordered, ordered_parts, Outlet};
 use crate::api::listing::pager::Pager;
-use crate::api::listing::source::{Representation, Source};
+use crate::api::listing::source::{PageRequest, Representation, Source};
 use crate::api::listing::{split, Scope, Selectors};
 use crate::api::reference::ObjectRef;
 use crate::conn::client::Connection;
@@ -499,4 +499,41 @@ pub async fn list(
     selectors: &Selectors,
 ) -> Result<Vec<Value>> {
     Lister::new(conn, scope.clone(), selectors.clone(), ListOptions::default()).list(resource).await
+}
+
+/// Every object of `resource` in `namespace` (`None`: every namespace, or a cluster-scoped
+/// type) that `selectors` select, whole, with the list's `resourceVersion`: the point a watch
+/// of the same objects starts from, missing no change ([`crate::api::watch`]). One
+/// consistent snapshot, page after page from the first page's `continue` token, so never
+/// split by namespace.
+pub async fn snapshot(
+    conn: &Connection,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    selectors: &Selectors,
+) -> Result<(Vec<Value>, String)> {
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    let mut version = None;
+    loop {
+        let request = PageRequest {
+            resource,
+            namespace,
+            selectors,
+            limit: Some(ListOptions::default().page_size),
+            token: token.as_deref(),
+            representation: Representation::Full,
+        };
+        let page = conn.page(request).await?;
+        items.extend(page.items);
+        version = version.or(page.resource_version);
+        match page.next {
+            Some(next) => token = Some(next),
+            None => break,
+        }
+    }
+    let version = version.ok_or_else(|| {
+        Error::usage(format!("the list of {} came without a resourceVersion: it cannot be watched", resource.plural))
+    })?;
+    Ok((items, version))
 }

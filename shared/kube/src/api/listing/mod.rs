@@ -42,7 +42,7 @@ mod types;
 mod tests;
 
 pub use check::{AsListed, Listed, PageCheck, TypeEvent};
-pub use engine::{list, ListOptions, Lister};
+pub use engine::{list, snapshot, ListOptions, Lister};
 pub use fan_out::{for_each_concurrently, forward_ordered, map_concurrently, ordered, ordered_parts, Outlet};
 pub use scope::{Scope, Selectors};
 pub use source::{Representation, PARTIAL_METADATA_LIST};

@@ -55,6 +55,8 @@ pub(crate) struct Page {
     /// How many objects the following pages hold, when the server counts them (it does
     /// not when a selector filters the list).
     pub remaining: Option<u64>,
+    /// The list's `resourceVersion`: a watch from it misses no change after the list.
+    pub resource_version: Option<String>,
 }
 
 /// What the engine asks of a server.
@@ -121,5 +123,6 @@ pub(crate) fn page_of(mut answer: Value, resource: &ResourceType) -> Page {
     let meta = answer.get("metadata");
     let next = meta.and_then(|m| m.get("continue")).and_then(Value::as_str).filter(|t| !t.is_empty());
     let remaining = meta.and_then(|m| m.get("remainingItemCount")).and_then(Value::as_u64);
-    Page { items, next: next.map(str::to_string), remaining }
+    let resource_version = meta.and_then(|m| m.get("resourceVersion")).and_then(Value::as_str).map(str::to_string);
+    Page { items, next: next.map(str::to_string), remaining, resource_version }
 }

@@ -1,0 +1,278 @@
+//! `kubectl owners watch`: live blame. Lists the selection, then follows every change and
+//! prints, field by field, the value before and after and the manager whose managedFields
+//! entry moved with it; fights between managers over a field are named, with the fix.
+//!
+//! Thin: the list-then-watch (resume, relist on 410 Gone) is the glue's
+//! ([`fieldwise_kube::api::watch`]); what changed and who changed it is the core's
+//! ([`fieldwise_core::ownership::blame`]), and so is what a fight is
+//! ([`fieldwise_core::ownership::fights`]). This module keeps each object's last version,
+//! filters `--field`, and prints ([`records`]).
+
+mod records;
+
+use std::collections::{HashMap, HashSet};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use fieldwise_core::fieldpath::{parse_field_path, Path};
+use fieldwise_core::ownership::blame::{attribute, changed_fields, Attribution};
+use fieldwise_core::ownership::fights::{FightRules, FightWatch, Finding};
+use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry};
+use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::watch::{self, Event};
+use fieldwise_kube::cli::query_flags::QueryFlags;
+use fieldwise_kube::conn::client;
+use fieldwise_kube::conn::duration::{self, Units};
+use fieldwise_kube::conn::flags::KubeFlags;
+use fieldwise_kube::exit_code;
+use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::write::interrupt::{self, Summarizing};
+use fieldwise_kube::{Error, Result};
+use futures::StreamExt;
+use jiff::Timestamp;
+use serde_json::{json, Value};
+
+use self::records::{Change, Ending, Printer, Summary};
+
+/// `watch`'s flags.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct WatchArgs {
+    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE (every object of it, or those -l,
+    /// --field-selector select; -A in every namespace).
+    #[arg(value_name = "TYPE/NAME")]
+    pub targets: Vec<String>,
+
+    /// Files or directories of YAML/JSON objects ("-" for stdin): the objects to watch.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filenames: Vec<String>,
+
+    /// Read directories given with -f recursively.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+
+    /// -l, --field-selector, --all, -A.
+    #[command(flatten)]
+    pub query: QueryFlags,
+
+    /// Only changes of this field or inside it (repeatable), e.g. spec.replicas or data.x;
+    /// a list changed whole is shown when the field is inside it.
+    #[arg(long = "field", value_name = "PATH")]
+    pub fields: Vec<String>,
+
+    /// Stop after this long (Go duration: 30s, 5m, 1h); without it, until Ctrl-C.
+    #[arg(long = "for", value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Stop at the first fight.
+    #[arg(long)]
+    pub until_fight: bool,
+
+    /// How many flips between managers (a field set to another value by another manager)
+    /// make a fight; one manager changing a field that often alone is churn.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub fight_flips: u32,
+
+    /// How far back flips count (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub fight_window: String,
+
+    /// Show Secret values (redacted as *** by default).
+    #[arg(long = "show-secrets")]
+    pub show_secrets: bool,
+
+    /// json: JSON Lines, one record per line (change, fight, churn, deleted, summary; shape:
+    /// docs/owners-output.md).
+    #[arg(short = 'o', long, value_enum)]
+    pub output: Option<OutputFormat>,
+}
+
+const EXAMPLES: &str = "Exit codes: 0 no fight seen; 1 error; 3 a fight was seen; 130/143 stopped by SIGINT/SIGTERM
+(after the summary).
+
+Examples:
+  # Who changes this Deployment, field by field, until Ctrl-C
+  kubectl owners watch deploy/web
+
+  # Only replicas, for ten minutes; exit 3 if managers fight over it
+  kubectl owners watch deploy/web --field spec.replicas --for 10m
+
+  # Every ConfigMap labelled app=web in every namespace, as JSON Lines, until the first fight
+  kubectl owners watch cm -l app=web -A -o json --until-fight";
+
+/// What is kept of one object between its versions: the object (for the comparison) and
+/// its managedFields entries.
+struct Known {
+    object: Value,
+    entries: Vec<ManagedFieldsEntry>,
+}
+
+/// Runs `kubectl owners watch`.
+pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
+    let json = match args.output {
+        None => false,
+        Some(OutputFormat::Json) => true,
+        Some(other) => {
+            return Err(Error::usage(format!(
+                "-o {}: owners watch prints a stream of records; use -o json (JSON Lines)",
+                format!("{other:?}").to_lowercase()
+            )))
+        }
+    };
+    if json {
+        colored::control::set_override(false);
+    } else {
+        fieldwise_kube::output::color::init();
+    }
+    fieldwise_kube::redact::set_show_secrets(args.show_secrets);
+    let parse = |flag: &str, text: &str| {
+        duration::parse(text, Units::Go).map_err(|e| Error::usage(format!("{flag} {text:?}: {e}")))
+    };
+    let limit = args.duration.as_deref().map(|text| parse("--for", text)).transpose()?;
+    let window = parse("--fight-window", &args.fight_window)?;
+    let fields = args.fields.iter().map(|text| field_filter(text)).collect::<Result<Vec<Path>>>()?;
+    let rules =
+        FightRules { flips: args.fight_flips as usize, window_ms: window.as_millis().min(i64::MAX as u128) as i64 };
+
+    let conn = client::connect(kube).await?;
+    let catalog = ResourceCatalog::fetch(&conn).await?;
+    let selection = fieldwise_kube::api::selection::Selection {
+        type_alone_lists: true,
+        ..args.query.selection(&args.targets, &args.filenames, args.recursive)
+    };
+    let queries = watch::queries(&conn, &catalog, &selection)?;
+
+    let mut printer = Printer { json, summary: Summary::default() };
+    let mut fights = FightWatch::new(rules);
+    let mut known: HashMap<(usize, String), Known> = HashMap::new();
+    let started = std::time::Instant::now();
+    let _summarizing = Summarizing::start();
+    let mut events = std::pin::pin!(watch::watch_all(&conn, queries.clone()));
+    let mut listed = 0;
+    let deadline = tokio::time::sleep(limit.unwrap_or(duration::MAX).min(Duration::from_secs(100 * 365 * 86_400)));
+    let mut deadline = std::pin::pin!(deadline);
+    let ending = loop {
+        let (query, event) = tokio::select! {
+            next = events.next() => match next {
+                Some((query, event)) => (query, event?),
+                None => break Ending::Closed,
+            },
+            () = &mut deadline => break Ending::Duration,
+            _ = interrupt::stopped() => break Ending::Signal,
+        };
+        let now = Timestamp::now();
+        let mut seen = Vec::new();
+        match event {
+            Event::Listed(objects) => {
+                for object in objects {
+                    remember(&mut known, query, object);
+                }
+                listed += 1;
+                if listed == queries.len() {
+                    eprintln!("Watching {} object(s); {}", known.len(), records::stop_hint(limit, args.until_fight));
+                }
+            }
+            Event::Added(object) | Event::Modified(object) => {
+                seen.extend(compare(&mut known, query, object, &fields, now));
+            }
+            Event::Deleted(object) => {
+                known.remove(&(query, uid(&object)));
+                printer.deleted(now, &object)?;
+            }
+            Event::Relisted(objects) => {
+                eprintln!("The watch's resourceVersion expired (410 Gone): listed again, changes found by comparing");
+                let uids: HashSet<String> = objects.iter().map(uid).collect();
+                let gone: Vec<(usize, String)> =
+                    known.keys().filter(|(q, u)| *q == query && !uids.contains(u)).cloned().collect();
+                for key in gone {
+                    if let Some(old) = known.remove(&key) {
+                        printer.deleted(now, &old.object)?;
+                    }
+                }
+                for object in objects {
+                    seen.extend(compare(&mut known, query, object, &fields, now));
+                }
+            }
+            Event::Resumed { from } => eprintln!("The watch ended and was resumed from resourceVersion {from}"),
+        }
+        let mut fought = false;
+        for change in seen {
+            printer.change(&change)?;
+            if let Attribution::Writer(writer) = &change.attribution {
+                let at = change.time.as_millisecond();
+                match fights.record(&change.object_display(), &change.field, at, writer, change.after.clone()) {
+                    Some(Finding::Fight(fight)) => {
+                        printer.fight(&fight, &change)?;
+                        fought = true;
+                    }
+                    Some(Finding::Churn(churn)) => printer.churn(&churn, &change)?,
+                    None => {}
+                }
+            }
+        }
+        if fought && args.until_fight {
+            break Ending::Fight;
+        }
+    };
+    printer.summary.seconds = started.elapsed().as_secs_f64();
+    printer.summary.ending = Some(ending);
+    printer.finish()?;
+    Ok(exit_code::found_if(printer.summary.fights > 0))
+}
+
+/// `--field TEXT` as a path: kubectl's or JSONPath's spelling, list items by key
+/// (`containers[name=app]`) as typed.
+fn field_filter(text: &str) -> Result<Path> {
+    parse_field_path(text, &Value::Null, fieldwise_core::schema::builtin(), None)
+        .map_err(|e| Error::usage(format!("--field: {e}")))
+}
+
+/// An object's identity across its versions.
+fn uid(object: &Value) -> String {
+    let meta = &object["metadata"];
+    match meta["uid"].as_str() {
+        Some(uid) => uid.to_string(),
+        None => format!("{}/{}", meta["namespace"].as_str().unwrap_or(""), meta["name"].as_str().unwrap_or("")),
+    }
+}
+
+/// Keeps `object` as the last version seen: its managedFields parsed, not twice.
+fn remember(known: &mut HashMap<(usize, String), Known>, query: usize, mut object: Value) -> Option<Known> {
+    let entries = managed_fields_of(&object).unwrap_or_default();
+    if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+        meta.remove("managedFields");
+    }
+    known.insert((query, uid(&object)), Known { object, entries })
+}
+
+/// The changes from the last version of `object` seen (none for a new object: every field)
+/// to this one, each attributed to the entry that moved, keeping this version.
+fn compare(
+    known: &mut HashMap<(usize, String), Known>,
+    query: usize,
+    object: Value,
+    fields: &[Path],
+    now: Timestamp,
+) -> Vec<Change> {
+    let after_entries = managed_fields_of(&object).unwrap_or_default();
+    let empty = json!({});
+    let previous = known.get(&(query, uid(&object)));
+    let (before, before_entries) = match previous {
+        Some(k) => (&k.object, k.entries.as_slice()),
+        None => (&empty, &[][..]),
+    };
+    let changes: Vec<Change> = changed_fields(before, &object)
+        .into_iter()
+        .filter(|c| {
+            fields.is_empty()
+                || fields.iter().any(|f| c.path.starts_with(f.elements()) || f.starts_with(c.path.elements()))
+        })
+        .map(|c| {
+            let attribution = attribute(before_entries, &after_entries, &c.path);
+            Change::new(now, &object, c, attribution)
+        })
+        .collect();
+    remember(known, query, object);
+    changes
+}

@@ -1,0 +1,315 @@
+//! Issue 30 against the real cluster: `kubectl owners watch` follows a ConfigMap while
+//! kubectl label, kubectl patch and two server-side appliers change it, and names each
+//! change's manager from the managedFields entry that moved; the appliers flipping a field
+//! are a fight (exit 3); `--field` shows only its field.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use fieldwise_e2e::connect_proxy::ConnectProxy;
+use fieldwise_e2e::{require_cluster, Cluster};
+use serde_json::Value;
+
+/// A watch running as a child process, started once it said it is watching.
+struct Watch {
+    child: Child,
+    /// Its stdout's lines as they come, until it ends.
+    stdout: mpsc::Receiver<String>,
+    reader: std::thread::JoinHandle<()>,
+    stderr: mpsc::Receiver<String>,
+}
+
+/// Reads `from`'s lines into a channel on a thread of its own.
+fn lines(from: impl std::io::Read + Send + 'static) -> (mpsc::Receiver<String>, std::thread::JoinHandle<()>) {
+    let (send, receive) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    (receive, reader)
+}
+
+fn start_watch(cluster: &Cluster, ns: &str, args: &[&str]) -> Watch {
+    start_watch_with(cluster, &cluster.kubeconfig, ns, args)
+}
+
+/// [`start_watch`] with another kubeconfig.
+fn start_watch_with(cluster: &Cluster, kubeconfig: &std::path::Path, ns: &str, args: &[&str]) -> Watch {
+    let mut child = cluster
+        .plugin("kubectl-owners")
+        .env("KUBECONFIG", kubeconfig)
+        .args(["-n", ns, "watch"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kubectl-owners watch");
+    let (stderr, _) = lines(child.stderr.take().expect("stderr"));
+    let (stdout, reader) = lines(child.stdout.take().expect("stdout"));
+    loop {
+        let line = stderr.recv_timeout(Duration::from_secs(30)).expect("the watch says it started");
+        if line.starts_with("Watching 1 object(s)") {
+            break;
+        }
+    }
+    Watch { child, stdout, reader, stderr }
+}
+
+/// The watch's exit code and its JSON Lines records.
+fn finish(watch: Watch, records: Vec<Value>) -> (Option<i32>, Vec<Value>) {
+    let (code, records, _) = finish_with_stderr(watch, records);
+    (code, records)
+}
+
+/// [`finish`], and the lines of stderr after the one that said the watch started.
+fn finish_with_stderr(mut watch: Watch, mut records: Vec<Value>) -> (Option<i32>, Vec<Value>, Vec<String>) {
+    let status = watch.child.wait().expect("the watch ends");
+    watch.reader.join().expect("stdout read");
+    let rest: Vec<String> = watch.stderr.try_iter().collect();
+    for l in watch.stdout.try_iter() {
+        records.push(serde_json::from_str(&l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}; stderr {rest:?}")));
+    }
+    (status.code(), records, rest)
+}
+
+/// A namespace of its own, with ConfigMap `x` (`data.x: "0"`, created by kubectl-create).
+fn configmap_x(cluster: &Cluster, prefix: &str) -> String {
+    let ns = cluster.namespace(prefix);
+    cluster.kubectl_ok(&["create", "configmap", "x", "-n", &ns, "--from-literal=x=0"]);
+    ns
+}
+
+/// `kubectl label cm x team=a`: manager kubectl-label, operation Update.
+fn label(cluster: &Cluster, ns: &str) {
+    cluster.kubectl_ok(&["label", "cm", "x", "-n", ns, "team=a"]);
+}
+
+fn of_type<'r>(records: &'r [Value], kind: &str) -> Vec<&'r Value> {
+    records.iter().filter(|r| r["type"] == kind).collect()
+}
+
+fn apply(cluster: &Cluster, ns: &str, manager: &str, value: &str) {
+    let manifest = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {value}\n");
+    cluster.kubectl_stdin(
+        &["apply", "-n", ns, "--server-side", "--field-manager", manager, "--force-conflicts", "-f", "-"],
+        &manifest,
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn each_change_names_its_manager_and_two_appliers_flipping_a_field_are_a_fight() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "8s", "-o", "json"]);
+    label(&cluster, &ns);
+    cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", r#"{"data":{"y":"1"}}"#]);
+    for (manager, value) in [("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")] {
+        apply(&cluster, &ns, manager, value);
+    }
+    let (code, records) = finish(watch, Vec::new());
+
+    let changes: Vec<(String, Value, Value, String, String, String)> = of_type(&records, "change")
+        .into_iter()
+        .map(|c| {
+            assert_eq!(
+                (&c["kind"], &c["namespace"], &c["name"]),
+                (&"ConfigMap".into(), &ns.as_str().into(), &"x".into())
+            );
+            let s = |k: &str| c[k].as_str().unwrap_or("<null>").to_string();
+            (s("field"), c["before"].clone(), c["after"].clone(), s("manager"), s("operation"), s("subresource"))
+        })
+        .collect();
+    let change = |field: &str, before: Value, after: &str, manager: &str, operation: &str| {
+        (field.to_string(), before, Value::from(after), manager.to_string(), operation.to_string(), String::new())
+    };
+    assert_eq!(
+        changes,
+        [
+            change(".metadata.labels.team", Value::Null, "a", "kubectl-label", "Update"),
+            change(".data.y", Value::Null, "1", "kubectl-patch", "Update"),
+            change(".data.x", "0".into(), "a", "a", "Apply"),
+            change(".data.x", "a".into(), "b", "b", "Apply"),
+            change(".data.x", "b".into(), "a", "a", "Apply"),
+            change(".data.x", "a".into(), "b", "b", "Apply"),
+        ]
+    );
+
+    let fights = of_type(&records, "fight");
+    assert_eq!(fights.len(), 1, "{records:?}");
+    let fight = fights[0];
+    assert_eq!(fight["field"], ".data.x");
+    let managers: Vec<(&str, &str)> = fight["managers"]
+        .as_array()
+        .expect("managers")
+        .iter()
+        .map(|m| (m["manager"].as_str().unwrap(), m["operation"].as_str().unwrap()))
+        .collect();
+    assert_eq!(managers, [("a", "Apply"), ("b", "Apply")]);
+    assert_eq!((&fight["flips"], &fight["values"]), (&Value::from(3), &serde_json::json!(["a", "b"])));
+    assert!(fight["fix"].as_str().unwrap().starts_with("appliers a, b each apply .data.x"), "{fight}");
+
+    let summary = records.last().expect("a summary");
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(
+        (&summary["changes"], &summary["fights"], &summary["ended"]),
+        (&6.into(), &1.into(), &"duration".into())
+    );
+    assert_eq!(code, Some(3), "a fight was seen: exit 3");
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn until_fight_ends_at_the_first_fight_with_exit_3() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-until");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--until-fight", "--for", "60s", "-o", "json"]);
+    let started = std::time::Instant::now();
+    for (manager, value) in [("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")] {
+        apply(&cluster, &ns, manager, value);
+    }
+    let (code, records) = finish(watch, Vec::new());
+    assert!(started.elapsed() < Duration::from_secs(30), "it ended at the fight, not after --for");
+    let types: Vec<&str> = records.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["change", "change", "change", "change", "fight", "summary"]);
+    assert_eq!(records[5]["ended"], "fight");
+    assert_eq!(code, Some(3));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-field");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--field", "data.x", "--for", "4s", "-o", "json"]);
+    label(&cluster, &ns);
+    cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", r#"{"data":{"x":"1","y":"2"}}"#]);
+    let (code, records) = finish(watch, Vec::new());
+    let changes = of_type(&records, "change");
+    assert_eq!(changes.len(), 1, "{records:?}");
+    assert_eq!(
+        (&changes[0]["field"], &changes[0]["after"], &changes[0]["manager"]),
+        (&".data.x".into(), &"1".into(), &"kubectl-patch".into())
+    );
+    assert_eq!(records.last().map(|s| &s["type"]), Some(&"summary".into()));
+    assert_eq!(code, Some(0));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn one_manager_rewriting_a_field_is_churn_not_a_fight() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-churn");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "5s", "-o", "json"]);
+    for value in ["1", "2", "3"] {
+        let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
+        cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", &patch]);
+    }
+    let (code, records) = finish(watch, Vec::new());
+    assert_eq!(of_type(&records, "change").len(), 3, "{records:?}");
+    assert!(of_type(&records, "fight").is_empty(), "{records:?}");
+    let churn = of_type(&records, "churn");
+    assert_eq!(churn.len(), 1, "{records:?}");
+    assert_eq!(
+        (&churn[0]["field"], &churn[0]["manager"]["manager"], &churn[0]["changes"]),
+        (&".data.x".into(), &"kubectl-patch".into(), &3.into())
+    );
+    assert_eq!(code, Some(0), "churn is not a fight");
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn sigint_prints_the_summary_and_exits_130() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-sigint");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "-o", "json"]);
+    label(&cluster, &ns);
+    let first = watch.stdout.recv_timeout(Duration::from_secs(30)).expect("the label's change is printed");
+    let first: Value = serde_json::from_str(&first).expect("JSON");
+    let pid = watch.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().expect("kill").success());
+    let (code, records) = finish(watch, vec![first]);
+    let types: Vec<&str> = records.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["change", "summary"], "{records:?}");
+    assert_eq!((&records[1]["changes"], &records[1]["ended"]), (&1.into(), &"signal".into()));
+    assert_eq!(code, Some(130));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+/// The cluster's kubeconfig with every cluster reached through `proxy`.
+fn through_proxy(cluster: &Cluster, proxy: &ConnectProxy, name: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(&cluster.kubeconfig).expect("kubeconfig");
+    let mut config: serde_yaml::Value = serde_yaml::from_str(&text).expect("kubeconfig YAML");
+    for entry in config["clusters"].as_sequence_mut().expect("clusters") {
+        entry["cluster"]["proxy-url"] = proxy.url.clone().into();
+    }
+    let path = std::env::temp_dir().join(format!("fw-watch-{name}-{}.kubeconfig", std::process::id()));
+    std::fs::write(&path, serde_yaml::to_string(&config).expect("YAML")).expect("write kubeconfig");
+    path
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_dropped_watch_connection_is_resumed_losing_and_repeating_no_change() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-drop");
+    let proxy = ConnectProxy::start();
+    let kubeconfig = through_proxy(&cluster, &proxy, "drop");
+    let watch = start_watch_with(&cluster, &kubeconfig, &ns, &["cm/x", "--for", "6s", "-o", "json"]);
+    label(&cluster, &ns);
+    let first = watch.stdout.recv_timeout(Duration::from_secs(30)).expect("the label's change is printed");
+    let tunnels = proxy.tunnels();
+    assert!(proxy.drop_connections() > 0, "the watch's connection goes through the proxy");
+    // Changed while the watch is cut off, then after: both come, once each, in order.
+    for value in ["1", "2"] {
+        let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
+        cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", &patch]);
+    }
+    let (code, records, stderr) = finish_with_stderr(watch, vec![serde_json::from_str(&first).expect("JSON")]);
+    let changes: Vec<(&str, &str)> = of_type(&records, "change")
+        .into_iter()
+        .map(|c| (c["field"].as_str().unwrap(), c["after"].as_str().unwrap()))
+        .collect();
+    assert_eq!(changes, [(".metadata.labels.team", "a"), (".data.x", "1"), (".data.x", "2")], "{stderr:?}");
+    assert!(stderr.iter().any(|l| l.starts_with("The watch ended and was resumed from resourceVersion")), "{stderr:?}");
+    assert!(proxy.tunnels() > tunnels, "it reconnected through the proxy");
+    assert_eq!(code, Some(0));
+    let _ = std::fs::remove_file(kubeconfig);
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_watch_from_a_version_the_server_no_longer_has_lists_again() {
+    use fieldwise_kube::api::discovery::ResourceCatalog;
+    use fieldwise_kube::api::listing::Selectors;
+    use fieldwise_kube::api::watch::{watch_from, Event, Query};
+    use futures::StreamExt;
+
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-gone");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let first = runtime.block_on(async {
+        let conn = fieldwise_kube::conn::client::connect(&cluster.flags(&ns)).await.expect("connect");
+        let catalog = ResourceCatalog::fetch(&conn).await.expect("discovery");
+        let query = Query {
+            resource: catalog.resolve("configmaps").expect("configmaps").clone(),
+            namespace: Some(ns.clone()),
+            selectors: Selectors { label: None, field: Some("metadata.name=x".into()) },
+        };
+        // resourceVersion 1 is long compacted away: the server answers 410 Gone.
+        let mut events = std::pin::pin!(watch_from(&conn, query, "1".into()));
+        events.next().await.expect("an event").expect("not an error")
+    });
+    let Event::Relisted(objects) = first else { panic!("listed again, got {first:?}") };
+    let names: Vec<&str> = objects.iter().map(|o| o["metadata"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["x"]);
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
