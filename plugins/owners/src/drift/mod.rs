@@ -17,7 +17,7 @@ use fieldwise_kube::api::listing::{
     listable_types, AsListed, ListOptions, Lister, Representation, Scope, Selectors, TypeEvent,
 };
 use fieldwise_kube::api::selection;
-use fieldwise_kube::cli::query_flags::QueryFlags;
+use fieldwise_kube::cli::query_flags::ReadSelectionArgs;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::duration::{self, Units};
 use fieldwise_kube::conn::flags::KubeFlags;
@@ -81,22 +81,9 @@ pub enum GitOpsTool {
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct DriftArgs {
-    /// The objects: TYPE/NAME, TYPE NAME..., TYPE (every object of it, as kubectl get lists
-    /// them), or nothing: every type (with -A, in every namespace).
-    #[arg(value_name = "TYPE/NAME")]
-    pub targets: Vec<String>,
-
-    /// Files or directories naming the objects to check ("-" for stdin).
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    pub filenames: Vec<String>,
-
-    /// Read directories given with -f recursively.
-    #[arg(short = 'R', long)]
-    pub recursive: bool,
-
-    /// -l, --field-selector, --all, -A.
+    /// The objects (TYPE/NAME, TYPE, -f, -l, -A, ...); with no TYPE and no file, every type.
     #[command(flatten)]
-    pub query: QueryFlags,
+    pub selection: ReadSelectionArgs,
 
     /// The OwnershipPolicy to check against (YAML; schema: docs/ownership-policy.md).
     #[arg(long, value_name = "FILE", required_unless_present = "learn", conflicts_with = "learn")]
@@ -232,22 +219,19 @@ async fn each_object(
     args: &DriftArgs,
     mut add: impl FnMut(Value) -> Result<()>,
 ) -> Result<()> {
-    if !args.targets.is_empty() || !args.filenames.is_empty() {
-        let selection = selection::Selection {
-            type_alone_lists: true,
-            ..args.query.selection(&args.targets, &args.filenames, args.recursive)
-        };
-        for selected in selection::read_selected(conn, catalog, &selection).await? {
+    if args.selection.names_objects() {
+        for selected in selection::read_selected(conn, catalog, &args.selection.selection()).await? {
             add(selected.live)?;
         }
         return Ok(());
     }
-    if args.recursive {
+    if args.selection.recursive {
         return Err(Error::usage("-R reads the subdirectories of -f directories: give -f DIR with it"));
     }
-    let scope = Scope::of(conn, args.query.all_namespaces);
+    let query = &args.selection.query;
+    let scope = Scope::of(conn, query.all_namespaces);
     let types = listable_types(catalog, &scope);
-    let selectors = Selectors { label: args.query.selector.clone(), field: args.query.field_selector.clone() };
+    let selectors = Selectors { label: query.selector.clone(), field: query.field_selector.clone() };
     let lister = Lister::new(conn, scope, selectors, ListOptions::default());
     let mut events = std::pin::pin!(lister.check_types(types, |_| AsListed(Representation::Full)));
     while let Some(event) = events.next().await {

@@ -21,7 +21,7 @@ use fieldwise_core::ownership::fights::{FightRules, FightWatch, Finding};
 use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::watch::{self, Event};
-use fieldwise_kube::cli::query_flags::QueryFlags;
+use fieldwise_kube::cli::query_flags::ReadSelectionArgs;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::duration::{self, Units};
 use fieldwise_kube::conn::flags::KubeFlags;
@@ -39,22 +39,9 @@ use self::records::{Change, Ending, Printer, Summary};
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct WatchArgs {
-    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE (every object of it, or those -l,
-    /// --field-selector select; -A in every namespace).
-    #[arg(value_name = "TYPE/NAME")]
-    pub targets: Vec<String>,
-
-    /// Files or directories of YAML/JSON objects ("-" for stdin): the objects to watch.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    pub filenames: Vec<String>,
-
-    /// Read directories given with -f recursively.
-    #[arg(short = 'R', long)]
-    pub recursive: bool,
-
-    /// -l, --field-selector, --all, -A.
+    /// The objects to watch (TYPE/NAME, TYPE, -f, -l, -A, ...).
     #[command(flatten)]
-    pub query: QueryFlags,
+    pub selection: ReadSelectionArgs,
 
     /// Only changes of this field or inside it (repeatable), e.g. spec.replicas or data.x;
     /// a list changed whole is shown when the field is inside it.
@@ -137,10 +124,7 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
 
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let selection = fieldwise_kube::api::selection::Selection {
-        type_alone_lists: true,
-        ..args.query.selection(&args.targets, &args.filenames, args.recursive)
-    };
+    let selection = args.selection.selection();
     let queries = watch::queries(&conn, &catalog, &selection)?;
 
     let mut printer = Printer { json, summary: Summary::default() };

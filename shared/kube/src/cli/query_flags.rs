@@ -43,6 +43,42 @@ impl QueryFlags {
     }
 }
 
+/// The whole selection of a command that only reads (`owners drift`, `owners watch`): the
+/// objects named (`TYPE/NAME`, `TYPE NAME...`), a TYPE alone listing every object of it as
+/// `kubectl get` does, `-f FILE|DIR` (`-R`) and the query flags. Declared once, so the reading
+/// commands take the same words with the same help.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ReadSelectionArgs {
+    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE (every object of it, or those -l,
+    /// --field-selector select; -A in every namespace).
+    #[arg(value_name = "TYPE/NAME")]
+    pub targets: Vec<String>,
+
+    /// Files or directories of YAML/JSON objects naming the objects ("-" for stdin).
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filenames: Vec<String>,
+
+    /// Read directories given with -f recursively.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+
+    /// -l, --field-selector, --all, -A.
+    #[command(flatten)]
+    pub query: QueryFlags,
+}
+
+impl ReadSelectionArgs {
+    /// The selection, a TYPE alone listing every object of it (these commands only read).
+    pub fn selection(&self) -> Selection<'_> {
+        Selection { type_alone_lists: true, ..self.query.selection(&self.targets, &self.filenames, self.recursive) }
+    }
+
+    /// Whether objects are named (TYPE arguments or `-f` files), rather than left to the query alone.
+    pub fn names_objects(&self) -> bool {
+        !self.targets.is_empty() || !self.filenames.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
