@@ -708,8 +708,7 @@ fn main() {
             "owners",
             "owners.json",
             "2. `kubectl owners` vs `kubectl get -o yaml --show-managed-fields`",
-            "Total wall time of each command against the local cluster (kube-apiserver v1.33.13 on the same \
-             machine), hyperfine, 3 warm-up runs; the object is the 5 KB Deployment of the engine corpus applied \
+            "Total wall time of each command against the local cluster (on the same machine), hyperfine, 3 warm-up runs; the object is the 5 KB Deployment of the engine corpus applied \
              with `kubectl apply` (managedFields of kubectl-client-side-apply, kubectl-scale and \
              kube-controller-manager). `kubectl owners` goes through kubectl's plugin lookup; the direct rows run \
              the plugin binary itself, with its discovery cache warm (one GET) and cold (every run starts without \
