@@ -108,3 +108,15 @@ pub async fn check_plan(
     }
     problems
 }
+
+/// The exit `owners plan` must end with on these objects of its `-o json` report under the default
+/// `--fail-on` (conflicts, refusals): 3 when one has a conflict or was refused, else 0.
+pub fn expected_plan_exit(objects: &[Value]) -> i32 {
+    let failing =
+        objects.iter().any(|o| o["conflicts"].as_array().is_some_and(|c| !c.is_empty()) || !o["refused"].is_null());
+    if failing {
+        3
+    } else {
+        0
+    }
+}

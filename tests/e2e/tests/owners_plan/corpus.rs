@@ -144,12 +144,7 @@ pub fn run(cluster: &Cluster, namespace: &str, seed: u64, total: usize) {
             }
         }
         // Exit 3 exactly when an object fails --fail-on (by default: a conflict or a refusal).
-        let failing = doc["objects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|o| o["conflicts"].as_array().is_some_and(|c| !c.is_empty()) || !o["refused"].is_null());
-        let expected = if failing { 3 } else { 0 };
+        let expected = fieldwise_e2e::plan_check::expected_plan_exit(doc["objects"].as_array().unwrap());
         assert_eq!(out.status.code(), Some(expected), "plan as {applier}: {}", text(&out.stderr));
         for o in doc["objects"].as_array().unwrap() {
             reports.insert(o["name"].as_str().unwrap().to_string(), o.clone());

@@ -485,9 +485,7 @@ fn plan_and_check(
     let mut planned = Planned { seconds, ..Planned::default() };
     let reports = doc["objects"].as_array().cloned().unwrap_or_default();
     // Exit 3 exactly when an object fails --fail-on (by default: a conflict or a refusal).
-    let failing =
-        reports.iter().any(|o| o["conflicts"].as_array().is_some_and(|c| !c.is_empty()) || !o["refused"].is_null());
-    let expected = if failing { 3 } else { 0 };
+    let expected = fieldwise_e2e::plan_check::expected_plan_exit(&reports);
     if out.status.code() != Some(expected) {
         planned.problems.push(format!(
             "owners plan exited {:?}, expected {expected}: {}",
