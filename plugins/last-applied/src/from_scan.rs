@@ -22,7 +22,7 @@ use futures::stream::StreamExt;
 use serde_json::Value;
 
 use crate::scan::{Flagged, Scan};
-use crate::ScopeArgs;
+use crate::scan_scope::ScanScope;
 use fieldwise_kube::output::listing_progress::ListingProgress;
 
 /// How a `--from-scan` run ended.
@@ -61,7 +61,7 @@ impl<'a> Ask<'a> {
 pub async fn run<Work, Fut>(
     conn: &Connection,
     catalog: &ResourceCatalog,
-    scope: &ScopeArgs,
+    scope: &ScanScope,
     ask: Option<Ask<'_>>,
     wanted: impl Fn(&Flagged) -> bool,
     work: Work,
@@ -71,7 +71,7 @@ where
     Fut: Future<Output = Result<&'static str>>,
 {
     let scan = Scan::new(conn, catalog, scope)?;
-    let options = BulkOptions::with_concurrency(usize::from(scope.concurrency));
+    let options = BulkOptions::with_concurrency(scope.concurrency);
     let keep = |found: &Result<Flagged>| futures::future::ready(found.as_ref().map_or(true, &wanted));
     let summary = match ask {
         Some(ask) => {

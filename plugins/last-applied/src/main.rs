@@ -10,6 +10,7 @@ mod migrate;
 mod repair;
 mod report;
 mod scan;
+mod scan_scope;
 mod targets;
 mod view;
 
@@ -38,7 +39,7 @@ Examples:
   kubectl last-applied scan -A
 
   # Only Deployments and ConfigMaps labelled app=web, as JSON
-  kubectl last-applied scan -n prod -l app=web --kinds deploy,cm -o json
+  kubectl last-applied scan deploy,cm -n prod -l app=web -o json
 
   # Show an object's annotation, and how the live object drifted from it
   kubectl last-applied view deploy/web
@@ -78,7 +79,7 @@ enum Command {
   kubectl last-applied scan -A
 
   # Only Deployments and ConfigMaps labelled app=web, as JSON
-  kubectl last-applied scan -n prod -l app=web --kinds deploy,cm -o json")]
+  kubectl last-applied scan deploy,cm -n prod -l app=web -o json")]
     Scan(scan::ScanArgs),
     /// Print an object's annotation as YAML, or (--diff) its drift from the live object.
     #[command(after_help = "Examples:
@@ -109,26 +110,6 @@ enum Command {
     Migrate(migrate::MigrateArgs),
     /// Print a completion script (bash, zsh, fish, powershell), or install/uninstall kubectl's completer.
     Completion(completion::CompletionArgs),
-}
-
-/// What to scan: the scope flags `scan`, `repair --from-scan` and `migrate --from-scan` share.
-#[derive(Debug, Clone, Args)]
-pub struct ScopeArgs {
-    /// Every namespace (and cluster-scoped types).
-    #[arg(short = 'A', long)]
-    pub all_namespaces: bool,
-
-    /// Only objects matching this label selector (e.g. app=web).
-    #[arg(short = 'l', long, value_name = "SELECTOR")]
-    pub selector: Option<String>,
-
-    /// Only these resource types, comma-separated (e.g. deploy,cm,secrets.v1.); default: every listable type.
-    #[arg(long, value_name = "TYPES", value_delimiter = ',')]
-    pub kinds: Vec<String>,
-
-    /// How many requests run at once.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub concurrency: u16,
 }
 
 /// The write flags `repair` and `migrate` share.

@@ -33,17 +33,22 @@ use fieldwise_kube::write::{Committed, GuardedWrite, Intent, PatchType, Planned,
 use serde_json::Value;
 
 use crate::from_scan::{self, Ask, FromScan};
-use crate::{targets, ScopeArgs, WriteArgs};
+use crate::scan_scope::{self, ScanFlags, ScanScope};
+use crate::WriteArgs;
+use fieldwise_kube::api::selection;
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 
 /// `migrate`'s flags.
 #[derive(Debug, Args)]
 pub struct MigrateArgs {
-    /// The objects: TYPE/NAME or TYPE NAME...
-    #[arg(value_name = "TYPE/NAME")]
-    pub targets: Vec<String>,
+    /// The objects: TYPE/NAME, TYPE NAME..., -f or -k; with --from-scan, TYPE[,TYPE...] and -l,
+    /// --field-selector, -A choose what the scan reads.
+    #[command(flatten)]
+    pub selection: SelectionFlags,
 
-    /// Scan first (with -A/-l/--kinds), then migrate every object with a finding.
-    #[arg(long, conflicts_with = "targets")]
+    /// Scan first (the TYPEs, -l, --field-selector and -A given), then migrate every object with
+    /// a finding.
+    #[arg(long)]
     pub from_scan: bool,
 
     /// The server-side apply manager that takes the fields (kubectl apply --server-side uses kubectl).
@@ -62,7 +67,7 @@ pub struct MigrateArgs {
     pub also: Vec<String>,
 
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scan: ScanFlags,
 
     #[command(flatten)]
     pub write: WriteArgs,
@@ -70,8 +75,13 @@ pub struct MigrateArgs {
 
 /// Runs `kubectl last-applied migrate`.
 pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
-    if args.targets.is_empty() && !args.from_scan {
-        return Err(Error::usage("an object is required: TYPE/NAME or --from-scan (see --help)"));
+    let selection = args.selection.for_writing();
+    if args.from_scan {
+        ScanScope::of_selection(&selection, &args.scan)?; // checked before anything is read
+    } else if !args.selection.names_objects() {
+        return Err(Error::usage("an object is required: TYPE/NAME, -f FILE, -k DIR or --from-scan (see --help)"));
+    } else {
+        scan_scope::require_named(&selection, &args.scan)?;
     }
     also(&args)?; // checked before anything is read
     let retry_budget = WriteOptions::retry_budget(&kube)?;
@@ -80,7 +90,7 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     if args.from_scan {
         return migrate_from_scan(&conn, &catalog, &args, retry_budget).await;
     }
-    let work: Vec<ObjectRef> = targets::from_args(&args.targets, &catalog, &conn)?;
+    let work: Vec<ObjectRef> = selection::select(&conn, &catalog, &selection).await?;
     if work.is_empty() {
         eprintln!("Nothing to migrate.");
         return Ok(ExitCode::SUCCESS);
@@ -103,7 +113,7 @@ pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     }
     let summary = bulk::run(
         work,
-        BulkOptions::with_concurrency(usize::from(args.scope.concurrency)),
+        BulkOptions::with_concurrency(usize::from(args.scan.concurrency)),
         ObjectRef::located,
         |target| {
             let (conn, args) = (&conn, &args);
@@ -134,7 +144,8 @@ async fn migrate_from_scan(
         report(args, &target, &object, &verb, true)?;
         Ok(if verb == "unchanged" { "unchanged" } else { "migrated" })
     };
-    match from_scan::run(conn, catalog, &args.scope, ask, |_| true, migrate).await? {
+    let scope = ScanScope::of_selection(&args.selection.for_writing(), &args.scan)?;
+    match from_scan::run(conn, catalog, &scope, ask, |_| true, migrate).await? {
         FromScan::Nothing => {
             eprintln!("Nothing to migrate.");
             Ok(ExitCode::SUCCESS)

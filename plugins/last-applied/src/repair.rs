@@ -34,21 +34,22 @@ use fieldwise_kube::write::{Committed, GuardedWrite, Intent, Planned, WriteOptio
 use serde_json::{json, Value};
 
 use crate::from_scan::{self, Ask, FromScan};
-use crate::{scan, targets, ScopeArgs, WriteArgs};
+use crate::scan_scope::{self, ScanFlags, ScanScope};
+use crate::{scan, targets, WriteArgs};
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 
 /// `repair`'s flags.
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// The objects: TYPE/NAME or TYPE NAME...; the annotation is rebuilt from the live object.
-    #[arg(value_name = "TYPE/NAME")]
-    pub targets: Vec<String>,
+    /// The objects: TYPE/NAME (the annotation is rebuilt from the live object), or -f/-k (the
+    /// configuration kubectl apply would apply); with --from-scan, TYPE[,TYPE...] and -l,
+    /// --field-selector, -A choose what the scan reads.
+    #[command(flatten)]
+    pub selection: SelectionFlags,
 
-    /// Files (or directories, or - for stdin) holding the configuration kubectl apply would apply.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", conflicts_with_all = ["targets", "from_scan"])]
-    pub filename: Vec<String>,
-
-    /// Scan first (with -A/-l/--kinds), then repair every missing or stale annotation found.
-    #[arg(long, conflicts_with = "targets")]
+    /// Scan first (the TYPEs, -l, --field-selector and -A given), then repair every missing or
+    /// stale annotation found.
+    #[arg(long)]
     pub from_scan: bool,
 
     /// The field manager of the write (by default the one kubectl apply writes the annotation as).
@@ -62,7 +63,7 @@ pub struct RepairArgs {
     pub store_secret_values: bool,
 
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scan: ScanFlags,
 
     #[command(flatten)]
     pub write: WriteArgs,
@@ -89,8 +90,13 @@ enum Outcome {
 
 /// Runs `kubectl last-applied repair`.
 pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
-    if args.targets.is_empty() && args.filename.is_empty() && !args.from_scan {
-        return Err(Error::usage("an object is required: TYPE/NAME, -f FILE or --from-scan (see --help)"));
+    let selection = args.selection.for_writing();
+    if args.from_scan {
+        ScanScope::of_selection(&selection, &args.scan)?; // checked before anything is read
+    } else if !args.selection.names_objects() {
+        return Err(Error::usage("an object is required: TYPE/NAME, -f FILE, -k DIR or --from-scan (see --help)"));
+    } else {
+        scan_scope::require_named(&selection, &args.scan)?;
     }
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;
@@ -98,10 +104,10 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
     if args.from_scan {
         return bulk_repair(&conn, &catalog, &args, retry_budget).await;
     }
-    let work: Vec<(ObjectRef, Source)> = if args.filename.is_empty() {
-        targets::from_args(&args.targets, &catalog, &conn)?.into_iter().map(|t| (t, Source::Live)).collect()
+    let work: Vec<(ObjectRef, Source)> = if selection.names_by_documents() {
+        targets::from_documents(&selection, &catalog, &conn)?.into_iter().map(|(t, v)| (t, Source::File(v))).collect()
     } else {
-        targets::from_files(&args.filename, &catalog, &conn)?.into_iter().map(|(t, v)| (t, Source::File(v))).collect()
+        targets::from_args(selection.args, &catalog, &conn)?.into_iter().map(|t| (t, Source::Live)).collect()
     };
     let mut code = ExitCode::SUCCESS;
     for (target, source) in &work {
@@ -143,7 +149,8 @@ async fn bulk_repair(
             }
         })
     };
-    match from_scan::run(conn, catalog, &args.scope, ask, |f| repairable(f, args), repair).await? {
+    let scope = ScanScope::of_selection(&args.selection.for_writing(), &args.scan)?;
+    match from_scan::run(conn, catalog, &scope, ask, |f| repairable(f, args), repair).await? {
         FromScan::Nothing => {
             eprintln!("Nothing to repair.");
             Ok(ExitCode::SUCCESS)

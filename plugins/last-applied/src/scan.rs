@@ -39,14 +39,24 @@ use tokio::sync::Mutex;
 
 pub use crate::flagged::{Flagged, Skipped};
 use crate::report::{Format, ReportWriter};
-use crate::ScopeArgs;
+use crate::scan_scope::{ScanFlags, ScanScope};
+use fieldwise_kube::cli::selection_flags::QueryFlags;
 use fieldwise_kube::output::listing_progress::ListingProgress;
 
 /// `scan`'s flags.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
+    /// The types to scan, TYPE[,TYPE...] as kubectl get takes them (e.g. deploy,cm secrets.v1.);
+    /// default: every listable type (cluster-scoped ones only with -A).
+    #[arg(value_name = "TYPE")]
+    pub types: Vec<String>,
+
+    /// -l, --field-selector, -A.
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub query: QueryFlags,
+
+    #[command(flatten)]
+    pub scan: ScanFlags,
 
     /// Print the report as json or yaml (shape: docs/last-applied-output.md; details never quote a value),
     /// streamed as found, or name (kind.group/name of each object with findings).
@@ -87,7 +97,7 @@ pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
     };
     let conn = client::connect(&kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let scan = Scan::new(&conn, &catalog, &args.scope)?;
+    let scan = Scan::new(&conn, &catalog, &ScanScope::of_scan(&args.types, &args.query, &args.scan))?;
     let progress = ListingProgress::new(scan.types.len());
     let mut report = ReportWriter::new(std::io::stdout(), format, scan.namespace(), &progress);
     report.begin()?;
@@ -116,13 +126,13 @@ pub struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
-    /// The scan `scope` asks for: the types named with `--kinds`, else every listable type
-    /// of the scope (cluster-scoped ones only with `-A`).
-    pub fn new(conn: &'a Connection, catalog: &ResourceCatalog, scope: &ScopeArgs) -> Result<Self> {
+    /// The scan `scope` asks for: the types it names, else every listable type of the scope
+    /// (cluster-scoped ones only with `-A`).
+    pub fn new(conn: &'a Connection, catalog: &ResourceCatalog, scope: &ScanScope) -> Result<Self> {
         let listing_scope = Scope::of(conn, scope.all_namespaces);
         let types = types_to_scan(catalog, scope, &listing_scope)?;
-        let selectors = Selectors::label(scope.selector.as_deref());
-        let options = ListOptions::with_concurrency(usize::from(scope.concurrency));
+        let selectors = Selectors { label: scope.label_selector.clone(), field: scope.field_selector.clone() };
+        let options = ListOptions::with_concurrency(scope.concurrency);
         let lister = Lister::new(conn, listing_scope, selectors, options);
         Ok(Scan { lister, types, schemas: Mutex::new(Schemas::connected(conn)) })
     }
@@ -204,10 +214,10 @@ impl<'a> Scan<'a> {
 
 /// The types to scan, sorted by `plural.group` (the report's order): the ones named, else
 /// every listable type of the scope (see [`listable_types`]).
-fn types_to_scan(catalog: &ResourceCatalog, scope: &ScopeArgs, listing_scope: &Scope) -> Result<Vec<ResourceType>> {
+fn types_to_scan(catalog: &ResourceCatalog, scope: &ScanScope, listing_scope: &Scope) -> Result<Vec<ResourceType>> {
     let mut out: Vec<ResourceType> = Vec::new();
-    if !scope.kinds.is_empty() {
-        for name in scope.kinds.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
+    if !scope.types.is_empty() {
+        for name in &scope.types {
             let t = catalog.resolve(name)?;
             require_listable(t)?;
             if !out.contains(t) {

@@ -1,8 +1,9 @@
-//! The objects a command acts on: `TYPE/NAME` arguments or the objects of `-f` files.
+//! The objects a command acts on: `TYPE/NAME` arguments or the objects of `-f` files (or of a
+//! `-k` kustomization), with the configuration each document holds.
 
 use fieldwise_kube::api::discovery::ResourceCatalog;
-use fieldwise_kube::api::manifests;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::api::selection::{self, Selection};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::Result;
 use serde_json::Value;
@@ -12,11 +13,15 @@ pub fn from_args(args: &[String], catalog: &ResourceCatalog, conn: &Connection) 
     ObjectRef::named_from_args(args, catalog, &NamespaceScope::of(conn))
 }
 
-/// The objects of `-f` files, each with the object it names in the cluster (files
-/// without objects are refused by [`manifests::read`]).
-pub fn from_files(files: &[String], catalog: &ResourceCatalog, conn: &Connection) -> Result<Vec<(ObjectRef, Value)>> {
+/// The objects of the selection's documents (`-f`, `-R`, `-k`), each with the object it names
+/// in the cluster (files without objects are refused by [`selection::documents`]).
+pub fn from_documents(
+    selection: &Selection<'_>,
+    catalog: &ResourceCatalog,
+    conn: &Connection,
+) -> Result<Vec<(ObjectRef, Value)>> {
     let scope = NamespaceScope::of(conn);
-    manifests::read(files, false)?
+    selection::documents(selection)?
         .into_iter()
         .map(|manifest| {
             let target = ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, &scope)?;

@@ -19,14 +19,16 @@ use fieldwise_kube::output::OutputFormat;
 use fieldwise_kube::redact;
 use serde_json::Value;
 
-use crate::targets;
+use fieldwise_kube::api::selection;
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 
 /// `view`'s flags.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
-    /// The object: TYPE/NAME or TYPE NAME.
-    #[arg(value_name = "TYPE/NAME", required = true)]
-    pub targets: Vec<String>,
+    /// The objects: TYPE/NAME, TYPE NAME..., TYPE (every object of it, or those -l,
+    /// --field-selector select; -A in every namespace), -f or -k (the one selection).
+    #[command(flatten)]
+    pub selection: SelectionFlags,
 
     /// Show how the live object differs from the annotation (exit 3 when it does).
     #[arg(long)]
@@ -48,9 +50,20 @@ pub async fn run(kube: KubeFlags, args: ViewArgs) -> Result<ExitCode> {
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let mut schemas = Schemas::connected(&conn);
     let mut code = ExitCode::SUCCESS;
-    for target in targets::from_args(&args.targets, &catalog, &conn)? {
+    let targets = selection::select(&conn, &catalog, &args.selection.for_reading()).await?;
+    if targets.is_empty() {
+        eprintln!("No resources found.");
+    }
+    let several = targets.len() > 1;
+    for target in targets {
         let live = objects::get(&conn, &target, None).await?;
         let Some(text) = annotation_of(&live) else {
+            // One object asked for: its missing annotation is the answer (an error). Among
+            // several, it is one line, and the others are still shown.
+            if several {
+                eprintln!("{} has no last-applied annotation (see `kubectl last-applied repair`)", target.display());
+                continue;
+            }
             return Err(Error::Missing {
                 object: target.display(),
                 what: "last-applied annotation".into(),

@@ -3,7 +3,7 @@
 
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::manifests::Manifest;
-use fieldwise_kube::api::selection::{self, Selection};
+use fieldwise_kube::api::selection;
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::Result;
 
@@ -18,15 +18,7 @@ pub fn local(manifests: Vec<Manifest>) -> Vec<Subject> {
 /// The live objects the command line names or selects, or that the `-f` files describe,
 /// chosen as `kubectl get` chooses them (a TYPE alone lists every object of it).
 pub async fn live(conn: &Connection, catalog: &ResourceCatalog, cli: &Cli) -> Result<Vec<Subject>> {
-    let selection = Selection {
-        args: &cli.targets,
-        files: &cli.filenames,
-        recursive: cli.recursive,
-        label_selector: cli.selector.as_deref(),
-        all_namespaces: cli.all_namespaces,
-        type_alone_lists: true,
-        ..Selection::default()
-    };
+    let selection = cli.selection.for_reading();
     let selected = selection::read_selected(conn, catalog, &selection).await?;
     Ok(selected.into_iter().map(|s| Subject { display: s.target.display(), object: s.live, source: None }).collect())
 }

@@ -23,6 +23,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 use fieldwise_kube::cli;
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::conn::version;
 use fieldwise_kube::output::OutputFormat;
@@ -95,30 +96,15 @@ pub struct Cli {
     #[command(subcommand)]
     command: Option<OwnersCommand>,
 
-    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE with -l/-A (types as kubectl resolves them).
-    #[arg(value_name = "TYPE/NAME")]
-    targets: Vec<String>,
+    /// The objects: TYPE/NAME, TYPE (every object of it, or those -l, --field-selector select;
+    /// -A in every namespace), -f or -k (the one selection); with --conflicts, -f or -k are the
+    /// configurations to apply.
+    #[command(flatten)]
+    selection: SelectionFlags,
 
-    /// Files or directories of YAML/JSON objects ("-" for stdin): the objects to examine, or with
-    /// --conflicts the configurations to apply.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    filenames: Vec<String>,
-
-    /// Read directories given with -f recursively.
-    #[arg(short = 'R', long)]
-    recursive: bool,
-
-    /// Read objects (with their managedFields) from -f only; never contact a cluster.
+    /// Read objects (with their managedFields) from -f or -k only; never contact a cluster.
     #[arg(long)]
     local: bool,
-
-    /// Label selector for TYPE without names, e.g. -l app=busybox.
-    #[arg(short = 'l', long, value_name = "SELECTOR")]
-    selector: Option<String>,
-
-    /// List the objects of TYPE in every namespace.
-    #[arg(short = 'A', long)]
-    all_namespaces: bool,
 
     /// One row per manager: operation, subresource, apiVersion, last time, fields owned, kind.
     #[arg(long, group = "mode")]
@@ -133,9 +119,9 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", group = "mode")]
     manager: Option<String>,
 
-    /// Predict what a server-side apply of -f would conflict with (exit 3 if anything), under the
+    /// Predict what a server-side apply of -f (or -k) would conflict with (exit 3 if anything), under the
     /// type's schema read from the server (built-in types and custom resources alike).
-    #[arg(long, group = "mode", requires = "filenames")]
+    #[arg(long, group = "mode")]
     conflicts: bool,
 
     /// With --conflicts: the manager that would apply (as kubectl apply --server-side --field-manager).

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
 use fieldwise_kube::api::discovery::ResourceCatalog;
-use fieldwise_kube::api::manifests;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::api::selection;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::exit_code;
 use fieldwise_kube::output::OutputFormat;
@@ -36,9 +36,9 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     if cli.local {
         return run_local(&cli).await;
     }
-    if cli.targets.is_empty() && cli.filenames.is_empty() {
+    if !cli.selection.names_objects() {
         return Err(Error::usage(
-            "you must specify the objects: TYPE/NAME, TYPE -l SELECTOR, or -f FILE (see kubectl owners --help)",
+            "you must specify the objects: TYPE/NAME, TYPE -l SELECTOR, -f FILE or -k DIR (see kubectl owners --help)",
         ));
     }
     let conn = client::connect(&cli.kube).await?;
@@ -71,15 +71,16 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 async fn run_local(cli: &Cli) -> Result<ExitCode> {
-    if cli.filenames.is_empty() {
-        return Err(Error::usage("--local reads objects from files: give -f FILE (or -f - for stdin)"));
+    let selection = cli.selection.for_reading();
+    if !selection.names_by_documents() {
+        return Err(Error::usage("--local reads objects from files: give -f FILE (or -f - for stdin) or -k DIR"));
     }
-    if !cli.targets.is_empty() || cli.tree || cli.conflicts || cli.selector.is_some() || cli.all_namespaces {
+    if !selection.args.is_empty() || cli.tree || cli.conflicts || selection.is_query() {
         return Err(Error::usage(
-            "--local works on -f files only: TYPE/NAME, -l, -A, --tree and --conflicts need a cluster",
+            "--local works on -f files (or -k) only: TYPE/NAME, -l, --field-selector, --all, -A, --tree and --conflicts need a cluster",
         ));
     }
-    let subjects = load::local(manifests::read(&cli.filenames, cli.recursive)?);
+    let subjects = load::local(selection::documents(&selection)?);
     let mut schemas = Schemas::offline();
     let mut sections = Vec::new();
     for subject in &subjects {
@@ -176,10 +177,13 @@ fn print(cli: &Cli, sections: Vec<(&Subject, Section)>) -> Result<()> {
 }
 
 async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) -> Result<ExitCode> {
-    if !cli.targets.is_empty() {
-        return Err(Error::usage("--conflicts reads the configurations to apply from -f; do not name objects"));
+    let selection = cli.selection.for_reading();
+    if !selection.names_by_documents() || !selection.args.is_empty() || selection.is_query() {
+        return Err(Error::usage(
+            "--conflicts reads the configurations to apply from -f FILE or -k DIR; do not name or select objects",
+        ));
     }
-    let configs = manifests::read(&cli.filenames, cli.recursive)?;
+    let configs = selection::documents(&selection)?;
     let scope = NamespaceScope::of(conn);
     // Every file is checked before anything is asked, so a bad one fails fast.
     let targets = configs

@@ -9,7 +9,6 @@ use std::time::Duration;
 use fieldwise_core::lint::{Finding, Severity};
 use fieldwise_core::ownership;
 use fieldwise_kube::api::discovery::ResourceCatalog;
-use fieldwise_kube::api::manifests;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{self, ObjectRef};
@@ -56,7 +55,7 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
         )));
     }
     if targets.is_empty() {
-        let scope = if args.query.all_namespaces {
+        let scope = if args.selection.query.all_namespaces {
             "any namespace".to_string()
         } else {
             format!("namespace {}", conn.namespace)
@@ -79,9 +78,9 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     patch_one(&conn, &mut schemas, &targets[0], &source, &args, retry_budget).await
 }
 
-/// The objects the command line selects (see [`selection::select`]).
+/// The objects the command line selects (see [`selection::select`]): a writer's selection.
 fn selection_of(args: &PatchArgs) -> Selection<'_> {
-    args.query.selection(&args.targets, &args.filename, args.recursive)
+    args.selection.for_writing()
 }
 
 async fn patch_one(
@@ -233,8 +232,10 @@ fn print_outcome(args: &PatchArgs, display: &str, object: &Value, verb: &str) ->
 /// JSON document each). Every object is planned before anything is printed, so a patch
 /// that does not apply to one of them prints nothing but the error naming it.
 async fn run_local(args: &PatchArgs) -> Result<ExitCode> {
-    let files = if args.filename.is_empty() { vec!["-".to_string()] } else { args.filename.clone() };
-    let manifests = manifests::read(&files, args.recursive)?;
+    if !args.selection.for_writing().names_by_documents() {
+        return Err(Error::usage("--local patches the objects of files: give -f FILE (\"-\" for stdin) or -k DIR"));
+    }
+    let manifests = selection::documents(&args.selection.for_writing())?;
     let patch = input::read_patch(args.patch.as_deref(), args.patch_file.as_deref(), args.validate)?;
     let mut schemas = Schemas::offline();
     let mut results = Vec::with_capacity(manifests.len());

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use fieldwise_core::plan::PatchType;
-use fieldwise_kube::cli::query_flags::QueryFlags;
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 use fieldwise_kube::cli::{self, completion};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::conn::version;
@@ -156,22 +156,10 @@ enum Command {
 /// The patch command's own flags (kubectl patch's, plus the safety ones).
 #[derive(Debug, Args)]
 pub struct PatchArgs {
-    /// The objects: TYPE/NAME ..., TYPE NAME ..., or TYPE[,TYPE...] with -l, --field-selector or --all.
-    #[arg(value_name = "TYPE/NAME")]
-    pub targets: Vec<String>,
-
-    /// A file or directory naming the objects to patch (their kind, name and namespace); repeat it
-    /// for several. With --local, the objects themselves (every one of them is patched).
-    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR")]
-    pub filename: Vec<String>,
-
-    /// Read the directories given with -f recursively.
-    #[arg(short = 'R', long)]
-    pub recursive: bool,
-
-    /// -l, --field-selector, --all, -A.
+    /// The objects: TYPE/NAME, TYPE[,TYPE...] with -l, --field-selector or --all, -f, -k (the
+    /// one selection); with --local, the objects of -f or -k themselves.
     #[command(flatten)]
-    pub query: QueryFlags,
+    pub selection: SelectionFlags,
 
     /// Refuse a selection of more objects than this (nothing is written); raise it to go ahead.
     #[arg(long, value_name = "N", default_value_t = 100)]
@@ -217,7 +205,7 @@ pub struct PatchArgs {
     pub output: Option<OutputFormat>,
 
     /// Patch the objects of the files given with -f offline and print the results; no cluster needed.
-    #[arg(long, requires = "filename", conflicts_with_all = ["selector", "field_selector", "all", "all_namespaces"])]
+    #[arg(long, conflicts_with_all = ["targets", "selector", "field_selector", "all", "all_namespaces"])]
     pub local: bool,
 
     /// Do not ask for confirmation.
@@ -308,13 +296,16 @@ mod tests {
             "{}",
         ])
         .unwrap();
-        assert_eq!(cli.patch.targets, ["deploy,sts"]);
-        assert_eq!((cli.patch.query.selector.as_deref(), cli.patch.query.all_namespaces), (Some("app=web"), true));
-        assert_eq!(cli.patch.query.field_selector.as_deref(), Some("metadata.name!=x"));
+        assert_eq!(cli.patch.selection.targets, ["deploy,sts"]);
+        assert_eq!(
+            (cli.patch.selection.query.selector.as_deref(), cli.patch.selection.query.all_namespaces),
+            (Some("app=web"), true)
+        );
+        assert_eq!(cli.patch.selection.query.field_selector.as_deref(), Some("metadata.name!=x"));
         assert_eq!((cli.patch.max_objects, cli.patch.concurrency), (100, 8));
         let cli = Cli::try_parse_from(["kubectl-safe_patch", "-f", "a.yaml", "-f", "dir", "-R", "-p", "{}"]).unwrap();
         assert_eq!(
-            (cli.patch.filename.as_slice(), cli.patch.recursive),
+            (cli.patch.selection.filenames.as_slice(), cli.patch.selection.recursive),
             (&["a.yaml".to_string(), "dir".into()][..], true)
         );
         let err = Cli::try_parse_from(["kubectl-safe_patch", "deploy", "-l", "a=b", "--edit"]).unwrap_err();

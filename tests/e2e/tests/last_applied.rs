@@ -35,7 +35,7 @@ fn annotation(object: &Value) -> Option<String> {
 }
 
 fn scan_json(cluster: &Cluster, dir: &Path, ns: &str, kinds: &str) -> (Option<i32>, Value) {
-    let out = la(cluster, dir, ns, &["scan", "--kinds", kinds, "-o", "json"]);
+    let out = la(cluster, dir, ns, &["scan", kinds, "-o", "json"]);
     (out.status.code(), serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr))))
 }
 
@@ -96,6 +96,34 @@ fn created_objects_are_missing_and_repair_from_file_lets_apply_delete() {
     }
     assert!(cluster.get_json(&ns, "cm/repaired")["data"].get("drop").is_none());
     assert_eq!(cluster.get_json(&ns, "cm/untouched")["data"]["drop"], "<2>");
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn repair_reads_directories_recursively_and_view_lists_a_selection_as_the_other_commands() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("fw-la-select");
+    let dir = scratch("select");
+    let nested = dir.join("config").join("nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    let top = write_file(&dir.join("config"), "top.yaml", &configmap("top", &[("a", "1")]));
+    let deep = write_file(&nested, "deep.yaml", &configmap("deep", &[("b", "2")]));
+    for file in [&top, &deep] {
+        cluster.kubectl_ok(&["create", "-n", &ns, "-f", file]);
+    }
+    let config = dir.join("config");
+    // Without -R only the directory's own files; with it, the subdirectories' too (as kubectl).
+    let out = la(&cluster, &dir, &ns, &["repair", "-f", config.to_str().unwrap(), "--yes"]);
+    assert_eq!(ok(&out).trim(), "configmap/top repaired");
+    let out = la(&cluster, &dir, &ns, &["repair", "-f", config.to_str().unwrap(), "-R", "--yes"]);
+    let mut lines: Vec<String> = ok(&out).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["configmap/deep repaired", "configmap/top unchanged"]);
+    // view takes the one selection: a TYPE with -l lists, and each object's annotation is shown.
+    let out = la(&cluster, &dir, &ns, &["view", "cm", "-l", "app=la", "-o", "name"]);
+    let mut names: Vec<String> = ok(&out).lines().map(String::from).collect();
+    names.sort();
+    assert_eq!(names, ["configmap/deep", "configmap/top"]);
 }
 
 #[test]
@@ -188,9 +216,9 @@ fn secret_values_are_never_printed() {
         assert!(!all.contains("hunter2") && !all.contains(encoded), "{all}");
         all
     };
-    let out = la(&cluster, &dir, &ns, &["scan", "--kinds", "secrets"]);
+    let out = la(&cluster, &dir, &ns, &["scan", "secrets"]);
     assert!(never(&out).contains("leaking"));
-    never(&la(&cluster, &dir, &ns, &["scan", "--kinds", "secrets", "-o", "yaml"]));
+    never(&la(&cluster, &dir, &ns, &["scan", "secrets", "-o", "yaml"]));
     assert!(never(&la(&cluster, &dir, &ns, &["view", "secret/creds"])).contains("password"));
     never(&la(&cluster, &dir, &ns, &["view", "secret/creds", "--diff"]));
     never(&la(&cluster, &dir, &ns, &["repair", "secret/creds", "--dry-run=server"]));
@@ -214,8 +242,9 @@ fn bad_inputs_are_one_line_errors() {
         (vec!["migrate"], "error:"),
         (vec!["view", "cm/does-not-exist"], "Error from server (NotFound):"),
         (vec!["view", "cm/plain"], "error:"),
-        (vec!["view", "cm"], "error:"),
-        (vec!["scan", "--kinds", "frobnicators"], "error:"),
+        (vec!["repair", "cm"], "error:"),
+        (vec!["repair", "--from-scan", "cm/plain"], "error:"),
+        (vec!["scan", "frobnicators"], "error:"),
         (vec!["repair", "-f", missing_file.to_str().unwrap()], "error:"),
         (vec!["repair", "cm/plain", "--dry-run=bogus"], "error:"),
         (vec!["frobnicate"], "error:"),
@@ -321,7 +350,7 @@ fn repair_through_a_freeze(cluster: &Cluster, ns: &str, freeze_secs: u32, reques
         seen.lock().unwrap().contains("watch-probe").then_some(())
     });
     let pid = apiserver_pid(cluster);
-    let args = [request_timeout, "repair", "--from-scan", "--kinds", "cm", "--yes"];
+    let args = [request_timeout, "repair", "--from-scan", "cm", "--yes"];
     // The write hook freezes the apiserver itself, just before the 50th write: mid-run however
     // fast or slow the machine is. Each write also waits 10 ms.
     let counter = dir.join("writes");
@@ -342,7 +371,7 @@ fn repair_through_a_freeze(cluster: &Cluster, ns: &str, freeze_secs: u32, reques
 
     // Rerun until done (a rerun only sees what is still missing).
     ok(&la(cluster, &dir, ns, &args[1..]));
-    let last = la(cluster, &dir, ns, &["scan", "--kinds", "cm"]);
+    let last = la(cluster, &dir, ns, &["scan", "cm"]);
     assert_eq!(last.status.code(), Some(0), "{}", text(&last.stdout));
 
     let patches = audited_patches(cluster, ns);
@@ -525,7 +554,7 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
 
     // Dry runs (client and server) stream the same candidates and write nothing.
     for dry_run in ["--dry-run=client", "--dry-run=server"] {
-        let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", dry_run]);
+        let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "cm", dry_run]);
         let stdout = ok(&out);
         for name in ["a", "b", "c"] {
             assert!(stdout.contains(&format!("configmap/{name} repaired (")), "{dry_run}: {stdout}");
@@ -540,20 +569,20 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
     }
 
     // With --yes, no question: the writes stream; then nothing is left to do.
-    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", "--yes"]);
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "cm", "--yes"]);
     let stdout = ok(&out);
     assert_eq!(stdout.lines().filter(|l| l.ends_with(&format!(" repaired in namespace {ns}"))).count(), 3, "{stdout}");
     for name in ["a", "b", "c"] {
         assert!(annotation(&cluster.get_json(&ns, &format!("cm/{name}"))).is_some(), "{name} repaired");
     }
-    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", "--yes"]);
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "cm", "--yes"]);
     assert!(ok(&out).is_empty() && text(&out.stderr).contains("Nothing to repair."), "{}", text(&out.stderr));
 
     // migrate --from-scan streams the same way: the object the scan still flags (d, made by
     // `kubectl create` after the repair) and the ones client-side apply still manages without a
     // finding (a, b, c repaired, clean applied) move to server-side apply; a re-run finds nothing.
     cluster.kubectl_ok(&["create", "-n", &ns, "configmap", "d", "--from-literal=k=d"]);
-    let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "cm", "--yes"]);
+    let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "cm", "--yes"]);
     let stdout = ok(&out);
     for name in ["a", "b", "c", "clean", "d"] {
         assert!(stdout.contains(&format!("configmap/{name} migrated to server-side apply (kubectl)")), "{stdout}");
@@ -563,7 +592,7 @@ fn from_scan_writers_stream_dry_run_writes_nothing_and_a_rerun_finds_nothing() {
     let managers: Vec<&str> =
         live["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect();
     assert!(managers.contains(&"kubectl") && !managers.contains(&"kubectl-create"), "{managers:?}");
-    let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "cm", "--yes"]);
+    let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "cm", "--yes"]);
     assert!(text(&out.stderr).contains("Nothing to migrate."), "{}", text(&out.stderr));
 }
 
@@ -654,13 +683,12 @@ fn controller_revisions_with_a_copy_of_their_owners_annotation_are_left_out_and_
     assert_eq!(report["findings"], serde_json::json!([]), "{report}");
     assert_eq!(report["scanned"], serde_json::json!({"types": 1, "objects": 2, "controllerCopies": 2}), "{report}");
     assert_eq!(code, Some(0), "{report}");
-    let out = la(&cluster, &dir, &ns, &["scan", "--kinds", "controllerrevisions"]);
+    let out = la(&cluster, &dir, &ns, &["scan", "controllerrevisions"]);
     assert_eq!(
         ok(&out),
         "No last-applied problems in 2 objects of 1 types (2 left out: made by a controller, with a copy of its owner's annotation).\n"
     );
-    let out =
-        la(&cluster, &dir, &ns, &["migrate", "--from-scan", "--kinds", "controllerrevisions", "--dry-run=client"]);
+    let out = la(&cluster, &dir, &ns, &["migrate", "--from-scan", "controllerrevisions", "--dry-run=client"]);
     assert_eq!(ok(&out), "", "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr).trim_end(), "Nothing to migrate.");
 }
@@ -701,7 +729,7 @@ fn from_scan_writers_without_a_terminal_or_yes_write_nothing_as_every_bulk_run()
     let expected = refusal_line(&safe_patch, "patching");
 
     for (command, doing) in [("repair", "repairing"), ("migrate", "migrating")] {
-        let out = la(&cluster, &dir, &ns, &[command, "--from-scan", "--kinds", "cm"]);
+        let out = la(&cluster, &dir, &ns, &[command, "--from-scan", "cm"]);
         assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "", "{command}: no result lines");
         assert!(refusal_line(&out, doing).starts_with("error: not WRITING 2 objects: "), "{command}");
@@ -713,7 +741,7 @@ fn from_scan_writers_without_a_terminal_or_yes_write_nothing_as_every_bulk_run()
         assert_eq!(cluster.get_json(&ns, &format!("cm/{name}")), *before, "{name} untouched");
     }
 
-    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "--kinds", "cm", "--yes"]);
+    let out = la(&cluster, &dir, &ns, &["repair", "--from-scan", "cm", "--yes"]);
     // The writes run concurrently: their result lines come in either order.
     let mut lines: Vec<String> = ok(&out).lines().map(String::from).collect();
     lines.sort();
@@ -779,7 +807,7 @@ fn scan_json_detail_names_every_field() {
     let stale: Vec<&Value> = report["findings"].as_array().unwrap().iter().filter(|f| f["name"] == "many").collect();
     assert_eq!(stale.len(), 1, "{report}");
     assert_eq!(stale[0]["detail"], detail.as_str(), "{report}");
-    let out = la(&cluster, &dir, &ns, &["scan", "--kinds", "cm"]);
+    let out = la(&cluster, &dir, &ns, &["scan", "cm"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     assert!(table.contains(".data.k00, .data.k01, .data.k02 and 9 more (the next apply reverts it)"), "{table}");

@@ -199,6 +199,41 @@ fn a_kubectl_edit_and_an_operators_update_are_reported_with_class_and_fix() {
 
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_kustomization_selects_the_objects_it_builds() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("drift-kustomize");
+    let dir = scratch("kustomize");
+    apply_web(&cluster, &ns);
+    let other =
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n  namespace: {ns}\ndata: {{a: b}}\n");
+    cluster.kubectl_stdin(&["apply", "--server-side", "--field-manager", "someone", "-f", "-"], &other);
+    cluster.kubectl_ok(&["label", "-n", &ns, "deploy/web", "oncall=alice"]);
+    // The kustomization builds the Deployment only (kubectl kustomize, as kubectl apply -k does).
+    let base = dir.join("base");
+    std::fs::create_dir_all(&base).unwrap();
+    write_file(
+        &base,
+        "web.yaml",
+        &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: {ns}\n"),
+    );
+    write_file(&base, "kustomization.yaml", "resources:\n- web.yaml\n");
+    let policy = ci_policy(&dir, "ci.yaml", "");
+    let out = drift(&cluster, &ns, &["-k", base.to_str().unwrap(), "--policy", &policy, "-o", "json"]);
+    assert_eq!(exit_code(&out), Some(3), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let objects: Vec<&str> =
+        report["objects"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
+    assert_eq!(objects, ["web"], "{report}");
+    assert_eq!(violations(&report)[0].1, "kubectl-label");
+    // -k names the objects: with -f, or a TYPE, it is refused with what to do.
+    let both = drift(&cluster, &ns, &["-k", base.to_str().unwrap(), "-f", &policy, "--policy", &policy]);
+    assert_eq!(exit_code(&both), Some(1));
+    assert!(text(&both.stderr).contains("give either -f FILE or -k DIR, not both"), "{}", text(&both.stderr));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn since_keeps_only_managers_that_wrote_after_it() {
     let cluster = require_cluster!();
     let ns = cluster.namespace("drift-since");

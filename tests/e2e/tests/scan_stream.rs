@@ -120,8 +120,8 @@ fn a_scan_lists_each_type_once_and_streams_one_valid_document() {
     let dir = scratch("once");
     create_configmaps(&cluster, &ns, OBJECTS);
     let (lists_before, gets_before) = audited_reads(&cluster, &ns);
-    let out = run(with_data_dir(cluster.plugin("kubectl-last_applied"), &dir)
-        .args(["-n", &ns, "scan", "--kinds", "cm", "-o", "json"]));
+    let out =
+        run(with_data_dir(cluster.plugin("kubectl-last_applied"), &dir).args(["-n", &ns, "scan", "cm", "-o", "json"]));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("one valid JSON document");
     let names: Vec<&str> = report["findings"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
@@ -147,10 +147,10 @@ fn a_scan_lists_each_type_once_and_streams_one_valid_document() {
     let _ = std::fs::remove_dir_all(&dir);
 
     // YAML and JSON Lines stream the same findings.
-    let yaml = run(cluster.plugin("kubectl-last_applied").args(["-n", &ns, "scan", "--kinds", "cm", "-o", "yaml"]));
+    let yaml = run(cluster.plugin("kubectl-last_applied").args(["-n", &ns, "scan", "cm", "-o", "yaml"]));
     let doc: Value = serde_yaml::from_slice(&yaml.stdout).expect("one valid YAML document");
     assert_eq!(doc["findings"], report["findings"]);
-    let lines = run(cluster.plugin("kubectl-last_applied").args(["-n", &ns, "scan", "--kinds", "cm", "--json-lines"]));
+    let lines = run(cluster.plugin("kubectl-last_applied").args(["-n", &ns, "scan", "cm", "--json-lines"]));
     let parsed: Vec<Value> = text(&lines.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(Value::Array(parsed), report["findings"]);
 }

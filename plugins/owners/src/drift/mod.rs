@@ -17,7 +17,7 @@ use fieldwise_kube::api::listing::{
     listable_types, AsListed, ListOptions, Lister, Representation, Scope, Selectors, TypeEvent,
 };
 use fieldwise_kube::api::selection;
-use fieldwise_kube::cli::query_flags::ReadSelectionArgs;
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::duration::{self, Units};
 use fieldwise_kube::conn::flags::KubeFlags;
@@ -83,7 +83,7 @@ pub enum GitOpsTool {
 pub struct DriftArgs {
     /// The objects (TYPE/NAME, TYPE, -f, -l, -A, ...); with no TYPE and no file, every type.
     #[command(flatten)]
-    pub selection: ReadSelectionArgs,
+    pub selection: SelectionFlags,
 
     /// The OwnershipPolicy to check against (YAML; schema: docs/ownership-policy.md).
     #[arg(long, value_name = "FILE", required_unless_present = "learn", conflicts_with = "learn")]
@@ -95,7 +95,7 @@ pub struct DriftArgs {
 
     /// Print the policy's allowed and ignored fields as Argo CD ignoreDifferences entries or Flux
     /// (HelmRelease) drift-ignore rules instead of checking; what they cannot express is noted.
-    #[arg(long, value_enum, value_name = "TOOL", requires = "policy", conflicts_with_all = ["since", "targets", "filenames"])]
+    #[arg(long, value_enum, value_name = "TOOL", requires = "policy", conflicts_with_all = ["since", "targets", "filenames", "kustomize"])]
     pub emit: Option<GitOpsTool>,
 
     /// Only violations whose manager wrote after this: a duration ago (30m, 2h, 7d) or an RFC 3339
@@ -220,7 +220,7 @@ async fn each_object(
     mut add: impl FnMut(Value) -> Result<()>,
 ) -> Result<()> {
     if args.selection.names_objects() {
-        for selected in selection::read_selected(conn, catalog, &args.selection.selection()).await? {
+        for selected in selection::read_selected(conn, catalog, &args.selection.for_reading()).await? {
             add(selected.live)?;
         }
         return Ok(());

@@ -26,7 +26,7 @@ use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::cli::prompt;
-use fieldwise_kube::cli::query_flags::QueryFlags;
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::exit_code;
@@ -63,22 +63,11 @@ pub enum ToOperation {
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct TransferArgs {
-    /// The objects: TYPE/NAME, TYPE NAME..., or TYPE with -l, --field-selector or --all (and -A).
-    #[arg(value_name = "TYPE/NAME")]
-    pub targets: Vec<String>,
-
-    /// Files or directories of the --to manager's configuration ("-" for stdin): the objects they
+    /// The objects: TYPE/NAME, TYPE with -l, --field-selector or --all (and -A), -f or -k (the one
+    /// selection). Files and kustomizations are the --to manager's configuration: the objects they
     /// describe are transferred, and the preview shows what its next apply of them removes.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    pub filenames: Vec<String>,
-
-    /// Read directories given with -f recursively.
-    #[arg(short = 'R', long)]
-    pub recursive: bool,
-
-    /// -l, --field-selector, --all, -A.
     #[command(flatten)]
-    pub query: QueryFlags,
+    pub selection: SelectionFlags,
 
     /// The managers whose fields move, comma-separated: names, NAME/SUBRESOURCE for a
     /// subresource entry, or classes: human (kubectl-edit, kubectl-patch, kubectl-create,

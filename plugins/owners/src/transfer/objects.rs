@@ -27,7 +27,7 @@ pub struct Subject {
 
 /// The objects the command line names, in its order.
 pub async fn resolve(conn: &Connection, catalog: &ResourceCatalog, args: &TransferArgs) -> Result<Vec<Subject>> {
-    let selection = args.query.selection(&args.targets, &args.filenames, args.recursive);
+    let selection = args.selection.for_writing();
     let selected = selection::read_selected(conn, catalog, &selection).await?;
     if let Some(s) = selected.iter().find(|s| !s.target.resource.supports("patch")) {
         return Err(Error::usage(format!(

@@ -21,7 +21,7 @@ use fieldwise_core::ownership::fights::{FightRules, FightWatch, Finding};
 use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::watch::{self, Event};
-use fieldwise_kube::cli::query_flags::ReadSelectionArgs;
+use fieldwise_kube::cli::selection_flags::SelectionFlags;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::duration::{self, Units};
 use fieldwise_kube::conn::flags::KubeFlags;
@@ -41,7 +41,7 @@ use self::records::{Change, Ending, Printer, Summary};
 pub struct WatchArgs {
     /// The objects to watch (TYPE/NAME, TYPE, -f, -l, -A, ...).
     #[command(flatten)]
-    pub selection: ReadSelectionArgs,
+    pub selection: SelectionFlags,
 
     /// Only changes of this field or inside it (repeatable), e.g. spec.replicas or data.x;
     /// a list changed whole is shown when the field is inside it.
@@ -124,7 +124,7 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
 
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let selection = args.selection.selection();
+    let selection = args.selection.for_reading();
     let queries = watch::queries(&conn, &catalog, &selection)?;
 
     let mut printer = Printer { json, summary: Summary::default() };

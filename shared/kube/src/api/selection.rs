@@ -1,7 +1,8 @@
 //! Which objects a command acts on, chosen the way kubectl chooses them: `TYPE/NAME ...`
 //! or `TYPE NAME ...`; `TYPE[,TYPE...]` with `-l SELECTOR`, `--field-selector SELECTOR`
 //! or `--all`, in the command's namespace or every namespace (`-A`); or the objects of
-//! `-f FILE|DIR` (repeatable, `-R` for subdirectories).
+//! `-f FILE|DIR` (repeatable, `-R` for subdirectories); or the objects a kustomization
+//! builds (`-k DIR`, with `kubectl kustomize`).
 //!
 //! Every combination kubectl refuses is refused here with what to do (names with a
 //! selector, names across all namespaces, a type alone); the objects come back once
@@ -31,6 +32,8 @@ pub struct Selection<'a> {
     pub files: &'a [String],
     /// `-R`: read `-f` directories' subdirectories too.
     pub recursive: bool,
+    /// `-k`: the kustomization directory whose objects are selected.
+    pub kustomize: Option<&'a str>,
     /// `-l`.
     pub label_selector: Option<&'a str>,
     /// `--field-selector`.
@@ -46,6 +49,11 @@ pub struct Selection<'a> {
 }
 
 impl Selection<'_> {
+    /// Whether documents name the objects (`-f` or `-k`), rather than arguments or a query.
+    pub fn names_by_documents(&self) -> bool {
+        !self.files.is_empty() || self.kustomize.is_some()
+    }
+
     /// Whether the objects are chosen by a query (`-l`, `--field-selector`, `--all`, `-A`)
     /// rather than named: the command then acts on however many there are.
     pub fn is_query(&self) -> bool {
@@ -133,8 +141,8 @@ async fn find(
     representation: Representation,
 ) -> Result<Vec<Found>> {
     let scope = NamespaceScope::of(conn);
-    let chosen = if !selection.files.is_empty() {
-        from_files(catalog, &scope, selection)?
+    let chosen = if selection.names_by_documents() {
+        from_documents(catalog, &scope, selection)?
     } else {
         let parsed = parse_args(selection)?;
         if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
@@ -184,21 +192,38 @@ pub(crate) fn parse_args(selection: &Selection<'_>) -> Result<TargetArgs> {
     Ok(parsed)
 }
 
-/// The objects of the `-f` manifests; selectors do not combine with files.
-pub(crate) fn from_files(
+/// The documents of `-f` (with `-R`) or of the `-k` kustomization, for the commands that read
+/// documents rather than objects (a configuration to apply, `--local` objects): either one,
+/// never both, and `-R` only with `-f`.
+pub fn documents(selection: &Selection<'_>) -> Result<Vec<Manifest>> {
+    match selection.kustomize {
+        Some(_) if !selection.files.is_empty() => Err(Error::usage("give either -f FILE or -k DIR, not both")),
+        Some(_) if selection.recursive => {
+            Err(Error::usage("-R reads the subdirectories of -f directories; -k DIR builds the kustomization whole"))
+        }
+        Some(dir) => manifests::kustomize(dir),
+        None => manifests::read(selection.files, selection.recursive),
+    }
+}
+
+/// The objects of the `-f` manifests or of the `-k` kustomization; selectors do not combine
+/// with them, nor names, nor the two with each other (as in kubectl).
+pub(crate) fn from_documents(
     catalog: &ResourceCatalog,
     scope: &NamespaceScope,
     selection: &Selection<'_>,
 ) -> Result<Vec<Found>> {
+    let flag = if selection.kustomize.is_some() { "-k DIR" } else { "-f FILE" };
     if !selection.args.is_empty() {
-        return Err(Error::usage("give either -f FILE or TYPE/NAME, not both"));
+        return Err(Error::usage(format!("give either {flag} or TYPE/NAME, not both")));
     }
     if selection.is_query() {
-        return Err(Error::usage(
-            "-l, --field-selector, --all and -A select objects of a TYPE; they cannot be combined with -f (the files name the objects)",
-        ));
+        return Err(Error::usage(format!(
+            "-l, --field-selector, --all and -A select objects of a TYPE; they cannot be combined with {flag} (its documents name the objects)"
+        )));
     }
-    manifests::read(selection.files, selection.recursive)?
+    let documents = documents(selection)?;
+    documents
         .into_iter()
         .map(|manifest| {
             let target = ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, scope)?;
@@ -298,9 +323,20 @@ mod tests {
         assert_eq!(refs.iter().map(ObjectRef::display).collect::<Vec<_>>(), ["configmap/a", "configmap/b"]);
         let files = args(&["x.yaml"]);
         let both = Selection { args: &names, files: &files, ..Default::default() };
-        assert!(from_files(&c, &scope, &both).unwrap_err().to_string().contains("not both"));
+        assert!(from_documents(&c, &scope, &both).unwrap_err().to_string().contains("not both"));
         let query = Selection { files: &files, all: true, ..Default::default() };
-        assert!(from_files(&c, &scope, &query).unwrap_err().to_string().contains("cannot be combined with -f"));
+        assert!(from_documents(&c, &scope, &query).unwrap_err().to_string().contains("cannot be combined with -f"));
         assert!(query.is_query() && !plain.is_query());
+        let kustomized = Selection { kustomize: Some("base"), files: &files, ..Default::default() };
+        let err = from_documents(&c, &scope, &kustomized).unwrap_err().to_string();
+        assert!(err.contains("either -f FILE or -k DIR, not both"), "{err}");
+        let recursive = Selection { kustomize: Some("base"), recursive: true, ..Default::default() };
+        assert!(from_documents(&c, &scope, &recursive)
+            .unwrap_err()
+            .to_string()
+            .contains("builds the kustomization whole"));
+        let named_too = Selection { kustomize: Some("base"), args: &names, ..Default::default() };
+        assert!(from_documents(&c, &scope, &named_too).unwrap_err().to_string().contains("either -k DIR or TYPE/NAME"));
+        assert!(kustomized.names_by_documents() && !plain.names_by_documents());
     }
 }

@@ -58,8 +58,8 @@ impl Query {
 pub fn queries(conn: &Connection, catalog: &ResourceCatalog, selection: &Selection<'_>) -> Result<Vec<Query>> {
     let scope = NamespaceScope::of(conn);
     let mut out: Vec<Query> = Vec::new();
-    if !selection.files.is_empty() {
-        for found in selection::from_files(catalog, &scope, selection)? {
+    if selection.names_by_documents() {
+        for found in selection::from_documents(catalog, &scope, selection)? {
             out.push(Query::of_object(found.into_target()));
         }
     } else {

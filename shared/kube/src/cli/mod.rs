@@ -5,7 +5,8 @@
 //! - [`prompt`]: the confirmation every writer asks on a terminal (`--yes` skips it).
 //! - [`edit`]: `--edit` sessions in private temporary files, kept when an edit fails.
 //! - [`completion`]: shell completion of resource types and names, and its install.
-//! - [`query_flags`]: kubectl's `-l`, `--field-selector`, `--all` and `-A`, declared once.
+//! - [`selection_flags`]: the selection's flags (`TYPE/NAME`, `-f`, `-R`, `-k`, `-l`,
+//!   `--field-selector`, `--all`, `-A`), declared once.
 
 pub mod completion;
 #[cfg(feature = "test-hooks")]
@@ -13,7 +14,7 @@ pub mod conventions;
 pub mod edit;
 pub mod entry;
 pub mod prompt;
-pub mod query_flags;
+pub mod selection_flags;
 
 #[cfg(feature = "test-hooks")]
 pub use conventions::{help_convention_problems, subcommands_without_examples};
