@@ -390,3 +390,50 @@ fn a_secrets_values_are_never_printed_by_the_watch_in_text_or_json() {
     }
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_controller_rewriting_what_argo_cd_applies_is_a_fight_fixed_by_argo_cds_ignore_rule() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-ignore");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "8s", "-o", "json"]);
+    // Argo CD's server-side sync against a controller patching the field back (an Update).
+    for (manager, value) in
+        [("argocd-controller", "a"), ("ca-injector", "b"), ("argocd-controller", "a"), ("ca-injector", "b")]
+    {
+        if manager == "argocd-controller" {
+            apply(&cluster, &ns, manager, value);
+        } else {
+            let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
+            cluster.kubectl_ok(&[
+                "patch",
+                "cm",
+                "x",
+                "-n",
+                &ns,
+                "--type",
+                "merge",
+                "--field-manager",
+                manager,
+                "-p",
+                &patch,
+            ]);
+        }
+    }
+    let (code, records) = finish(watch, Vec::new());
+    let fights = of_type(&records, "fight");
+    assert_eq!(fights.len(), 1, "{records:?}");
+    let snippet = serde_json::json!({"ignoreDifferences": [{"group": "", "kind": "ConfigMap", "name": "x",
+        "namespace": ns, "jqPathExpressions": [".data.x"], "managedFieldsManagers": ["ca-injector"]}]});
+    assert_eq!(fights[0]["ignore"], serde_json::json!({"tool": "argocd", "snippet": snippet}));
+    let fix = fights[0]["fix"].as_str().expect("fix");
+    assert!(
+        fix.starts_with(
+            "ca-injector (a controller or webhook) rewrites .data.x after every apply by argocd-controller"
+        ) && fix.contains("add to the Argo CD Application's spec:\nignoreDifferences:\n")
+            && fix.ends_with("managedFieldsManagers:\n  - ca-injector"),
+        "{fix}"
+    );
+    assert_eq!(code, Some(3));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
