@@ -1,7 +1,9 @@
 //! Issue 30 against the real cluster: `kubectl owners watch` follows a ConfigMap while
 //! kubectl label, kubectl patch and two server-side appliers change it, and names each
 //! change's manager from the managedFields entry that moved; the appliers flipping a field
-//! are a fight (exit 3); `--field` shows only its field.
+//! are a fight (exit 3); a controller against Argo CD's sync is a fight fixed by Argo CD's
+//! ignore rule; `--field` shows only its field; a Secret's values are never printed; a
+//! dropped connection resumes and a too old version lists again (410 Gone).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
