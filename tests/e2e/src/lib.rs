@@ -16,6 +16,7 @@ pub mod plan_check;
 pub mod private_cluster;
 pub mod raw_api;
 pub mod run_info;
+pub mod sarif_schema;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

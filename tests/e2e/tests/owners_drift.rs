@@ -1,14 +1,15 @@
 //! Issue #33 against the real cluster: `kubectl owners drift` reports every field owned by
 //! a manager the ownership policy does not expect there, with the manager, its class and
 //! the fix; a policy learned from today's owners passes; `--since` filters by the
-//! managers' times; the JSON, YAML, JUnit and SARIF outputs parse. Each test has its own
-//! namespace.
+//! managers' times; the JSON, YAML, JUnit and SARIF outputs parse, and the SARIF log is
+//! valid against the OASIS SARIF 2.1.0 schema ([`fieldwise_e2e::sarif_schema`]). Each test
+//! has its own namespace.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use fieldwise_e2e::{ok, require_cluster, run, text, write_file, write_script, Cluster};
+use fieldwise_e2e::{ok, require_cluster, run, sarif_schema, text, write_file, write_script, Cluster};
 use serde_json::Value;
 
 /// A private directory per test, for its policy files.
@@ -335,6 +336,18 @@ fn junit_sarif_and_yaml_parse_and_secret_values_stay_hidden() {
             result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str(),
             Some(policy.as_str())
         );
+    }
+    // The whole log against the OASIS SARIF 2.1.0 schema, by a JSON Schema validator; a log the
+    // schema refuses (a level SARIF does not know, a result without its message) fails it.
+    if let Err(errors) = sarif_schema::validate(&out.stdout) {
+        panic!("owners drift -o sarif is not valid SARIF 2.1.0:\n{errors}\n{log}");
+    }
+    let mut broken = log.clone();
+    broken["runs"][0]["results"][1]["level"] = "fatal".into();
+    broken["runs"][0]["results"][2].as_object_mut().unwrap().remove("message");
+    let errors = sarif_schema::validate(broken.to_string().as_bytes()).expect_err("a broken log is refused");
+    for pointer in ["/runs/0/results/1/level", "/runs/0/results/2"] {
+        assert!(errors.contains(pointer), "the validator names {pointer}: {errors}");
     }
 
     // YAML parses to the JSON document; the Secret's value is hidden in every output.

@@ -1,7 +1,9 @@
 //! Issue 30 against the real cluster: `kubectl owners watch` follows a ConfigMap while
 //! kubectl label, kubectl patch and two server-side appliers change it, and names each
 //! change's manager from the managedFields entry that moved; the appliers flipping a field
-//! are a fight (exit 3); `--field` shows only its field.
+//! are a fight (exit 3); a controller against Argo CD's sync is a fight fixed by Argo CD's
+//! ignore rule; `--field` shows only its field; a Secret's values are never printed; a
+//! dropped connection resumes and a too old version lists again (410 Gone).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -9,7 +11,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use fieldwise_e2e::connect_proxy::ConnectProxy;
-use fieldwise_e2e::{require_cluster, Cluster};
+use fieldwise_e2e::{install_widget_crd, require_cluster, Cluster};
 use serde_json::Value;
 
 /// A watch running as a child process, started once it said it is watching.
@@ -294,25 +296,146 @@ fn a_watch_from_a_version_the_server_no_longer_has_lists_again() {
     use futures::StreamExt;
 
     let cluster = require_cluster!();
-    let ns = configmap_x(&cluster, "owners-watch-gone");
+    // Widgets, not ConfigMaps: the apiserver serves a watch from its watch cache, which answers
+    // 410 Gone for a version older than the oldest it can replay: the list it started from, or
+    // once its buffer wrapped, its oldest event. The ConfigMaps cache starts with the apiserver,
+    // on a young cluster at a version near 1, so whether version 1 is gone depended on how many
+    // writes came before; a custom resource's cache starts when its CRD is established, after
+    // the hundreds of writes of the apiserver's own start, so version 1 is always gone there.
+    install_widget_crd(&cluster);
+    let ns = cluster.namespace("owners-watch-gone");
+    let widget = format!(
+        "apiVersion: fieldwise.test/v1\nkind: Widget\nmetadata: {{name: x, namespace: {ns}}}\nspec:\n  replicas: 1\n"
+    );
+    cluster.kubectl_stdin(&["create", "-f", "-"], &widget);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let first = runtime.block_on(async {
         let conn = fieldwise_kube::conn::client::connect(&cluster.flags(&ns)).await.expect("connect");
         let catalog = ResourceCatalog::fetch(&conn).await.expect("discovery");
         let query = Query {
-            resource: catalog.resolve("configmaps").expect("configmaps").clone(),
+            resource: catalog.resolve("widgets").expect("widgets").clone(),
             namespace: Some(ns.clone()),
             selectors: Selectors { label: None, field: Some("metadata.name=x".into()) },
         };
-        // resourceVersion 1 is older than what the apiserver's configmaps watch cache still holds
-        // once its buffer has wrapped, as the whole suite's writes make it: the server answers 410
-        // Gone. On a young, quiet cluster the cache still serves from it (an Added event), so this
-        // test needs the suite's history before it (a known fragility: scripts/test runs it late).
         let mut events = std::pin::pin!(watch_from(&conn, query, "1".into()));
         events.next().await.expect("an event").expect("not an error")
     });
     let Event::Relisted(objects) = first else { panic!("listed again, got {first:?}") };
     let names: Vec<&str> = objects.iter().map(|o| o["metadata"]["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["x"]);
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+/// The watch's exit code and every line it printed, on stdout and on stderr.
+fn finish_lines(mut watch: Watch) -> (Option<i32>, Vec<String>, Vec<String>) {
+    let status = watch.child.wait().expect("the watch ends");
+    watch.reader.join().expect("stdout read");
+    (status.code(), watch.stdout.try_iter().collect(), watch.stderr.try_iter().collect())
+}
+
+/// Secret `db`'s `data.pw` set to `value` by `manager`'s server-side apply.
+fn apply_secret(cluster: &Cluster, ns: &str, manager: &str, value: &str) {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(value);
+    let manifest = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  pw: {encoded}\n");
+    cluster.kubectl_stdin(
+        &["apply", "-n", ns, "--server-side", "--field-manager", manager, "--force-conflicts", "-f", "-"],
+        &manifest,
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_secrets_values_are_never_printed_by_the_watch_in_text_or_json() {
+    use base64::Engine;
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("owners-watch-secret");
+    cluster.kubectl_ok(&["create", "secret", "generic", "db", "-n", &ns, "--from-literal=pw=hunter2-first"]);
+    let values = ["hunter2-first", "s3cret-a", "s3cret-b"];
+    let mut forbidden: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    forbidden.extend(values.iter().map(|v| base64::engine::general_purpose::STANDARD.encode(v)));
+    for json in [true, false] {
+        let mut args = vec!["secret/db", "--for", "6s"];
+        if json {
+            args.extend(["-o", "json"]);
+        }
+        let watch = start_watch(&cluster, &ns, &args);
+        // Two appliers flipping the password: each change, and the fight's values, carry it.
+        for (manager, value) in [("a", "s3cret-a"), ("b", "s3cret-b"), ("a", "s3cret-a"), ("b", "s3cret-b")] {
+            apply_secret(&cluster, &ns, manager, value);
+        }
+        let (code, stdout, stderr) = finish_lines(watch);
+        let printed = format!("{}\n{}", stdout.join("\n"), stderr.join("\n"));
+        for secret in &forbidden {
+            assert!(!printed.contains(secret.as_str()), "{secret:?} was printed (json: {json}):\n{printed}");
+        }
+        assert_eq!(code, Some(3), "the appliers fought (json: {json}):\n{printed}");
+        if json {
+            let records: Vec<Value> = stdout.iter().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+            let changes: Vec<(&str, &str)> = of_type(&records, "change")
+                .into_iter()
+                .map(|c| (c["field"].as_str().unwrap(), c["after"].as_str().unwrap()))
+                .collect();
+            assert_eq!(changes, [(".data.pw", "*** (8 bytes)"); 4], "{printed}");
+            let fight = of_type(&records, "fight");
+            assert_eq!(fight.len(), 1, "{printed}");
+            assert_eq!(fight[0]["values"], serde_json::json!(["*** (8 bytes)", "*** (8 bytes)"]));
+        } else {
+            let changes: Vec<&String> =
+                stdout.iter().filter(|l| l.contains(".data.pw") && l.contains(" -> ")).collect();
+            assert_eq!(changes.len(), 4, "{printed}");
+            assert!(changes.iter().all(|l| l.contains("-> '*** (8 bytes)'")), "the redaction marker: {printed}");
+            let fight: Vec<&String> = stdout.iter().filter(|l| l.starts_with("FIGHT")).collect();
+            assert_eq!(fight.len(), 1, "{printed}");
+            assert!(fight[0].contains("(values '*** (8 bytes)', '*** (8 bytes)')"), "{printed}");
+        }
+    }
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_controller_rewriting_what_argo_cd_applies_is_a_fight_fixed_by_argo_cds_ignore_rule() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-ignore");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "8s", "-o", "json"]);
+    // Argo CD's server-side sync against a controller patching the field back (an Update).
+    for (manager, value) in
+        [("argocd-controller", "a"), ("ca-injector", "b"), ("argocd-controller", "a"), ("ca-injector", "b")]
+    {
+        if manager == "argocd-controller" {
+            apply(&cluster, &ns, manager, value);
+        } else {
+            let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
+            cluster.kubectl_ok(&[
+                "patch",
+                "cm",
+                "x",
+                "-n",
+                &ns,
+                "--type",
+                "merge",
+                "--field-manager",
+                manager,
+                "-p",
+                &patch,
+            ]);
+        }
+    }
+    let (code, records) = finish(watch, Vec::new());
+    let fights = of_type(&records, "fight");
+    assert_eq!(fights.len(), 1, "{records:?}");
+    let snippet = serde_json::json!({"ignoreDifferences": [{"group": "", "kind": "ConfigMap", "name": "x",
+        "namespace": ns, "jqPathExpressions": [".data.x"], "managedFieldsManagers": ["ca-injector"]}]});
+    assert_eq!(fights[0]["ignore"], serde_json::json!({"tool": "argocd", "snippet": snippet}));
+    let fix = fights[0]["fix"].as_str().expect("fix");
+    assert!(
+        fix.starts_with(
+            "ca-injector (a controller or webhook) rewrites .data.x after every apply by argocd-controller"
+        ) && fix.contains("add to the Argo CD Application's spec:\nignoreDifferences:\n")
+            && fix.ends_with("managedFieldsManagers:\n  - ca-injector"),
+        "{fix}"
+    );
+    assert_eq!(code, Some(3));
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }

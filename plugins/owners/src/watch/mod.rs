@@ -185,7 +185,7 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
             printer.change(&change)?;
             if let Attribution::Writer(writer) = &change.attribution {
                 let at = change.time.as_millisecond();
-                match fights.record(&change.object_display(), &change.field, at, writer, change.after.clone()) {
+                match fights.record(&change.subject, &change.field, at, writer, change.after.clone()) {
                     Some(Finding::Fight(fight)) => {
                         printer.fight(&fight, &change)?;
                         fought = true;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use colored::Colorize;
 use fieldwise_core::fieldpath::Path;
 use fieldwise_core::ownership::blame::{Attribution, FieldChange, Writer};
-use fieldwise_core::ownership::fights::{Churn, Fight};
+use fieldwise_core::ownership::fights::{Churn, Fight, FoughtObject};
 use fieldwise_kube::api::reference::display_name;
 use fieldwise_kube::output::{stdout, values};
 use fieldwise_kube::redact;
@@ -24,8 +24,8 @@ pub struct Change {
     kind: String,
     namespace: Option<String>,
     name: String,
-    /// kubectl's name for the object (`configmap/x`).
-    display: String,
+    /// The object, as fights are counted and ignore rules select it.
+    pub subject: FoughtObject,
     path: Path,
     /// The field in kubectl's notation (`.data.x`).
     pub field: String,
@@ -41,12 +41,17 @@ impl Change {
     /// The change `change` of `object` (the version after it), received at `time`.
     pub fn new(time: Timestamp, object: &Value, change: FieldChange, attribution: Attribution) -> Change {
         let meta = &object["metadata"];
+        let display = display_name(object);
+        let unique = match meta["namespace"].as_str() {
+            Some(ns) => format!("{ns}/{display}"),
+            None => display,
+        };
         Change {
+            subject: FoughtObject::of(object, unique),
             time,
             kind: object["kind"].as_str().unwrap_or_default().to_string(),
             namespace: meta["namespace"].as_str().map(String::from),
             name: meta["name"].as_str().unwrap_or_default().to_string(),
-            display: display_name(object),
             field: change.path.to_string(),
             path: change.path,
             secret: redact::is_secret(object),
@@ -58,10 +63,7 @@ impl Change {
 
     /// The object, unique across namespaces: what fights are counted per.
     pub fn object_display(&self) -> String {
-        match &self.namespace {
-            Some(ns) => format!("{ns}/{}", self.display),
-            None => self.display.clone(),
-        }
+        self.subject.display.clone()
     }
 
     fn shown(&self, value: &Option<Value>) -> Value {
@@ -131,18 +133,6 @@ fn writer_json(writer: &Writer) -> Value {
     json!({"manager": writer.manager, "operation": writer.operation.as_str(), "subresource": writer.subresource})
 }
 
-/// Why a change is unattributed, in words.
-fn unattributed_reason(moved: &[Writer]) -> String {
-    match moved {
-        [] => "no managedFields entry moved".into(),
-        several => format!(
-            "{} managedFields entries moved: {}",
-            several.len(),
-            several.iter().map(Writer::display).collect::<Vec<_>>().join(", ")
-        ),
-    }
-}
-
 fn line(record: Value) -> Result<()> {
     stdout::write(&format!("{record}\n"))
 }
@@ -170,21 +160,23 @@ impl Printer {
                     let Value::Object(writer) = writer_json(writer) else { unreachable!("an object") };
                     record.extend(writer);
                 }
-                Attribution::Unattributed(moved) => {
+                unattributed => {
                     self.summary.unattributed += 1;
                     for key in ["manager", "operation", "subresource"] {
                         record.insert(key.into(), Value::Null);
                     }
-                    record.insert("unattributed".into(), json!(unattributed_reason(moved)));
+                    record.insert("unattributed".into(), json!(unattributed.unattributed_reason()));
                 }
             }
             return line(Value::Object(record));
         }
         let who = match &change.attribution {
             Attribution::Writer(writer) => writer.display().bold().to_string(),
-            Attribution::Unattributed(moved) => {
+            unattributed => {
                 self.summary.unattributed += 1;
-                format!("unattributed ({})", unattributed_reason(moved)).yellow().to_string()
+                format!("unattributed ({})", unattributed.unattributed_reason().unwrap_or_default())
+                    .yellow()
+                    .to_string()
             }
         };
         let text = |v: &Value| if v.is_null() { "<none>".to_string() } else { values::one_line(v) };
@@ -212,6 +204,9 @@ impl Printer {
             record.insert("period".into(), json!(seconds(fight.period_ms)));
             record.insert("values".into(), Value::Array(shown));
             record.insert("fix".into(), json!(fight.fix));
+            if let Some(rule) = &fight.ignore {
+                record.insert("ignore".into(), json!({"tool": rule.tool.word(), "snippet": rule.snippet}));
+            }
             return line(Value::Object(record));
         }
         let managers: Vec<String> = fight.managers.iter().map(Writer::display).collect();
@@ -225,7 +220,8 @@ impl Printer {
             fight.flips,
             seconds(fight.period_ms),
             values.join(", "),
-            fight.fix
+            // The snippet of an ignore rule, under the fix's first line.
+            fight.fix.replace('\n', "\n    ")
         ))
     }
 

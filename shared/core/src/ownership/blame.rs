@@ -8,7 +8,11 @@
 //! entry moves. When none moves, a manager that already owned the field wrote again within
 //! the second (`time` has seconds only): the field's one owner, if it has one. When the field
 //! has several owners or none, or several entries moved (events merged by a relist), the
-//! change is [`Attribution::Unattributed`] and nobody is guessed. Tested below on the shapes kube-apiserver writes (kubectl label, kubectl patch,
+//! change is [`Attribution::Unattributed`] and nobody is guessed; so is the change whose one
+//! moved entry claims the field only through a whole subtree above it while other managers
+//! still own the field or leaves below it ([`Attribution::Restamped`]: kube-apiserver's
+//! Update hands every field a write changes to the writer alone, so the entries contradict
+//! the change). Tested below on the shapes kube-apiserver writes (kubectl label, kubectl patch,
 //! server-side appliers forcing each other's fields).
 
 use serde_json::{Map, Value};
@@ -117,6 +121,38 @@ pub enum Attribution {
     Writer(Writer),
     /// managedFields cannot settle it: no entry moved, or several did (their writers).
     Unattributed(Vec<Writer>),
+    /// One entry moved, but it claims the field only through a whole subtree above it
+    /// (`through`), while other managers (`owners`) still own the field or leaves below it:
+    /// an Update that changed the field would have taken those leaves from them, so the
+    /// entries contradict the change and nobody is guessed.
+    Restamped {
+        /// The entry that moved.
+        moved: Writer,
+        /// The field above the change that it owns whole.
+        through: Path,
+        /// The managers that own the field, or leaves below it, after the event.
+        owners: Vec<Writer>,
+    },
+}
+
+impl Attribution {
+    /// Why managedFields cannot settle who made the change, in words; `None` when they do.
+    pub fn unattributed_reason(&self) -> Option<String> {
+        let names = |writers: &[Writer]| writers.iter().map(Writer::display).collect::<Vec<_>>().join(", ");
+        match self {
+            Attribution::Writer(_) => None,
+            Attribution::Unattributed(moved) if moved.is_empty() => Some("no managedFields entry moved".into()),
+            Attribution::Unattributed(moved) => {
+                Some(format!("{} managedFields entries moved: {}", moved.len(), names(moved)))
+            }
+            Attribution::Restamped { moved, through, owners } => Some(format!(
+                "the entry of {} moved but claims the field only through the whole of {through}, while {} still \
+                 own(s) it: the write that changed it cannot be told",
+                moved.display(),
+                names(owners)
+            )),
+        }
+    }
 }
 
 /// The entries of `after` that moved since `before`: new, with a newer `time`, or owning
@@ -145,7 +181,7 @@ pub fn moved_entries<'a>(
 /// field owned by several managers or by none).
 pub fn attribute(before: &[ManagedFieldsEntry], after: &[ManagedFieldsEntry], path: &Path) -> Attribution {
     match moved_entries(before, after).as_slice() {
-        [one] => Attribution::Writer(Writer::of(one)),
+        [one] => restamped(one, after, path).unwrap_or_else(|| Attribution::Writer(Writer::of(one))),
         [] => {
             let mut owners: Vec<Writer> = Vec::new();
             for entry in before.iter().chain(after) {
@@ -161,6 +197,38 @@ pub fn attribute(before: &[ManagedFieldsEntry], after: &[ManagedFieldsEntry], pa
         }
         several => Attribution::Unattributed(several.iter().map(|e| Writer::of(e)).collect()),
     }
+}
+
+/// Whether `entry` owns the field at `path` or a field below it.
+fn covers(entry: &ManagedFieldsEntry, path: &Path) -> bool {
+    entry.fields.has(path.elements()) || !entry.fields.under(path).is_empty()
+}
+
+/// [`Attribution::Restamped`] when the one entry that `moved` owns nothing at or below
+/// `path`, only a field above it whole, while other entries of `after` own `path` or
+/// fields below it. kube-apiserver's Update (structured-merge-diff's `Updater.Update`)
+/// gives the writer every field its write added or modified and takes them from every
+/// other manager, so a write that changed the field leaves it to the writer alone; an
+/// Apply takes the fields of its configuration, the field among them. Either way the
+/// entries say the mover did not write the field.
+fn restamped(moved: &ManagedFieldsEntry, after: &[ManagedFieldsEntry], path: &Path) -> Option<Attribution> {
+    if covers(moved, path) {
+        return None;
+    }
+    let elements = path.elements();
+    let through = (1..elements.len()).rev().map(|n| &elements[..n]).find(|above| moved.fields.has(above))?;
+    let identity = moved.identity();
+    let mut owners: Vec<Writer> = Vec::new();
+    for entry in after.iter().filter(|e| e.identity() != identity && covers(e, path)) {
+        if !owners.contains(&Writer::of(entry)) {
+            owners.push(Writer::of(entry));
+        }
+    }
+    (!owners.is_empty()).then(|| Attribution::Restamped {
+        moved: Writer::of(moved),
+        through: Path(through.to_vec()),
+        owners,
+    })
 }
 
 #[cfg(test)]
@@ -277,5 +345,59 @@ mod tests {
         let status = Path::fields(["status", "phase"]);
         let Attribution::Writer(writer) = attribute(&before, &after, &status) else { panic!("one moved") };
         assert_eq!(writer.display(), "kubelet (Update, status)");
+    }
+
+    #[test]
+    fn an_entry_that_moved_claiming_the_field_only_through_a_whole_subtree_is_not_guessed() {
+        // ctl owns .metadata.labels itself (the map, "."); team-a owns the label below it.
+        let before = entries(vec![
+            entry("ctl", "Update", "2026-01-01T00:00:00Z", json!({"f:metadata": {"f:labels": {".": {}}}})),
+            entry("team-a", "Apply", "2026-01-01T00:00:00Z", json!({"f:metadata": {"f:labels": {"f:team": {}}}})),
+        ]);
+        // ctl's entry is stamped again, yet team-a still owns the label that changed.
+        let after = entries(vec![
+            entry("ctl", "Update", "2026-01-01T00:00:07Z", json!({"f:metadata": {"f:labels": {".": {}}}})),
+            entry("team-a", "Apply", "2026-01-01T00:00:00Z", json!({"f:metadata": {"f:labels": {"f:team": {}}}})),
+        ]);
+        let team = Path::fields(["metadata", "labels", "team"]);
+        let ctl = Writer { manager: "ctl".into(), operation: Operation::Update, subresource: String::new() };
+        let team_a = Writer { manager: "team-a".into(), operation: Operation::Apply, subresource: String::new() };
+        let restamped = attribute(&before, &after, &team);
+        assert_eq!(
+            restamped,
+            Attribution::Restamped {
+                moved: ctl.clone(),
+                through: Path::fields(["metadata", "labels"]),
+                owners: vec![team_a]
+            }
+        );
+        assert_eq!(
+            restamped.unattributed_reason().unwrap(),
+            "the entry of ctl (Update) moved but claims the field only through the whole of .metadata.labels, \
+             while team-a (Apply) still own(s) it: the write that changed it cannot be told"
+        );
+        // A label nobody else owns: the one entry that moved wrote it, as everywhere.
+        let other = Path::fields(["metadata", "labels", "new"]);
+        assert_eq!(attribute(&before, &after, &other), Attribution::Writer(ctl.clone()));
+        // When ctl's write took the label (Update semantics), it is ctl's.
+        let took = entries(vec![
+            entry(
+                "ctl",
+                "Update",
+                "2026-01-01T00:00:07Z",
+                json!({"f:metadata": {"f:labels": {".": {}, "f:team": {}}}}),
+            ),
+            entry("team-a", "Apply", "2026-01-01T00:00:00Z", json!({})),
+        ]);
+        assert_eq!(attribute(&before, &took, &team), Attribution::Writer(ctl));
+    }
+
+    #[test]
+    fn reasons_say_why_nobody_is_named() {
+        let a = Writer { manager: "a".into(), operation: Operation::Apply, subresource: String::new() };
+        assert_eq!(Attribution::Writer(a.clone()).unattributed_reason(), None);
+        assert_eq!(Attribution::Unattributed(vec![]).unattributed_reason().unwrap(), "no managedFields entry moved");
+        let two = Attribution::Unattributed(vec![a.clone(), a]);
+        assert_eq!(two.unattributed_reason().unwrap(), "2 managedFields entries moved: a (Apply), a (Apply)");
     }
 }

@@ -14,7 +14,8 @@
 //!   autoscalers, CA-bundle injectors, and any other writer through the `status` or
 //!   `scale` subresource. The file should not set the field ([`Fix::DropField`]).
 //! - **applier**: a manager that records intent: another server-side applier (a second
-//!   file, a GitOps tool, a team), and client-side apply (`kubectl-client-side-apply`,
+//!   file, a GitOps tool (Argo CD's and Flux's controllers, [`GitOpsTool`], whatever their
+//!   operation), a team), and client-side apply (`kubectl-client-side-apply`,
 //!   whose last-applied annotation is a file's intent too). Two sources of truth: hand
 //!   the field over explicitly with `kubectl owners transfer` ([`Fix::Transfer`]), or drop
 //!   it from one file. Where client-side apply owns only a value the server defaulted (a
@@ -99,6 +100,49 @@ pub fn is_placeholder_manager(name: &str) -> bool {
     name == BEFORE_FIRST_APPLY_MANAGER || name == ANCIENT_CHANGES_MANAGER
 }
 
+/// A GitOps tool: an applier whose configuration lives in Git, and which has its own rules
+/// for fields it must leave to others (`kubectl owners drift --emit`, the fix of a fight).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GitOpsTool {
+    /// Argo CD: `ignoreDifferences` in an Application's spec.
+    ArgoCd,
+    /// Flux: `driftDetection.ignore` in a HelmRelease's spec.
+    Flux,
+}
+
+/// The field managers the GitOps tools write with: Argo CD's application controller
+/// (`argocd-controller` with server-side apply, `argocd-application-controller` otherwise)
+/// and Flux's kustomize-controller and helm-controller.
+const GITOPS_MANAGERS: [(&str, GitOpsTool); 4] = [
+    ("argocd-controller", GitOpsTool::ArgoCd),
+    ("argocd-application-controller", GitOpsTool::ArgoCd),
+    ("kustomize-controller", GitOpsTool::Flux),
+    ("helm-controller", GitOpsTool::Flux),
+];
+
+impl GitOpsTool {
+    /// The GitOps tool whose field manager `name` is, if it is one.
+    pub fn of_manager(name: &str) -> Option<GitOpsTool> {
+        GITOPS_MANAGERS.iter().find(|(manager, _)| *manager == name).map(|(_, tool)| *tool)
+    }
+
+    /// The tool's word, as `owners drift --emit` and JSON records name it: `argocd`, `flux`.
+    pub fn word(self) -> &'static str {
+        match self {
+            GitOpsTool::ArgoCd => "argocd",
+            GitOpsTool::Flux => "flux",
+        }
+    }
+
+    /// The tool's name: `Argo CD`, `Flux`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GitOpsTool::ArgoCd => "Argo CD",
+            GitOpsTool::Flux => "Flux",
+        }
+    }
+}
+
 /// Whether `name` is a control loop's name.
 fn is_controller_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
@@ -126,6 +170,10 @@ impl ManagerKind {
                 Operation::Apply => ManagerKind::Applier,
                 Operation::Update => ManagerKind::Human,
             };
+        }
+        // A GitOps tool's controller applies what Git says, whatever its name or operation.
+        if GitOpsTool::of_manager(name).is_some() && manager.subresource.is_empty() {
+            return ManagerKind::Applier;
         }
         if is_controller_name(name) || manager.subresource == "scale" || manager.subresource == "status" {
             return ManagerKind::Controller;
@@ -256,6 +304,12 @@ mod tests {
             ("kubectl", Apply, "", Applier),
             ("helm", Apply, "", Applier),
             ("kubectl-client-side-apply", Update, "", Applier),
+            // GitOps tools apply Git's configuration, whatever their name says or their operation
+            ("argocd-controller", Apply, "", Applier),
+            ("argocd-application-controller", Update, "", Applier),
+            ("kustomize-controller", Apply, "", Applier),
+            ("helm-controller", Update, "", Applier),
+            ("helm-controller", Update, "status", Controller),
         ] {
             let m = manager(name, operation, subresource);
             assert_eq!(ManagerKind::of(&m), class, "{name} {operation:?} {subresource}");
@@ -286,5 +340,16 @@ mod tests {
         assert_eq!(entry.identity().kind(), ManagerKind::Human);
         assert!(is_kubectl_manager("kubectl-client-side-apply") && !is_kubectl_manager("kubectlish"));
         assert!(is_placeholder_manager("before-first-apply") && !is_placeholder_manager("kubectl"));
+    }
+
+    #[test]
+    fn gitops_tools_are_known_by_their_managers_names() {
+        assert_eq!(GitOpsTool::of_manager("argocd-controller"), Some(GitOpsTool::ArgoCd));
+        assert_eq!(GitOpsTool::of_manager("argocd-application-controller"), Some(GitOpsTool::ArgoCd));
+        assert_eq!(GitOpsTool::of_manager("kustomize-controller"), Some(GitOpsTool::Flux));
+        assert_eq!(GitOpsTool::of_manager("helm-controller"), Some(GitOpsTool::Flux));
+        assert_eq!(GitOpsTool::of_manager("argocd"), None, "a team's own name is no tool's");
+        assert_eq!((GitOpsTool::ArgoCd.name(), GitOpsTool::Flux.name()), ("Argo CD", "Flux"));
+        assert_eq!((GitOpsTool::ArgoCd.word(), GitOpsTool::Flux.word()), ("argocd", "flux"));
     }
 }

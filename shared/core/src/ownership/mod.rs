@@ -78,7 +78,7 @@ pub use client_side::{client_side_managers, defaulted_under_client_side_apply, i
 pub use apply_conflict::{Conflict, SharedField};
 pub use apply_options::ApplyOptions;
 pub use apply_plan::{ApplyPlan, ClassifiedConflict};
-pub use classify::{is_kubectl_manager, is_placeholder_manager, Fix, ManagerKind};
+pub use classify::{is_kubectl_manager, is_placeholder_manager, Fix, GitOpsTool, ManagerKind};
 pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyPrediction};
 pub use manager_fields::{live_managers, ManagerFields};
 pub use managers::{

@@ -4,6 +4,7 @@
 //! write. `docs/ownership-policy.md` lists both; keep it in step.
 
 use super::glob::Glob;
+use crate::ownership::classify::GitOpsTool;
 use crate::ownership::managers::{ManagedFieldsEntry, Operation};
 use crate::well_known::LAST_APPLIED_ANNOTATION;
 
@@ -40,9 +41,11 @@ pub const DEFAULT_CONTROLLERS: [&str; 7] = [
     "*-controller-manager",
 ];
 
-/// Whether the default rule allows the fields of `entry`.
+/// Whether the default rule allows the fields of `entry`. Never a GitOps tool's
+/// ([`GitOpsTool`]): an applier whatever its name says, also when it syncs with Update.
 pub fn allows(entry: &ManagedFieldsEntry) -> bool {
     entry.operation == Operation::Update
+        && GitOpsTool::of_manager(&entry.manager).is_none()
         && DEFAULT_CONTROLLERS.iter().any(|pattern| Glob::new(*pattern).matches(&entry.manager))
 }
 
@@ -68,6 +71,8 @@ mod tests {
             ("kubectl", Operation::Update, false),
             ("kubectl-edit", Operation::Update, false),
             ("argocd-controller", Operation::Apply, false),
+            ("argocd-application-controller", Operation::Update, false),
+            ("helm-controller", Operation::Update, false),
             ("helm", Operation::Update, false),
         ] {
             assert_eq!(allows(&entry(name, operation)), expected, "{name}");

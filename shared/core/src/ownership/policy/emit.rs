@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 
 use super::glob::Glob;
 use super::selector::{LabelSelector, SelectorOperator};
-use super::{ManagerPattern, Policy, Rule};
+use super::{Allowance, ManagerPattern, ObjectFacts, ObjectMatch, Policy, Rule};
+use crate::ownership::classify::GitOpsTool;
 
 /// A snippet for a GitOps tool, and what of the policy it could not express.
 #[derive(Debug, Clone, PartialEq)]
@@ -290,6 +291,44 @@ pub fn flux(policy: &Policy) -> Emitted {
     Emitted { value: json!({"driftDetection": {"mode": "enabled", "ignore": ignore}}), notes }
 }
 
+/// What `tool` needs to leave one field of one object to `manager`: the policy "on this
+/// object, `manager` may own `field`", emitted as [`argocd`] and [`flux`] emit any policy,
+/// so a fight's fix ([`crate::ownership::fights`]) and `owners drift --emit` say the same.
+///
+/// ```
+/// use fieldwise_core::ownership::policy::{emit, ObjectFacts};
+/// use fieldwise_core::ownership::GitOpsTool;
+/// let web = ObjectFacts { group: "apps", kind: "Deployment", namespace: "prod", name: "web", labels: None };
+/// let argo = emit::allow_field(GitOpsTool::ArgoCd, &web, ".spec.template.metadata.annotations", "injector");
+/// assert_eq!(argo.value["ignoreDifferences"][0]["managedFieldsManagers"][0], "injector");
+/// ```
+pub fn allow_field(tool: GitOpsTool, object: &ObjectFacts<'_>, field: &str, manager: &str) -> Emitted {
+    let rule = Rule {
+        name: format!("{}/{}", object.kind_text(), object.name),
+        selects: ObjectMatch {
+            // `/Kind` names the core group (empty), where `Kind` alone would be any group.
+            kinds: vec![Glob::new(format!("{}/{}", object.group, object.kind))],
+            namespaces: match object.namespace {
+                "" => Vec::new(),
+                namespace => vec![Glob::new(namespace)],
+            },
+            names: vec![Glob::new(object.name)],
+            labels: None,
+        },
+        managers: Vec::new(),
+        allowed: vec![Allowance {
+            fields: vec![Glob::new(field)],
+            managers: vec![ManagerPattern::Name(Glob::new(manager))],
+        }],
+        ignored: Vec::new(),
+    };
+    let policy = Policy { defaults: false, rules: vec![rule] };
+    match tool {
+        GitOpsTool::ArgoCd => argocd(&policy),
+        GitOpsTool::Flux => flux(&policy),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +384,29 @@ mod tests {
                 "rule web: field .spec.*.x has no JSON pointer; left out",
             ]
         );
+    }
+
+    #[test]
+    fn one_field_of_one_object_left_to_one_manager_is_the_policy_emitted() {
+        let facts = |group, namespace| ObjectFacts { group, kind: "ConfigMap", namespace, name: "x", labels: None };
+        let argo = allow_field(GitOpsTool::ArgoCd, &facts("", "shop"), ".data.bundle", "cainjector");
+        assert_eq!(
+            argo.value,
+            json!({"ignoreDifferences": [{"group": "", "kind": "ConfigMap", "name": "x", "namespace": "shop",
+                                          "jqPathExpressions": [".data.bundle"],
+                                          "managedFieldsManagers": ["cainjector"]}]})
+        );
+        assert!(argo.notes.is_empty(), "{:?}", argo.notes);
+        let flux = allow_field(GitOpsTool::Flux, &facts("", ""), ".metadata.labels.app.kubernetes.io/name", "labeller");
+        assert_eq!(
+            flux.value,
+            json!({"driftDetection": {"mode": "enabled", "ignore": [{"paths": ["/metadata/labels/app.kubernetes.io~1name"],
+                                                                      "target": {"kind": "ConfigMap", "name": "x"}}]}})
+        );
+        let web = ObjectFacts { group: "apps", kind: "Deployment", namespace: "prod", name: "web", labels: None };
+        let flux = allow_field(GitOpsTool::Flux, &web, ".spec.template.spec.containers[name=\"app\"].image", "m");
+        assert_eq!(flux.value["driftDetection"]["ignore"], json!([]), "no JSON pointer for a list item");
+        assert_eq!(flux.notes.len(), 1, "{:?}", flux.notes);
     }
 
     #[test]
