@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use fieldwise_core::helm_release::Release;
+use fieldwise_core::helm_release::{with_release_metadata, Release};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::helm_release;
 use fieldwise_kube::api::manifests::{self, Manifest};
@@ -169,12 +169,19 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
     };
     // The render is the input; without one, the release's manifest is. A render with a
     // release is an upgrade: the release's objects it no longer has are pruned.
-    let (inputs, previous): (Vec<Result<Manifest>>, Option<Vec<Manifest>>) = match (render, &release) {
+    let (mut inputs, previous): (Vec<Result<Manifest>>, Option<Vec<Manifest>>) = match (render, &release) {
         (Some(render), Some((_, objects))) => (render, Some(objects.clone())),
         (Some(render), None) => (render, None),
         (None, Some((_, objects))) => (objects.iter().cloned().map(Ok).collect(), None),
         (None, None) => return Err(Error::usage("give the objects to plan with -f, -k or --helm-release")),
     };
+    if let Some((release, _)) = &release {
+        // As Helm sends them: its label and release annotations over what the chart renders.
+        for manifest in inputs.iter_mut().flatten() {
+            let object = std::mem::take(&mut manifest.value);
+            manifest.value = with_release_metadata(object, &release.name, &release.namespace);
+        }
+    }
     let next: Vec<Manifest> = match previous {
         Some(_) => inputs.iter().flatten().cloned().collect(),
         None => Vec::new(),
@@ -190,6 +197,7 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         schemas: tokio::sync::Mutex::new(Schemas::connected(&conn)),
         field_manager: field_manager.clone(),
         force: args.force_conflicts,
+        helm_conversion: release.as_ref().is_some_and(|(r, _)| r.written_client_side()),
         dry_runs: DryRuns::UnforcedThenForced,
         namespaces_created,
         namespaces_absent: tokio::sync::Mutex::new(BTreeMap::new()),
@@ -254,6 +262,9 @@ struct Results<'a> {
     release: Option<&'a Release>,
     /// The objects the upgrade to the render prunes (`--helm-release` with a render).
     prunes: Vec<Prune>,
+    /// The managers the apply conflicts with, as `owners transfer --from` names them
+    /// (`kubectl-label`, `kubectl/scale`), for the transfer a release's plan suggests.
+    conflicting: std::collections::BTreeSet<String>,
     pending: BTreeMap<usize, Entry>,
     next: usize,
     kept: Vec<ObjectReport>,
@@ -269,6 +280,7 @@ impl<'a> Results<'a> {
             field_manager,
             release,
             prunes: Vec::new(),
+            conflicting: std::collections::BTreeSet::new(),
             pending: BTreeMap::new(),
             next: 0,
             kept: Vec::new(),
@@ -310,6 +322,16 @@ impl<'a> Results<'a> {
             Entry::Object(report) => *report,
         };
         self.summary.add(&report, &self.args.fail_on);
+        if let Ok(planned) = &report.result {
+            for row in &planned.conflicts {
+                let sub = &row.owner.subresource;
+                self.conflicting.insert(if sub.is_empty() {
+                    row.owner.name.clone()
+                } else {
+                    format!("{}/{sub}", row.owner.name)
+                });
+            }
+        }
         match self.args.output {
             None => print!("{}", text::render(&report, self.args.force_conflicts, self.args.show_defaulted)),
             Some(PlanOutput::Name) => {
@@ -336,7 +358,17 @@ impl<'a> Results<'a> {
             line.push_str(&format!(", {pruned} pruned, {kept} kept."));
         }
         match self.args.output {
-            None => println!("{}{line}", text::prunes(&self.prunes)),
+            None => {
+                if let (Some(release), false) = (self.release, self.conflicting.is_empty()) {
+                    let from = self.conflicting.iter().cloned().collect::<Vec<_>>().join(",");
+                    println!(
+                        "To hand the conflicting fields to {} before the upgrade: kubectl owners transfer --helm-release {} -n {} --from {from} --to {}",
+                        self.field_manager, release.name, release.namespace, self.field_manager
+                    );
+                }
+                print!("{}", text::prunes(&self.prunes));
+                println!("{line}");
+            }
             Some(PlanOutput::Name) => {
                 for p in self.prunes.iter().filter(|p| !p.kept()) {
                     println!("{}", p.target.display());
