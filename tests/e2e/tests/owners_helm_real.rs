@@ -253,3 +253,38 @@ helm.sh/resource-policy: keep\ndata:\n  a: \"1\"\n";
         ["configmap/web-config", "configmap/web-keep"].iter().map(|s| s.to_string()).collect();
     assert_eq!(left, expected, "Helm deleted what the plan prunes and kept what it keeps");
 }
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn helms_own_client_side_fields_are_converted_so_a_new_chart_value_is_no_conflict() {
+    let cluster = require_cluster!();
+    let home = scratch("convert");
+    let ns = cluster.namespace("fw-helm-real-conv");
+    let chart = write_chart(&home, "web", &[("configmap.yaml", CONFIG_MAP), ("deployment.yaml", DEPLOYMENT)]);
+    Helm::V3.ok(&cluster, &home, &ns, &["install", "web", &chart]);
+    let next = write_chart(
+        &home.join("next"),
+        "web",
+        &[("configmap.yaml", &CONFIG_MAP.replace("blue", "green")), ("deployment.yaml", DEPLOYMENT)],
+    );
+    let render = Helm::V4.ok(&cluster, &home, &ns, &["template", "web", &next]);
+    let render_file = fieldwise_e2e::write_file(&home, "render.yaml", &render);
+    // Applied as it is, the new value conflicts with Helm 3's own Update entry.
+    let unconverted = cluster.kubectl_stdin_output(
+        &["apply", "--server-side", "--field-manager=helm", "--dry-run=server", "-n", &ns, "-f", "-"],
+        &render,
+    );
+    assert!(text(&unconverted.stderr).contains("conflict with \"helm\" using v1"), "{}", text(&unconverted.stderr));
+    // Helm 4 converts that entry first: the plan has no conflict, and the upgrade goes through.
+    let mut cmd = cluster.plugin("kubectl-owners");
+    cmd.args(["plan", "--helm-release", "web", "-n", &ns, "-f", &render_file, "-o", "json"]);
+    let out = run(&mut cmd);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("plan JSON");
+    assert_eq!(planned_conflicts(&doc), BTreeSet::new());
+    assert_eq!(doc["objects"][0]["helmConversion"]["apiVersions"], serde_json::json!(["v1"]));
+    assert_eq!(doc["objects"][0]["verification"]["agrees"], true, "{}", doc["objects"][0]);
+    let upgrade = helm_upgrade(&cluster, &home, &ns, &next, &[]);
+    assert!(upgrade.status.success(), "{}\n{}", text(&upgrade.stdout), text(&upgrade.stderr));
+    assert_eq!(cluster.get_json(&ns, "configmap/web-config")["data"]["mode"], "green");
+}
