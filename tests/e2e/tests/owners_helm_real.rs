@@ -145,7 +145,7 @@ fn the_preflight_plans_helm_4s_conversion_and_conflicts_exactly_as_its_real_upgr
     cmd.args(["plan", "--helm-release", "web", "-n", &ns]);
     let out = text(&run(&mut cmd).stdout);
     let hint = format!(
-        "To hand the conflicting fields to helm before the upgrade: kubectl owners transfer --helm-release web -n {ns} --from kubectl-label,kubectl-patch,kubectl/scale --to helm"
+        "To hand the fields set by hand to helm before the upgrade: kubectl owners transfer --helm-release web -n {ns} --from kubectl-label,kubectl-patch,kubectl/scale --to helm"
     );
     assert!(out.lines().any(|l| l == hint), "{out}");
     assert!(out.contains("first, Helm 4 converts helm's client-side fields ("), "{out}");

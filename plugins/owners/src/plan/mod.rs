@@ -14,7 +14,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use fieldwise_core::applyset::with_member_label;
 use fieldwise_core::helm_release::{with_release_metadata, Release};
+use fieldwise_core::ownership::ManagerKind;
+use fieldwise_kube::api::applyset::ApplySet;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::helm_release;
 use fieldwise_kube::api::manifests::{self, Manifest};
@@ -35,9 +38,9 @@ use self::object::Planner;
 use self::report::{FailOn, ObjectReport, Summary};
 
 const EXAMPLES: &str = "Exit codes: 0 nothing fails --fail-on; 3 an object fails it (by default: a conflict or a
-server refusal; with --fail-on prunes, an object the Helm upgrade deletes); 1 an error (a file
-that cannot be read, an object that cannot be planned, a prediction the apiserver's dry run
-disagrees with, the server unreachable).
+server refusal; with --fail-on prunes, an object the Helm upgrade or the ApplySet's prune
+deletes); 1 an error (a file that cannot be read, an object that cannot be planned, a
+prediction the apiserver's dry run disagrees with, the server unreachable).
 
 Examples:
   # The plan of a directory, as kubectl apply --server-side would apply it
@@ -52,6 +55,9 @@ Examples:
 
   # Its upgrade to a new render: the plan, and the objects the upgrade deletes (prune)
   helm template web ./chart -n shop | kubectl owners plan --helm-release web -n shop -f - --fail-on conflicts,prunes
+
+  # An ApplySet's apply: the plan, and the members kubectl apply --prune --applyset deletes
+  kubectl owners plan -f manifests/ -R --prune --applyset web-set -n shop --fail-on conflicts,prunes
 
   # What --force-conflicts would take, and fail on takeovers and removals too
   kubectl owners plan -f app.yaml --force-conflicts --fail-on takeovers,removals
@@ -108,6 +114,16 @@ pub struct PlanArgs {
     /// The release revision --helm-release reads [default: the last deployed one].
     #[arg(long, value_name = "N", requires = "helm_release")]
     revision: Option<u64>,
+
+    /// With --applyset: list in prune the members of the ApplySet the apply deletes, as
+    /// kubectl apply --server-side --prune --applyset does.
+    #[arg(long, requires = "applyset")]
+    prune: bool,
+
+    /// The ApplySet parent (kubectl's flag): NAME (a Secret), configmaps/NAME or TYPE.GROUP/NAME, in the
+    /// namespace (-n); the objects are planned with its member label.
+    #[arg(long, value_name = "[TYPE[.GROUP]/]NAME", requires = "prune", conflicts_with = "helm_release")]
+    applyset: Option<String>,
 
     /// Plan the apply with --force-conflicts: conflicts become the fields forcing takes over.
     #[arg(long)]
@@ -182,14 +198,26 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
             manifest.value = with_release_metadata(object, &release.name, &release.namespace);
         }
     }
-    let next: Vec<Manifest> = match previous {
-        Some(_) => inputs.iter().flatten().cloned().collect(),
-        None => Vec::new(),
+    let catalog = ResourceCatalog::fetch(&conn).await?;
+    let applyset = match &args.applyset {
+        Some(text) => {
+            let set = ApplySet::resolve(text, &catalog, &conn.namespace)?;
+            // As kubectl applies them: with the member label.
+            for manifest in inputs.iter_mut().flatten() {
+                let object = std::mem::take(&mut manifest.value);
+                manifest.value = with_member_label(object, &set.id);
+            }
+            Some(set)
+        }
+        None => None,
+    };
+    let next: Vec<Manifest> = match (&previous, &applyset) {
+        (None, None) => Vec::new(),
+        _ => inputs.iter().flatten().cloned().collect(),
     };
     let field_manager =
         args.field_manager.clone().unwrap_or_else(|| if release.is_some() { "helm" } else { "kubectl" }.to_string());
     let namespaces_created = inputs.iter().flatten().filter_map(|m| m.namespace_declared()).map(String::from).collect();
-    let catalog = ResourceCatalog::fetch(&conn).await?;
     let planner = Planner {
         conn: &conn,
         catalog: &catalog,
@@ -241,6 +269,9 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
     if let Some(previous) = &previous {
         results.prunes = object_prune::prunes(&conn, &catalog, &scope, previous, &next, &field_manager).await?;
     }
+    if let Some(set) = &applyset {
+        results.prunes = set.prunes(&conn, &catalog, &scope, &next, &field_manager).await?;
+    }
     results.finish()
 }
 
@@ -262,7 +293,7 @@ struct Results<'a> {
     release: Option<&'a Release>,
     /// The objects the upgrade to the render prunes (`--helm-release` with a render).
     prunes: Vec<Prune>,
-    /// The managers the apply conflicts with, as `owners transfer --from` names them
+    /// The human managers the apply conflicts with, as `owners transfer --from` names them
     /// (`kubectl-label`, `kubectl/scale`), for the transfer a release's plan suggests.
     conflicting: std::collections::BTreeSet<String>,
     pending: BTreeMap<usize, Entry>,
@@ -323,7 +354,8 @@ impl<'a> Results<'a> {
         };
         self.summary.add(&report, &self.args.fail_on);
         if let Ok(planned) = &report.result {
-            for row in &planned.conflicts {
+            // A person's one-off writes go to Helm; a controller's would be written again.
+            for row in planned.conflicts.iter().filter(|r| r.class == ManagerKind::Human) {
                 let sub = &row.owner.subresource;
                 self.conflicting.insert(if sub.is_empty() {
                     row.owner.name.clone()
@@ -362,7 +394,7 @@ impl<'a> Results<'a> {
                 if let (Some(release), false) = (self.release, self.conflicting.is_empty()) {
                     let from = self.conflicting.iter().cloned().collect::<Vec<_>>().join(",");
                     println!(
-                        "To hand the conflicting fields to {} before the upgrade: kubectl owners transfer --helm-release {} -n {} --from {from} --to {}",
+                        "To hand the fields set by hand to {} before the upgrade: kubectl owners transfer --helm-release {} -n {} --from {from} --to {}",
                         self.field_manager, release.name, release.namespace, self.field_manager
                     );
                 }

@@ -223,7 +223,8 @@ pub enum FailOn {
     /// An apply the apiserver refuses for another reason (schema, admission, unknown kind, missing namespace).
     Refusals,
     /// Objects of the Helm release (`--helm-release`) that the new render no longer has, which
-    /// the upgrade deletes (not those `helm.sh/resource-policy: keep` keeps).
+    /// the upgrade deletes (not those `helm.sh/resource-policy: keep` keeps), or members of the
+    /// ApplySet (`--applyset`) the apply deletes.
     Prunes,
 }
 
