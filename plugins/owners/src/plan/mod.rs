@@ -106,8 +106,9 @@ pub struct PlanArgs {
     #[arg(long, value_name = "NAME")]
     field_manager: Option<String>,
 
-    /// Plan the Helm release NAME of the namespace (-n) as stored in the cluster, no helm binary needed; with -f or -k,
-    /// plan its upgrade to that render and list the objects the upgrade deletes.
+    /// Plan the Helm release NAME of the namespace (-n) as stored in the cluster, no helm binary needed (a release
+    /// Helm 3 wrote: as Helm 4's first upgrade --server-side=true, its conversion first); with -f or -k, plan its
+    /// upgrade to that render and list the objects the upgrade deletes.
     #[arg(long, value_name = "NAME")]
     helm_release: Option<String>,
 
