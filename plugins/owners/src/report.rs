@@ -198,6 +198,7 @@ async fn run_conflicts(cli: &Cli, conn: &Connection, catalog: &ResourceCatalog) 
         schemas: tokio::sync::Mutex::new(Schemas::connected(conn)),
         field_manager: cli.field_manager.clone(),
         force: false,
+        helm_conversion: false,
         dry_runs: if cli.verify { DryRuns::Unforced } else { DryRuns::None },
         namespaces_created: BTreeSet::new(),
         namespaces_absent: tokio::sync::Mutex::new(BTreeMap::new()),

@@ -30,7 +30,23 @@ pub struct Release {
     pub status: String,
     /// `manifest`: the rendered objects, one YAML stream.
     pub manifest: String,
+    /// `apply_method`: `ssa` when Helm 4 applied the revision server-side; `csa` or empty
+    /// (Helm 3, or Helm 4 with `--server-side=false`) when it was written client-side.
+    pub apply_method: String,
 }
+
+impl Release {
+    /// Whether Helm 4's next server-side upgrade first converts Helm's client-side fields of
+    /// each object into its `Apply` entry ([`crate::ownership::csa_upgrade::helm_conversion`]):
+    /// it does when the revision was written client-side (helm.sh/helm/v4
+    /// `pkg/action/upgrade.go`: `isReleaseApplyMethodClientSideApply`).
+    pub fn written_client_side(&self) -> bool {
+        self.apply_method != SERVER_SIDE_APPLY
+    }
+}
+
+/// Helm 4's `apply_method` of a revision applied server-side.
+pub const SERVER_SIDE_APPLY: &str = "ssa";
 
 /// Why a stored release cannot be read. The messages never quote the stored data.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,6 +96,7 @@ pub fn decode(stored: &str) -> Result<Release, ReleaseError> {
         status: text("/info/status", "info.status")?,
         // A release of a chart without templates has no manifest.
         manifest: value.get("manifest").and_then(Value::as_str).unwrap_or_default().to_string(),
+        apply_method: value.get("apply_method").and_then(Value::as_str).unwrap_or_default().to_string(),
     })
 }
 
@@ -93,6 +110,38 @@ pub fn choose(releases: Vec<Release>, revision: Option<u64>) -> Option<Release> 
         Some(n) => releases.into_iter().find(|r| r.version == n),
         None => releases.into_iter().filter(|r| r.status == DEPLOYED).max_by_key(|r| r.version),
     }
+}
+
+/// The label Helm puts on every object of a release, with its value.
+pub const MANAGED_BY_LABEL: (&str, &str) = ("app.kubernetes.io/managed-by", "Helm");
+/// The annotation naming the release an object belongs to.
+pub const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
+/// The annotation naming the release's namespace.
+pub const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
+
+/// `object` as Helm sends it in an install or upgrade of release `name` in `namespace`:
+/// its label `app.kubernetes.io/managed-by: Helm` and annotations `meta.helm.sh/release-name`
+/// and `meta.helm.sh/release-namespace` set over what the chart renders (helm.sh/helm/v4
+/// `pkg/action/validate.go`, `setMetadataVisitor`; Helm 3 since 3.2 alike). The manifest
+/// Helm stores lacks them, yet its apply owns them.
+pub fn with_release_metadata(mut object: Value, name: &str, namespace: &str) -> Value {
+    let Some(map) = object.as_object_mut() else { return object };
+    let metadata = map.entry("metadata").or_insert_with(|| Value::Object(Default::default()));
+    let Some(metadata) = metadata.as_object_mut() else { return object };
+    let mut set = |key: &str, entries: &[(&str, &str)]| {
+        let field = metadata.entry(key).or_insert_with(|| Value::Object(Default::default()));
+        if !field.is_object() {
+            *field = Value::Object(Default::default());
+        }
+        if let Some(field) = field.as_object_mut() {
+            for (k, v) in entries {
+                field.insert((*k).to_string(), Value::String((*v).to_string()));
+            }
+        }
+    };
+    set("labels", &[MANAGED_BY_LABEL]);
+    set("annotations", &[(RELEASE_NAME_ANNOTATION, name), (RELEASE_NAMESPACE_ANNOTATION, namespace)]);
+    object
 }
 
 #[cfg(test)]
@@ -132,8 +181,20 @@ mod tests {
                 manifest:
                     "---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"
                         .into(),
+                apply_method: String::new(),
             }
         );
+        assert!(decoded.written_client_side(), "Helm 3 records no apply method: client-side");
+    }
+
+    #[test]
+    fn helm_4s_apply_method_says_whether_the_revision_was_applied_server_side() {
+        let mut ssa = release(2, "deployed");
+        ssa["apply_method"] = "ssa".into();
+        assert!(!decode(&encode(&ssa)).unwrap().written_client_side());
+        let mut csa = release(2, "deployed");
+        csa["apply_method"] = "csa".into();
+        assert!(decode(&encode(&csa)).unwrap().written_client_side());
     }
 
     #[test]
@@ -166,5 +227,17 @@ mod tests {
         assert_eq!(choose(all(), Some(3)).map(|r| r.version), Some(3));
         assert_eq!(choose(all(), Some(9)), None);
         assert_eq!(choose(all().into_iter().filter(|r| r.status != DEPLOYED).collect(), None), None);
+    }
+
+    #[test]
+    fn helm_sets_its_label_and_annotations_over_the_charts() {
+        let rendered = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "web", "labels": {"app": "web", "app.kubernetes.io/managed-by": "Tiller"}}});
+        assert_eq!(
+            with_release_metadata(rendered, "web", "shop"),
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web",
+                "labels": {"app": "web", "app.kubernetes.io/managed-by": "Helm"},
+                "annotations": {"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop"}}})
+        );
     }
 }

@@ -27,6 +27,7 @@
 //! - [`last_applied`]: the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 //! - [`owner_tree`]: the ownerReferences tree below an object, each object shown once.
 //! - [`object_prune`]: the objects an apply of a new set deletes, and what deleting each may surprise.
+//! - [`applyset`]: ApplySets (KEP-3659) as `kubectl apply --prune --applyset` reads their parents.
 //! - [`readiness`]: whether an object is ready and why not, from its conditions (READY, REASON).
 //! - [`replan`]: after a lost race, whether the re-planned change is the approved one, already
 //!   done, or a conflict (the decision of the write path, pure).
@@ -39,6 +40,7 @@
 //! - [`well_known`]: the annotation keys and manager names Kubernetes gives meaning to, defined once.
 //! - [`yaml`]: YAML as kubectl reads it (YAML 1.1, go-yaml v2) and writes that kubectl reads back.
 
+pub mod applyset;
 pub mod effect;
 pub mod fieldpath;
 pub mod guard;

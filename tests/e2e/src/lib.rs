@@ -10,6 +10,7 @@
 
 pub mod audit;
 pub mod connect_proxy;
+pub mod helm;
 pub mod keyed_race;
 pub mod kubernetes_module;
 pub mod plan_check;

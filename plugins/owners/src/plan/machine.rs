@@ -117,6 +117,10 @@ fn object(report: &ObjectReport, fail_on: &[FailOn]) -> Value {
                 out.insert("namespaceCreated".into(), namespace.clone().into());
             }
             out.insert("beforeFirstApply".into(), p.before_first_apply.into());
+            let conversion = p.conversion.as_ref().map(|c| {
+                json!({"manager": c.manager, "operation": "Update", "apiVersions": c.api_versions, "fields": c.fields})
+            });
+            out.insert("helmConversion".into(), conversion.unwrap_or(Value::Null));
             out.insert("conflicts".into(), p.conflicts.iter().map(conflict).collect());
             out.insert("takeovers".into(), p.takeovers.iter().map(conflict).collect());
             out.insert("upgraded".into(), p.upgraded.iter().map(conflict).collect());

@@ -14,7 +14,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use fieldwise_core::helm_release::Release;
+use fieldwise_core::applyset::with_member_label;
+use fieldwise_core::helm_release::{with_release_metadata, Release};
+use fieldwise_core::ownership::ManagerKind;
+use fieldwise_kube::api::applyset::ApplySet;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::helm_release;
 use fieldwise_kube::api::manifests::{self, Manifest};
@@ -35,9 +38,9 @@ use self::object::Planner;
 use self::report::{FailOn, ObjectReport, Summary};
 
 const EXAMPLES: &str = "Exit codes: 0 nothing fails --fail-on; 3 an object fails it (by default: a conflict or a
-server refusal; with --fail-on prunes, an object the Helm upgrade deletes); 1 an error (a file
-that cannot be read, an object that cannot be planned, a prediction the apiserver's dry run
-disagrees with, the server unreachable).
+server refusal; with --fail-on prunes, an object the Helm upgrade or the ApplySet's prune
+deletes); 1 an error (a file that cannot be read, an object that cannot be planned, a
+prediction the apiserver's dry run disagrees with, the server unreachable).
 
 Examples:
   # The plan of a directory, as kubectl apply --server-side would apply it
@@ -52,6 +55,9 @@ Examples:
 
   # Its upgrade to a new render: the plan, and the objects the upgrade deletes (prune)
   helm template web ./chart -n shop | kubectl owners plan --helm-release web -n shop -f - --fail-on conflicts,prunes
+
+  # An ApplySet's apply: the plan, and the members kubectl apply --prune --applyset deletes
+  kubectl owners plan -f manifests/ -R --prune --applyset web-set -n shop --fail-on conflicts,prunes
 
   # What --force-conflicts would take, and fail on takeovers and removals too
   kubectl owners plan -f app.yaml --force-conflicts --fail-on takeovers,removals
@@ -100,14 +106,25 @@ pub struct PlanArgs {
     #[arg(long, value_name = "NAME")]
     field_manager: Option<String>,
 
-    /// Plan the Helm release NAME of the namespace (-n) as stored in the cluster, no helm binary needed; with -f or -k,
-    /// plan its upgrade to that render and list the objects the upgrade deletes.
+    /// Plan the Helm release NAME of the namespace (-n) as stored in the cluster, no helm binary needed (a release
+    /// Helm 3 wrote: as Helm 4's first upgrade --server-side=true, its conversion first); with -f or -k, plan its
+    /// upgrade to that render and list the objects the upgrade deletes.
     #[arg(long, value_name = "NAME")]
     helm_release: Option<String>,
 
     /// The release revision --helm-release reads [default: the last deployed one].
     #[arg(long, value_name = "N", requires = "helm_release")]
     revision: Option<u64>,
+
+    /// With --applyset: list in prune the members of the ApplySet the apply deletes, as
+    /// kubectl apply --server-side --prune --applyset does.
+    #[arg(long, requires = "applyset")]
+    prune: bool,
+
+    /// The ApplySet parent (kubectl's flag): NAME (a Secret), configmaps/NAME or TYPE.GROUP/NAME, in the
+    /// namespace (-n); the objects are planned with its member label.
+    #[arg(long, value_name = "[TYPE[.GROUP]/]NAME", requires = "prune", conflicts_with = "helm_release")]
+    applyset: Option<String>,
 
     /// Plan the apply with --force-conflicts: conflicts become the fields forcing takes over.
     #[arg(long)]
@@ -169,20 +186,39 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
     };
     // The render is the input; without one, the release's manifest is. A render with a
     // release is an upgrade: the release's objects it no longer has are pruned.
-    let (inputs, previous): (Vec<Result<Manifest>>, Option<Vec<Manifest>>) = match (render, &release) {
+    let (mut inputs, previous): (Vec<Result<Manifest>>, Option<Vec<Manifest>>) = match (render, &release) {
         (Some(render), Some((_, objects))) => (render, Some(objects.clone())),
         (Some(render), None) => (render, None),
         (None, Some((_, objects))) => (objects.iter().cloned().map(Ok).collect(), None),
         (None, None) => return Err(Error::usage("give the objects to plan with -f, -k or --helm-release")),
     };
-    let next: Vec<Manifest> = match previous {
-        Some(_) => inputs.iter().flatten().cloned().collect(),
-        None => Vec::new(),
+    if let Some((release, _)) = &release {
+        // As Helm sends them: its label and release annotations over what the chart renders.
+        for manifest in inputs.iter_mut().flatten() {
+            let object = std::mem::take(&mut manifest.value);
+            manifest.value = with_release_metadata(object, &release.name, &release.namespace);
+        }
+    }
+    let catalog = ResourceCatalog::fetch(&conn).await?;
+    let applyset = match &args.applyset {
+        Some(text) => {
+            let set = ApplySet::resolve(text, &catalog, &conn.namespace)?;
+            // As kubectl applies them: with the member label.
+            for manifest in inputs.iter_mut().flatten() {
+                let object = std::mem::take(&mut manifest.value);
+                manifest.value = with_member_label(object, &set.id);
+            }
+            Some(set)
+        }
+        None => None,
+    };
+    let next: Vec<Manifest> = match (&previous, &applyset) {
+        (None, None) => Vec::new(),
+        _ => inputs.iter().flatten().cloned().collect(),
     };
     let field_manager =
         args.field_manager.clone().unwrap_or_else(|| if release.is_some() { "helm" } else { "kubectl" }.to_string());
     let namespaces_created = inputs.iter().flatten().filter_map(|m| m.namespace_declared()).map(String::from).collect();
-    let catalog = ResourceCatalog::fetch(&conn).await?;
     let planner = Planner {
         conn: &conn,
         catalog: &catalog,
@@ -190,6 +226,7 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         schemas: tokio::sync::Mutex::new(Schemas::connected(&conn)),
         field_manager: field_manager.clone(),
         force: args.force_conflicts,
+        helm_conversion: release.as_ref().is_some_and(|(r, _)| r.written_client_side()),
         dry_runs: DryRuns::UnforcedThenForced,
         namespaces_created,
         namespaces_absent: tokio::sync::Mutex::new(BTreeMap::new()),
@@ -233,6 +270,9 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
     if let Some(previous) = &previous {
         results.prunes = object_prune::prunes(&conn, &catalog, &scope, previous, &next, &field_manager).await?;
     }
+    if let Some(set) = &applyset {
+        results.prunes = set.prunes(&conn, &catalog, &scope, &next, &field_manager).await?;
+    }
     results.finish()
 }
 
@@ -254,6 +294,9 @@ struct Results<'a> {
     release: Option<&'a Release>,
     /// The objects the upgrade to the render prunes (`--helm-release` with a render).
     prunes: Vec<Prune>,
+    /// The human managers the apply conflicts with, as `owners transfer --from` names them
+    /// (`kubectl-label`, `kubectl/scale`), for the transfer a release's plan suggests.
+    conflicting: std::collections::BTreeSet<String>,
     pending: BTreeMap<usize, Entry>,
     next: usize,
     kept: Vec<ObjectReport>,
@@ -269,6 +312,7 @@ impl<'a> Results<'a> {
             field_manager,
             release,
             prunes: Vec::new(),
+            conflicting: std::collections::BTreeSet::new(),
             pending: BTreeMap::new(),
             next: 0,
             kept: Vec::new(),
@@ -310,6 +354,17 @@ impl<'a> Results<'a> {
             Entry::Object(report) => *report,
         };
         self.summary.add(&report, &self.args.fail_on);
+        if let Ok(planned) = &report.result {
+            // A person's one-off writes go to Helm; a controller's would be written again.
+            for row in planned.conflicts.iter().filter(|r| r.class == ManagerKind::Human) {
+                let sub = &row.owner.subresource;
+                self.conflicting.insert(if sub.is_empty() {
+                    row.owner.name.clone()
+                } else {
+                    format!("{}/{sub}", row.owner.name)
+                });
+            }
+        }
         match self.args.output {
             None => print!("{}", text::render(&report, self.args.force_conflicts, self.args.show_defaulted)),
             Some(PlanOutput::Name) => {
@@ -336,7 +391,17 @@ impl<'a> Results<'a> {
             line.push_str(&format!(", {pruned} pruned, {kept} kept."));
         }
         match self.args.output {
-            None => println!("{}{line}", text::prunes(&self.prunes)),
+            None => {
+                if let (Some(release), false) = (self.release, self.conflicting.is_empty()) {
+                    let from = self.conflicting.iter().cloned().collect::<Vec<_>>().join(",");
+                    println!(
+                        "To hand the fields set by hand to {} before the upgrade: kubectl owners transfer --helm-release {} -n {} --from {from} --to {}",
+                        self.field_manager, release.name, release.namespace, self.field_manager
+                    );
+                }
+                print!("{}", text::prunes(&self.prunes));
+                println!("{line}");
+            }
             Some(PlanOutput::Name) => {
                 for p in self.prunes.iter().filter(|p| !p.kept()) {
                     println!("{}", p.target.display());

@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fieldwise_core::fieldpath::Path;
 use fieldwise_core::ownership::{
-    managed_fields_of, verify_forced, verify_removals, verify_unforced, ApplyInput, ApplyOptions, ApplyPlan,
-    ClassifiedConflict, Conflict, Fate, ReleasedField, ServerAnswer, Verification,
+    causes_after_conversion, helm_conversion, managed_fields_of, verify_after_conversion, verify_forced,
+    verify_removals, verify_unforced, ApplyInput, ApplyOptions, ApplyPlan, ClassifiedConflict, Conflict, Fate,
+    ManagedFieldsEntry, Operation, ReleasedField, ServerAnswer, Verification,
 };
 use fieldwise_core::schema::{deduced, Gvk, Schema, TypeId};
 use fieldwise_kube::api::discovery::ResourceCatalog;
@@ -18,12 +19,14 @@ use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{display_name, NamespaceScope, ObjectRef};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::write::classify::is_transport_failure;
-use fieldwise_kube::write::{Answers, ApplyDryRun, DryRuns, Judged};
+use fieldwise_kube::write::{self, Answers, ApplyDryRun, DryRuns, Judged};
 use fieldwise_kube::{redact, Error, ReferenceError, Result};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use super::report::{Check, ConflictRow, ObjectReport, Owner, Planned, Refusal, ReleasedRow, SharedRow, Shown};
+use super::report::{
+    Check, ConflictRow, Conversion, ObjectReport, Owner, Planned, Refusal, ReleasedRow, SharedRow, Shown,
+};
 
 /// What every object's plan shares: the connection, the types, the schemas and the flags.
 pub struct Planner<'a> {
@@ -39,6 +42,10 @@ pub struct Planner<'a> {
     pub field_manager: String,
     /// `--force-conflicts`.
     pub force: bool,
+    /// Helm 4's first server-side upgrade of a release written client-side: each object's
+    /// `--field-manager` `Update` entries become its `Apply` entry before the apply
+    /// ([`helm_conversion`]), and the apply is planned on the object as that leaves it.
+    pub helm_conversion: bool,
     /// The dry runs each plan is checked with.
     pub dry_runs: DryRuns,
     /// The Namespaces the input holds: the apply creates them before the objects in them.
@@ -120,14 +127,22 @@ impl Planner<'_> {
         // are guarded by the resourceVersion read, and a plan the object moved under is made
         // again (the write layer's guarded dry run).
         let request = ApplyDryRun { config, field_manager: &self.field_manager };
-        let (plan, planned) = request
+        let (mut plan, mut planned, converted) = request
             .checked(self.conn, target, self.dry_runs, |live, answers| {
-                let managed = match live {
-                    Some(live) => managed_fields_of(live).map_err(|e| Error::semantics(target.display(), e))?,
+                let converted = match (live, self.helm_conversion) {
+                    (Some(live), true) => {
+                        helm_conversion(live, &self.field_manager).map_err(|e| Error::semantics(target.display(), e))?
+                    }
+                    _ => None,
+                };
+                // The apply meets the object as the conversion leaves it.
+                let seen = converted.as_ref().or(live);
+                let managed = match seen {
+                    Some(seen) => managed_fields_of(seen).map_err(|e| Error::semantics(target.display(), e))?,
                     None => Vec::new(),
                 };
                 let input = ApplyInput {
-                    live,
+                    live: seen,
                     managed: &managed,
                     config,
                     manager: &self.field_manager,
@@ -136,10 +151,20 @@ impl Planner<'_> {
                     options: &options,
                 };
                 let mut plan = ApplyPlan::new(&input, self.force);
-                let planned = self.judge(&mut plan, live, config, answers, (schema, ty));
-                Ok(Judged { agrees: planned.check.disagreements.is_empty(), value: (plan, planned) })
+                let planned = match (&converted, live) {
+                    (Some(converted), Some(live)) => {
+                        let mut planned = self.judge_converted(&plan, converted, config, answers);
+                        planned.conversion = Some(conversion_of(live, &self.field_manager));
+                        planned
+                    }
+                    _ => self.judge(&mut plan, live, config, answers, (schema, ty)),
+                };
+                Ok(Judged { agrees: planned.check.disagreements.is_empty(), value: (plan, planned, converted) })
             })
             .await?;
+        if let Some(converted) = &converted {
+            planned = self.settle_converted(target, &mut plan, converted, config, planned).await;
+        }
         self.in_namespace_created(target, config, &plan, planned).await
     }
 
@@ -240,6 +265,65 @@ impl Planner<'_> {
         planned
     }
 
+    /// The plan of an apply after Helm's conversion, checked against the server's dry runs
+    /// of the same apply on the object before it (a dry run cannot see a conversion that is
+    /// not stored): the conflicts with anyone but the converted entries must be the
+    /// predicted ones ([`verify_after_conversion`]); the removals are sorted afterwards
+    /// ([`Planner::settle_converted`]).
+    fn judge_converted(
+        &self,
+        plan: &ApplyPlan,
+        converted: &Value,
+        config: &Value,
+        answers: Option<&Answers>,
+    ) -> Planned {
+        let Some(Answers { unforced, forced }) = answers else {
+            let unchecked = Verification { checked: false, disagreements: Vec::new() };
+            return self.rows(plan, Some(converted), config, None, unchecked);
+        };
+        let verification = verify_after_conversion(&plan.outcome, &unforced.answer, &self.field_manager);
+        let effective = match forced {
+            Some(forced) if self.force => forced,
+            _ => unforced,
+        };
+        let refused = match &effective.answer {
+            ServerAnswer::Refused { code, message } => {
+                Some(Refusal { code: *code, reason: effective.reason.clone(), message: message.clone() })
+            }
+            _ => None,
+        };
+        let mut planned = self.rows(plan, Some(converted), config, refused, verification);
+        planned.server_causes = causes_after_conversion(&unforced.sorted_causes(), &self.field_manager);
+        planned
+    }
+
+    /// The removals of an apply after Helm's conversion, sorted by a server dry run of the
+    /// object the plan leaves (which fields the server sets again to the value they have);
+    /// left unverified when the server refused or could not say.
+    async fn settle_converted(
+        &self,
+        target: &ObjectRef,
+        plan: &mut ApplyPlan,
+        converted: &Value,
+        config: &Value,
+        planned: Planned,
+    ) -> Planned {
+        if planned.refused.is_some() || plan.removed().next().is_none() {
+            return planned;
+        }
+        let Ok(server) =
+            write::dry_run_left(self.conn, target, converted, &plan.outcome.object, &self.field_manager).await
+        else {
+            return planned;
+        };
+        plan.settle(converted, &server);
+        let check = Verification { checked: planned.check.checked, disagreements: planned.check.disagreements.clone() };
+        let mut settled = self.rows(plan, Some(converted), config, planned.refused.clone(), check);
+        settled.server_causes = planned.server_causes;
+        settled.conversion = planned.conversion;
+        settled
+    }
+
     /// The plan as rows to print, values hidden where they must be.
     fn rows(
         &self,
@@ -298,6 +382,7 @@ impl Planner<'_> {
             refused,
             server_causes: Vec::new(),
             namespace_created: None,
+            conversion: None,
             forced: self.force,
             check: Check { checked: verification.checked, disagreements: verification.disagreements },
         }
@@ -315,4 +400,20 @@ fn shown(path: &Path, value: Option<&Value>, secret: bool) -> Shown {
 
 fn text_at(value: &Value, pointer: &str) -> String {
     value.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+/// What Helm's conversion moves in `live`: `manager`'s client-side entries of the main
+/// resource and how many fields they own (counted once).
+fn conversion_of(live: &Value, manager: &str) -> Conversion {
+    let entries: Vec<ManagedFieldsEntry> = managed_fields_of(live)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.manager == manager && e.operation == Operation::Update && e.subresource.is_empty())
+        .collect();
+    let fields = entries.iter().fold(fieldwise_core::fieldpath::Set::new(), |all, e| all.union(&e.fields));
+    Conversion {
+        manager: manager.to_string(),
+        api_versions: entries.iter().map(|e| e.api_version.clone()).collect(),
+        fields: fields.leaves().len(),
+    }
 }

@@ -124,6 +124,19 @@ pub struct Check {
     pub disagreements: Vec<String>,
 }
 
+/// Helm 4's conversion of an object before its first server-side apply of a release
+/// written client-side: Helm's `Update` entries become its `Apply` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversion {
+    /// The manager converted (`helm`).
+    pub manager: String,
+    /// The API versions of the `Update` entries converted (fields of another version than the
+    /// first entry's are dropped, as client-go's csaupgrade drops them).
+    pub api_versions: Vec<String>,
+    /// How many fields (leaves) they own.
+    pub fields: usize,
+}
+
 /// The plan of one object.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Planned {
@@ -161,6 +174,9 @@ pub struct Planned {
     /// The namespace the object goes in when it does not exist yet and the input creates it
     /// (a Namespace in the same input): the object is planned as new there, unchecked.
     pub namespace_created: Option<String>,
+    /// Helm's conversion before the apply (`--helm-release` of a release written
+    /// client-side), when the object has client-side entries of Helm's.
+    pub conversion: Option<Conversion>,
     /// Whether the apply is planned with `--force-conflicts`.
     pub forced: bool,
     /// The server's dry run compared with the prediction.
@@ -207,7 +223,8 @@ pub enum FailOn {
     /// An apply the apiserver refuses for another reason (schema, admission, unknown kind, missing namespace).
     Refusals,
     /// Objects of the Helm release (`--helm-release`) that the new render no longer has, which
-    /// the upgrade deletes (not those `helm.sh/resource-policy: keep` keeps).
+    /// the upgrade deletes (not those `helm.sh/resource-policy: keep` keeps), or members of the
+    /// ApplySet (`--applyset`) the apply deletes.
     Prunes,
 }
 

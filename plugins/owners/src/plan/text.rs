@@ -19,6 +19,15 @@ pub fn render(report: &ObjectReport, force: bool, show_defaulted: bool) -> Strin
         Ok(planned) => planned,
     };
     let mut out = format!("{}: {}\n", name.bold(), status(planned, force));
+    if let Some(conversion) = &planned.conversion {
+        out.push_str(&format!(
+            "  first, Helm 4 converts {}'s client-side fields ({} field{}, Update {}) into its Apply entry; then it applies:\n",
+            conversion.manager,
+            conversion.fields,
+            plural(conversion.fields),
+            conversion.api_versions.join(", ")
+        ));
+    }
     if planned.before_first_apply {
         out.push_str(
             "  the object has no managedFields: the apiserver attributes everything it holds to \"before-first-apply\" first\n",

@@ -5,8 +5,7 @@
 //! ([`verify`]): which fields the server really removes, or which conflicts it answers with.
 
 use fieldwise_core::fieldpath::Set;
-use fieldwise_core::merge_patch;
-use fieldwise_core::ownership::{managed_fields_of, predict_next_apply, without_write_noise, NextApply, ServerAnswer};
+use fieldwise_core::ownership::{managed_fields_of, predict_next_apply, NextApply, ServerAnswer};
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
@@ -53,22 +52,12 @@ pub async fn predict(
     let mut unsettled = None;
     if !next.removes.is_empty() {
         let left = next.object_after(after, config, &typed.schema, ty);
-        match server_defaults(conn, target, after, &left).await {
+        match write::dry_run_left(conn, target, after, &left, super::WRITER).await {
             Ok(server) => next.settle(after, &server),
             Err(why) => unsettled = Some(why),
         }
     }
     Ok(Predicted { next, typed, unsettled })
-}
-
-/// The server's dry run of turning `live` into `left` (a JSON merge patch, lists whole): `left` with the
-/// server's defaults and admission applied, or why it could not be had.
-async fn server_defaults(conn: &Connection, target: &ObjectRef, live: &Value, left: &Value) -> Result<Value, String> {
-    let patch = merge_patch::create_two_way(&without_write_noise(live), &without_write_noise(left))
-        .map_err(|e| e.to_string())?;
-    write::dry_run_merge_patch(conn, target, &patch, super::WRITER)
-        .await
-        .map_err(|e| e.to_string().trim_start_matches("error: ").to_string())
 }
 
 /// What the server's dry run of the next apply answered.

@@ -69,6 +69,20 @@ pub struct TransferArgs {
     #[command(flatten)]
     pub selection: SelectionFlags,
 
+    /// The objects of the Helm release NAME of the namespace (-n), as stored in the cluster (the
+    /// last deployed revision), its manifest being the --to manager's configuration: hand the
+    /// fields Helm 4's first server-side upgrade would conflict on to helm beforehand.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["targets", "filenames", "kustomize", "selector", "field_selector", "all", "all_namespaces"]
+    )]
+    pub helm_release: Option<String>,
+
+    /// The release revision --helm-release reads [default: the last deployed one].
+    #[arg(long, value_name = "N", requires = "helm_release")]
+    pub revision: Option<u64>,
+
     /// The managers whose fields move, comma-separated: names, NAME/SUBRESOURCE for a
     /// subresource entry, or classes: human (kubectl-edit, kubectl-patch, kubectl-create,
     /// kubectl-set, kubectl-label, kubectl-annotate, kubectl-client-side-apply,
@@ -114,6 +128,10 @@ Examples:
 
   # Argo CD's configuration: also shows what its next apply deletes (and checks it after the write)
   kubectl owners transfer -f web.yaml --from human,helm-update --to argocd
+
+  # Before Helm 4's first server-side upgrade of a Helm 3 release: what people set by hand (and
+  # kubectl scale's replicas) goes to helm, so the upgrade needs no --force-conflicts
+  kubectl owners transfer --helm-release web -n shop --from human,kubectl/scale --to helm
 
   # Every Deployment labelled app=web, in every namespace, one preview and one confirmation
   kubectl owners transfer deploy -l app=web -A --from human --to flux --yes

@@ -1,11 +1,13 @@
 //! The objects a transfer acts on, read as they are now: chosen as kubectl chooses them
 //! ([`selection::read_selected`]: `TYPE/NAME`, `TYPE -l SELECTOR [-A]`, `--all`, or `-f`),
 //! the `-f` documents being the `--to` manager's configuration, which comes along for the
-//! prediction of its next apply.
+//! prediction of its next apply; or the objects of a Helm release (`--helm-release`), its
+//! manifest as Helm sends it being the configuration.
 
+use fieldwise_core::helm_release::with_release_metadata;
 use fieldwise_kube::api::discovery::ResourceCatalog;
-use fieldwise_kube::api::reference::ObjectRef;
-use fieldwise_kube::api::selection;
+use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
+use fieldwise_kube::api::{helm_release, objects, selection};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::{Error, Result};
 use serde_json::Value;
@@ -27,6 +29,9 @@ pub struct Subject {
 
 /// The objects the command line names, in its order.
 pub async fn resolve(conn: &Connection, catalog: &ResourceCatalog, args: &TransferArgs) -> Result<Vec<Subject>> {
+    if let Some(name) = &args.helm_release {
+        return of_helm_release(conn, catalog, name, args.revision).await;
+    }
     let selection = args.selection.for_writing();
     let selected = selection::read_selected(conn, catalog, &selection).await?;
     if let Some(s) = selected.iter().find(|s| !s.target.resource.supports("patch")) {
@@ -42,4 +47,40 @@ pub async fn resolve(conn: &Connection, catalog: &ResourceCatalog, args: &Transf
             Subject { target: s.target, live: s.live, config, source }
         })
         .collect())
+}
+
+/// The objects of Helm release `name` (the connection's namespace), in its manifest's order,
+/// each with its configuration as Helm sends it (its label and release annotations added,
+/// the release's namespace where it names none). An object the cluster no longer has has
+/// nothing to transfer: it is named on stderr and left out.
+async fn of_helm_release(
+    conn: &Connection,
+    catalog: &ResourceCatalog,
+    name: &str,
+    revision: Option<u64>,
+) -> Result<Vec<Subject>> {
+    let release = helm_release::read(conn, &conn.namespace, name, revision).await?;
+    let scope = NamespaceScope { namespace: release.namespace.clone(), explicit: false };
+    let mut subjects = Vec::new();
+    for manifest in helm_release::objects(&release)? {
+        let mut config = with_release_metadata(manifest.value, &release.name, &release.namespace);
+        let target = ObjectRef::from_manifest(&config, &manifest.source, catalog, &scope)?;
+        if let Some(namespace) = &target.namespace {
+            config["metadata"]["namespace"] = namespace.clone().into();
+        }
+        if !target.resource.supports("patch") {
+            return Err(Error::usage(format!(
+                "{} cannot be patched (the server does not allow it), so its managers cannot be changed",
+                target.resource.display_name()
+            )));
+        }
+        match objects::get(conn, &target, None).await {
+            Ok(live) => subjects.push(Subject { target, live, config: Some(config), source: Some(manifest.source) }),
+            Err(e) if e.is_not_found() => {
+                eprintln!("warning: {} ({}) does not exist: nothing to transfer", target.display(), manifest.source)
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(subjects)
 }

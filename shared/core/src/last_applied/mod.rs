@@ -44,8 +44,10 @@ pub mod rebuild;
 pub mod repair;
 pub mod secret_values;
 pub mod string_data;
-pub mod upgrade;
 
+/// Moved to the ownership module, where Helm 4's conversion uses it too.
+pub use crate::ownership::csa_upgrade as upgrade;
+pub use crate::ownership::csa_upgrade::upgrade_managed_fields;
 pub use check::{Finding, FindingKind};
 pub use controller_copy::is_controller_copy;
 pub use drift::{drift, Drift};
@@ -54,7 +56,6 @@ pub use migration::{migratable, moved_managers, plan_migration, Migration, Migra
 pub use reapply::{reapply, ReapplyError};
 pub use rebuild::{rebuild, IntentError};
 pub use repair::{plan_removal, plan_repair, RepairError};
-pub use upgrade::upgrade_managed_fields;
 
 use serde_json::Value;
 

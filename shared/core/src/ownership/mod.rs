@@ -5,6 +5,9 @@
 //! - [`path_owners`]: who owns one field: exactly, fields under it, or a field it is part of;
 //! - [`client_side`]: which managers are kubectl's client-side ones, that a move to
 //!   server-side apply hands over;
+//! - [`csa_upgrade`]: client-go's `csaupgrade`, moving client-side managers' fields to a
+//!   server-side applier, as `kubectl apply --server-side` and Helm 4's first server-side
+//!   upgrade of a Helm 3 release run it;
 //! - [`server_owned`]: what the server and controllers own and a user never writes back
 //!   (server-set metadata, controller-managed labels and annotations);
 //! - [`manager_fields`]: every manager's fields as the apiserver decodes `managedFields`;
@@ -55,6 +58,7 @@ pub mod blame;
 pub mod classify;
 pub mod client_side;
 pub mod conflicts;
+pub mod csa_upgrade;
 pub mod fights;
 pub mod manager_fields;
 pub mod managers;
@@ -80,6 +84,7 @@ pub use apply_options::ApplyOptions;
 pub use apply_plan::{ApplyPlan, ClassifiedConflict};
 pub use classify::{is_kubectl_manager, is_placeholder_manager, Fix, GitOpsTool, ManagerKind};
 pub use conflicts::{predict_apply, predict_apply_conflicts, ApplyPrediction};
+pub use csa_upgrade::helm_conversion;
 pub use manager_fields::{live_managers, ManagerFields};
 pub use managers::{
     managed_fields_of, owners_of, parse_managed_fields, ManagedFieldsEntry, ManagedFieldsError, Manager, Operation,
@@ -93,7 +98,10 @@ pub use server_owned::{
 pub use settled::Settled;
 pub use simulate::{simulate_apply, ApplyInput, ApplyOutcome, Fate, ReleasedField};
 pub use values::owners_by_value;
-pub use verify::{verify_forced, verify_removals, verify_unforced, ServerAnswer, Verification};
+pub use verify::{
+    causes_after_conversion, verify_after_conversion, verify_forced, verify_removals, verify_unforced, ServerAnswer,
+    Verification,
+};
 
 pub use next_apply::{predict_next_apply, NextApply, ValueChange};
 pub use selection::{ManagerClass, ManagerSelection, SelectionError, HELM_MANAGER, HUMAN_MANAGERS};

@@ -100,6 +100,34 @@ pub fn verify_unforced(outcome: &ApplyOutcome, answer: &ServerAnswer) -> Verific
     }
 }
 
+/// Checks the conflicts of an apply planned on the object as a conversion leaves it
+/// (Helm 4's first server-side upgrade: [`super::csa_upgrade::helm_conversion`] moves
+/// `converted`'s client-side `Update` entries into its `Apply` entry) against the server's
+/// dry run of the same apply on the object before it, since a dry run cannot see a
+/// conversion that is not stored. The server's causes naming `converted`'s main-resource
+/// `Update` entry (`conflict with "helm" using apps/v1`) are the ones the conversion ends;
+/// every other cause must be a predicted conflict, and every predicted conflict a cause.
+/// The object the server answers with holds no conversion: it is not compared.
+pub fn verify_after_conversion(outcome: &ApplyOutcome, answer: &ServerAnswer, converted: &str) -> Verification {
+    match answer {
+        ServerAnswer::Conflict(causes) => {
+            verify_unforced(outcome, &ServerAnswer::Conflict(causes_after_conversion(causes, converted)))
+        }
+        ServerAnswer::Accepted(_) if !outcome.conflicts.is_empty() => {
+            verify_unforced(outcome, &ServerAnswer::Conflict(Vec::new()))
+        }
+        ServerAnswer::Accepted(_) => Verification::of(Vec::new()),
+        ServerAnswer::Refused { .. } => refused(outcome),
+    }
+}
+
+/// The server's causes of a dry run on the object before `converted`'s conversion, less the
+/// ones the conversion ends ([`verify_after_conversion`]): the conflicts the apply after it meets.
+pub fn causes_after_conversion(causes: &[(String, String)], converted: &str) -> Vec<(String, String)> {
+    let ended = format!("conflict with {} using ", crate::fieldpath::go_quote(converted));
+    causes.iter().filter(|(_, m)| !m.starts_with(&ended)).cloned().collect()
+}
+
 /// Checks the forced apply: the answer to `dryRun=All&force=true`.
 pub fn verify_forced(outcome: &ApplyOutcome, answer: &ServerAnswer) -> Verification {
     match answer {
@@ -220,4 +248,70 @@ fn listed(set: &Set) -> String {
         shown.push(format!("and {} more", paths.len() - SHOWN_PATHS));
     }
     shown.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ownership::apply_conflict::Conflict;
+    use crate::ownership::managers::{Manager, Operation};
+
+    fn outcome_conflicting_with(managers: &[Manager]) -> ApplyOutcome {
+        let conflicts = managers
+            .iter()
+            .map(|m| Conflict {
+                path: Path::fields(["spec", "replicas"]),
+                manager: m.clone(),
+                theirs: Some(5.into()),
+                yours: Some(2.into()),
+            })
+            .collect();
+        ApplyOutcome { conflicts, ..ApplyOutcome::default() }
+    }
+
+    fn scale() -> Manager {
+        Manager {
+            name: "kubectl".into(),
+            operation: Operation::Update,
+            api_version: Some("apps/v1".into()),
+            subresource: "scale".into(),
+        }
+    }
+
+    #[test]
+    fn after_helms_conversion_its_own_update_causes_are_ended_and_the_others_must_match() {
+        let helm_update = "conflict with \"helm\" using apps/v1".to_string();
+        let replicas = (".spec.replicas".to_string(), format!("conflict with {}", scale()));
+        let causes = vec![(".spec.template".into(), helm_update.clone()), replicas.clone()];
+        assert_eq!(
+            causes_after_conversion(&causes, "helm"),
+            vec![replicas.clone()],
+            "helm's Update cause goes; kubectl's scale stays"
+        );
+        let agreed = verify_after_conversion(
+            &outcome_conflicting_with(&[scale()]),
+            &ServerAnswer::Conflict(causes.clone()),
+            "helm",
+        );
+        assert_eq!(agreed, Verification::of(Vec::new()));
+        // Helm's own Apply entry is never converted: a conflict with it is not ended.
+        let apply = vec![(".spec.replicas".to_string(), "conflict with \"helm\"".to_string())];
+        assert_eq!(causes_after_conversion(&apply, "helm"), apply);
+        // Only helm's causes: after the conversion the apply goes through, and nothing was predicted.
+        let only_helm = ServerAnswer::Conflict(vec![(".spec.template".into(), helm_update)]);
+        assert_eq!(verify_after_conversion(&ApplyOutcome::default(), &only_helm, "helm"), Verification::of(Vec::new()));
+        // A predicted conflict the server does not name is a disagreement, accepted or not.
+        let missed = verify_after_conversion(&outcome_conflicting_with(&[scale()]), &only_helm, "helm");
+        assert!(!missed.agrees());
+        let accepted = verify_after_conversion(
+            &outcome_conflicting_with(&[scale()]),
+            &ServerAnswer::Accepted(serde_json::json!({})),
+            "helm",
+        );
+        assert!(!accepted.agrees(), "{accepted:?}");
+        // An object accepted without conflicts agrees: its managers hold no conversion to compare.
+        let clean =
+            verify_after_conversion(&ApplyOutcome::default(), &ServerAnswer::Accepted(serde_json::json!({})), "helm");
+        assert_eq!(clean, Verification::of(Vec::new()));
+    }
 }

@@ -9,12 +9,14 @@
 //! - [`manifests`]: `-f FILE|DIR|-` documents.
 //! - [`helm_release`]: a Helm release read as Helm stores it (Secrets or ConfigMaps), no helm binary.
 //! - [`object_prune`]: the objects an apply of a new set deletes, read live with what may block them.
+//! - [`applyset`]: an ApplySet's parent and the members `kubectl apply --prune --applyset` deletes.
 //! - [`objects`]: GET of one object, and the one request path every read goes through.
 //! - [`listing`]: every LIST: scope and selectors, "every type", the bounded, paged,
 //!   metadata-first engine, and the bounded fan-out the plugins use.
 //! - [`selection`]: the objects a command acts on, named, selected (`-l`, `--all`, `-A`) or from `-f`.
 //! - [`watch`](mod@watch): a selection listed, then followed change by change (resumed, relisted on 410 Gone).
 
+pub mod applyset;
 pub mod discovery;
 pub mod helm_release;
 pub mod listing;

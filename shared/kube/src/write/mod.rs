@@ -40,5 +40,6 @@ pub use apply_dry_run::{Answers, ApplyDryRun, DryRunAnswer, DryRuns, Judged};
 pub use dry_run::DryRun;
 pub use guarded::{Committed, GuardedWrite, Intent, Planned, Planner, Preview, WriteOptions, DEFAULT_RETRY_BUDGET};
 pub use request::{
-    content_type, dry_run_merge_patch, patch, FieldValidation, PatchRequest, PatchType, STRATEGIC_MERGE_PATCH,
+    content_type, dry_run_left, dry_run_merge_patch, patch, FieldValidation, PatchRequest, PatchType,
+    STRATEGIC_MERGE_PATCH,
 };

@@ -128,6 +128,25 @@ pub async fn dry_run_merge_patch(
     patch(conn, target, &request).await
 }
 
+/// The object `live` becomes when turned into `left` (a prediction of what an apply leaves),
+/// as the server would store it, its defaults and admission applied: a JSON merge patch from
+/// `live` to `left` (lists whole, the write noise of both left out) sent with `dryRun=All`.
+/// Which fields an apply drops the server sets again. `Err` says why it could not be had.
+pub async fn dry_run_left(
+    conn: &Connection,
+    target: &ObjectRef,
+    live: &Value,
+    left: &Value,
+    field_manager: &str,
+) -> std::result::Result<Value, String> {
+    use fieldwise_core::ownership::without_write_noise;
+    let patch = fieldwise_core::merge_patch::create_two_way(&without_write_noise(live), &without_write_noise(left))
+        .map_err(|e| e.to_string())?;
+    dry_run_merge_patch(conn, target, &patch, field_manager)
+        .await
+        .map_err(|e| e.to_string().trim_start_matches("error: ").to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

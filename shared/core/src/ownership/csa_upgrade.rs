@@ -7,6 +7,13 @@
 //! manager, renamed to the applier and turned into `Apply`) takes the union of its
 //! fields and those of the client-side manager's `Update` entry with the same API
 //! version; then every `Update` entry of the client-side manager is dropped.
+//!
+//! Helm 4 runs the same function on its first server-side upgrade of a release Helm 3
+//! wrote client-side ([`helm_conversion`]): before its apply of each object it patches the
+//! object's `managedFields` with `csaupgrade.UpgradeManagedFieldsPatch(obj, {helm}, helm)`
+//! (helm.sh/helm/v4 `pkg/kube/client.go`, `upgradeClientSideFieldManager`), so Helm 3's own
+//! `Update` entry becomes its `Apply` entry, and only that entry: fields `kubectl edit`,
+//! `kubectl scale` or a controller took stay theirs, and the apply conflicts with them.
 
 use serde_json::Value;
 
@@ -67,6 +74,19 @@ pub fn upgrade_managed_fields(
     Ok(changed.then_some(raw))
 }
 
+/// The object as Helm 4's conversion leaves it before its first server-side apply of
+/// `live` as `manager` (the base name of Helm's executable: `helm`): `manager`'s
+/// client-side `Update` entries of the main resource moved into its `Apply` entry, as
+/// [`upgrade_managed_fields`] moves them. `None` when there is nothing to convert (an
+/// object Helm already applied server-side, or never wrote), as Helm then sends no patch.
+pub fn helm_conversion(live: &Value, manager: &str) -> Result<Option<Value>, ManagedFieldsError> {
+    let Some(raw) = live.pointer("/metadata/managedFields").and_then(Value::as_array) else { return Ok(None) };
+    let Some(upgraded) = upgrade_managed_fields(raw, &[manager], manager, "")? else { return Ok(None) };
+    let mut converted = live.clone();
+    converted["metadata"]["managedFields"] = Value::Array(upgraded);
+    Ok(Some(converted))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +130,48 @@ mod tests {
         assert_eq!(
             out,
             vec![entry("kubectl", "Apply", "apps/v1", json!({"f:spec": {"f:paused": {}, "f:replicas": {}}}))]
+        );
+    }
+
+    #[test]
+    fn helm_conversion_makes_helms_updates_its_apply_and_leaves_the_others() {
+        // A Deployment Helm 3 created and upgraded (its fields in `helm` Update entries of two
+        // versions), scaled with kubectl and labelled by hand.
+        let scale = json!({"manager": "kubectl", "operation": "Update", "apiVersion": "autoscaling/v1",
+            "time": "2025-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}},
+            "subresource": "scale"});
+        let label = entry("kubectl-label", "Update", "apps/v1", json!({"f:metadata": {"f:labels": {"f:tier": {}}}}));
+        let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web",
+            "resourceVersion": "7", "managedFields": [
+                entry("helm", "Update", "apps/v1", json!({"f:spec": {"f:replicas": {}, "f:template": {}}})),
+                scale.clone(),
+                label.clone(),
+                entry("helm", "Update", "apps/v1beta2", json!({"f:spec": {"f:paused": {}}})),
+            ]}, "spec": {"replicas": 5}});
+        let converted = helm_conversion(&live, "helm").unwrap().unwrap();
+        let mut expected = live.clone();
+        // The first Update entry renamed in place; the other version's Update entry dropped.
+        expected["metadata"]["managedFields"] = json!([
+            entry("helm", "Apply", "apps/v1", json!({"f:spec": {"f:replicas": {}, "f:template": {}}})),
+            scale,
+            label,
+        ]);
+        assert_eq!(converted, expected);
+        // Converted once, there is nothing left to convert; nor on an object Helm never wrote.
+        assert_eq!(helm_conversion(&converted, "helm").unwrap(), None);
+        assert_eq!(helm_conversion(&json!({"metadata": {"name": "a"}}), "helm").unwrap(), None);
+    }
+
+    #[test]
+    fn helm_conversion_joins_an_existing_apply_entry_of_the_same_version() {
+        let live = json!({"metadata": {"managedFields": [
+            entry("helm", "Apply", "v1", json!({"f:data": {"f:a": {}}})),
+            entry("helm", "Update", "v1", json!({"f:data": {"f:b": {}}})),
+        ]}});
+        let converted = helm_conversion(&live, "helm").unwrap().unwrap();
+        assert_eq!(
+            converted["metadata"]["managedFields"],
+            json!([entry("helm", "Apply", "v1", json!({"f:data": {"f:a": {}, "f:b": {}}}))])
         );
     }
 }

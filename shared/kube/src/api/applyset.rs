@@ -1,0 +1,115 @@
+//! An ApplySet read from the cluster as `kubectl apply --prune --applyset` reads it: its
+//! parent (`[TYPE[.GROUP]/]NAME`, a Secret by default), and the members an apply of a new
+//! set prunes (every object of the parent's group-kinds, in its namespaces, labelled as a
+//! member, that the new set does not hold), each with what its live object says about
+//! deleting it. The rules are [`fieldwise_core::applyset`]'s; this module resolves, lists
+//! and hands over.
+
+use fieldwise_core::applyset::{self, ParentRef};
+use fieldwise_core::object_prune::{self, Blocker, PruneKey};
+use serde_json::Value;
+
+use crate::api::discovery::ResourceCatalog;
+use crate::api::manifests::Manifest;
+use crate::api::object_prune::{key, Prune};
+use crate::api::objects::{self, encode, get_path};
+use crate::api::reference::{NamespaceScope, ObjectRef};
+use crate::conn::client::Connection;
+use crate::error::{Error, Result};
+
+/// The set `--applyset` names.
+#[derive(Debug, Clone)]
+pub struct ApplySet {
+    /// The parent object.
+    pub parent: ObjectRef,
+    /// The set's ID: the members' `applyset.kubernetes.io/part-of` label.
+    pub id: String,
+}
+
+impl ApplySet {
+    /// The parent `[TYPE[.GROUP]/]NAME` names, as kubectl's `--applyset` reads it (a Secret
+    /// when no type is given; a namespaced parent in `namespace`).
+    pub fn resolve(text: &str, catalog: &ResourceCatalog, namespace: &str) -> Result<ApplySet> {
+        let (kind, name) = text.split_once('/').unwrap_or(("secrets", text));
+        if name.is_empty() || kind.is_empty() {
+            return Err(Error::usage(format!("--applyset {text}: give [TYPE[.GROUP]/]NAME, e.g. configmaps/web-set")));
+        }
+        let resource = catalog.resolve(kind)?.clone();
+        let namespace = resource.namespaced.then(|| namespace.to_string());
+        let reference = ParentRef {
+            group: resource.group.clone(),
+            kind: resource.kind.clone(),
+            name: name.to_string(),
+            namespace: namespace.clone(),
+        };
+        let id = applyset::id(&reference);
+        Ok(ApplySet { parent: ObjectRef { resource, namespace, name: name.to_string() }, id })
+    }
+
+    /// The members an apply of `next` prunes, sorted by group, kind, namespace and name, for
+    /// `manager`: none while the parent does not exist (the apply creates it).
+    pub async fn prunes(
+        &self,
+        conn: &Connection,
+        catalog: &ResourceCatalog,
+        scope: &NamespaceScope,
+        next: &[Manifest],
+        manager: &str,
+    ) -> Result<Vec<Prune>> {
+        let live = match objects::get(conn, &self.parent, None).await {
+            Ok(live) => live,
+            Err(e) if e.is_not_found() => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let reference = ParentRef {
+            group: self.parent.resource.group.clone(),
+            kind: self.parent.resource.kind.clone(),
+            name: self.parent.name.clone(),
+            namespace: self.parent.namespace.clone(),
+        };
+        let parent = applyset::read_parent(&reference, &live)
+            .map_err(|e| Error::usage(format!("the ApplySet parent {} cannot be used: {e}", self.parent.located())))?;
+        let next_keys: Vec<PruneKey> = next
+            .iter()
+            .filter_map(|m| ObjectRef::from_manifest(&m.value, &m.source, catalog, scope).ok())
+            .map(|r| key(&r))
+            .collect();
+        let selector = encode(&format!("{}={}", applyset::PART_OF_LABEL, parent.id));
+        let mut out = Vec::new();
+        for gk in &parent.group_kinds {
+            let types = catalog.types().iter().filter(|t| t.group == gk.group && t.kind == gk.kind);
+            let resource = types.clone().find(|t| t.preferred).or_else(|| types.clone().next()).ok_or_else(|| {
+                Error::usage(format!(
+                    "the ApplySet parent {} lists {}.{} in {}, which the server does not serve",
+                    self.parent.located(),
+                    gk.kind,
+                    gk.group,
+                    applyset::GROUP_KINDS_ANNOTATION
+                ))
+            })?;
+            let namespaces: Vec<Option<&str>> = if resource.namespaced {
+                parent.namespaces.iter().map(|n| Some(n.as_str())).collect()
+            } else {
+                vec![None]
+            };
+            for namespace in namespaces {
+                let path = format!("{}?labelSelector={selector}", resource.collection_path(namespace));
+                let items = get_path(conn, &path).await?.get("items").and_then(Value::as_array).cloned();
+                for item in items.unwrap_or_default() {
+                    let target = ObjectRef::of_object(resource, &item);
+                    if next_keys.contains(&key(&target)) {
+                        continue;
+                    }
+                    // kubectl deletes every member it did not apply: Helm's keep policy is Helm's.
+                    let blockers: Vec<Blocker> = object_prune::blockers(&item, manager)
+                        .into_iter()
+                        .filter(|b| *b != Blocker::ResourcePolicyKeep)
+                        .collect();
+                    out.push(Prune { target, api_version: resource.api_version(), blockers });
+                }
+            }
+        }
+        out.sort_by_key(|p| key(&p.target));
+        Ok(out)
+    }
+}
