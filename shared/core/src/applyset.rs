@@ -27,6 +27,8 @@ pub const TOOLING_ANNOTATION: &str = "applyset.kubernetes.io/tooling";
 pub const GROUP_KINDS_ANNOTATION: &str = "applyset.kubernetes.io/contains-group-kinds";
 /// The parent's annotation listing the namespaces besides its own that hold members.
 pub const ADDITIONAL_NAMESPACES_ANNOTATION: &str = "applyset.kubernetes.io/additional-namespaces";
+/// The label a CustomResourceDefinition carries when kubectl may use its kind as a parent.
+pub const PARENT_TYPE_LABEL: &str = "applyset.kubernetes.io/is-parent-type";
 
 /// The parent object naming a set.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -97,3 +97,57 @@ fn the_prune_list_is_what_kubectls_applyset_prune_deletes() {
         )
     );
 }
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_custom_parent_type_is_refused_as_kubectl_refuses_it_until_its_definition_is_labelled() {
+    let cluster = require_cluster!();
+    fieldwise_e2e::install_widget_crd(&cluster);
+    let ns = cluster.namespace("fw-applyset-crd");
+    let dir = std::env::temp_dir().join(format!("fw-applyset-crd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let smaller = write_file(&dir, "smaller.yaml", SMALLER);
+    let parent = "widgets.fieldwise.test/web-set";
+    let plan = || {
+        let mut cmd = cluster.plugin("kubectl-owners");
+        cmd.args(["plan", "-f", &smaller, "--prune", "--applyset", parent, "-n", &ns, "-o", "json"]);
+        run(&mut cmd)
+    };
+    // The Widget definition does not carry applyset.kubernetes.io/is-parent-type: kubectl refuses it.
+    let mut kubectl = cluster.kubectl();
+    kubectl.env("KUBECTL_APPLYSET", "true").args([
+        "apply",
+        "--server-side",
+        "--prune",
+        "--applyset",
+        parent,
+        "-n",
+        &ns,
+        "-f",
+        &smaller,
+        "--dry-run=server",
+    ]);
+    let theirs = run(&mut kubectl);
+    assert!(!theirs.status.success());
+    let why = "is not permitted as an ApplySet parent";
+    assert!(text(&theirs.stderr).contains(why), "kubectl: {}", text(&theirs.stderr));
+    let ours = plan();
+    assert_eq!(ours.status.code(), Some(1), "{}", text(&ours.stdout));
+    let stderr = text(&ours.stderr);
+    assert!(
+        stderr.contains("resource \"fieldwise.test/v1, Resource=widgets\" is not permitted as an ApplySet parent"),
+        "{stderr}"
+    );
+    // Labelled, it is a parent type for both (none exists yet: nothing to prune).
+    cluster.kubectl_ok(&[
+        "label",
+        "--overwrite",
+        "crd/widgets.fieldwise.test",
+        "applyset.kubernetes.io/is-parent-type=true",
+    ]);
+    let ours = plan();
+    cluster.kubectl_ok(&["label", "crd/widgets.fieldwise.test", "applyset.kubernetes.io/is-parent-type-"]);
+    assert_eq!(ours.status.code(), Some(0), "{}", text(&ours.stderr));
+    let doc: Value = serde_json::from_slice(&ours.stdout).expect("plan JSON");
+    assert_eq!(doc["prune"], serde_json::json!([]));
+}

@@ -7,12 +7,14 @@
 
 use fieldwise_core::applyset::{self, ParentRef};
 use fieldwise_core::object_prune::{self, Blocker, PruneKey};
+use futures::StreamExt;
 use serde_json::Value;
 
-use crate::api::discovery::ResourceCatalog;
+use crate::api::discovery::{ResourceCatalog, ResourceType};
+use crate::api::listing::{ListOptions, Lister, Representation, Scope, Selectors};
 use crate::api::manifests::Manifest;
 use crate::api::object_prune::{key, Prune};
-use crate::api::objects::{self, encode, get_path};
+use crate::api::objects;
 use crate::api::reference::{NamespaceScope, ObjectRef};
 use crate::conn::client::Connection;
 use crate::error::{Error, Result};
@@ -56,6 +58,7 @@ impl ApplySet {
         next: &[Manifest],
         manager: &str,
     ) -> Result<Vec<Prune>> {
+        self.require_parent_type(conn, catalog).await?;
         let live = match objects::get(conn, &self.parent, None).await {
             Ok(live) => live,
             Err(e) if e.is_not_found() => return Ok(Vec::new()),
@@ -74,7 +77,7 @@ impl ApplySet {
             .filter_map(|m| ObjectRef::from_manifest(&m.value, &m.source, catalog, scope).ok())
             .map(|r| key(&r))
             .collect();
-        let selector = encode(&format!("{}={}", applyset::PART_OF_LABEL, parent.id));
+        let selector = format!("{}={}", applyset::PART_OF_LABEL, parent.id);
         let mut out = Vec::new();
         for gk in &parent.group_kinds {
             let types = catalog.types().iter().filter(|t| t.group == gk.group && t.kind == gk.kind);
@@ -93,9 +96,18 @@ impl ApplySet {
                 vec![None]
             };
             for namespace in namespaces {
-                let path = format!("{}?labelSelector={selector}", resource.collection_path(namespace));
-                let items = get_path(conn, &path).await?.get("items").and_then(Value::as_array).cloned();
-                for item in items.unwrap_or_default() {
+                // Through the one listing engine: paged, the member label as its selector.
+                let scope = match namespace {
+                    Some(namespace) => Scope::Namespace(namespace.to_string()),
+                    None => Scope::AllNamespaces,
+                };
+                let lister = Lister::new(conn, scope, Selectors::label(Some(&selector)), ListOptions::default());
+                let mut items = Vec::new();
+                let mut pages = std::pin::pin!(lister.pages(resource, Representation::Full));
+                while let Some(page) = pages.next().await {
+                    items.extend(page?);
+                }
+                for item in items {
                     let target = ObjectRef::of_object(resource, &item);
                     if next_keys.contains(&key(&target)) {
                         continue;
@@ -111,5 +123,33 @@ impl ApplySet {
         }
         out.sort_by_key(|p| key(&p.target));
         Ok(out)
+    }
+
+    /// kubectl's rule for the parent's type: a Secret or a ConfigMap, or a custom resource
+    /// whose CustomResourceDefinition carries `applyset.kubernetes.io/is-parent-type: "true"`;
+    /// anything else is refused with kubectl's words.
+    async fn require_parent_type(&self, conn: &Connection, catalog: &ResourceCatalog) -> Result<()> {
+        let parent = &self.parent.resource;
+        if parent.group.is_empty() && matches!(parent.plural.as_str(), "secrets" | "configmaps") {
+            return Ok(());
+        }
+        let crds: &ResourceType = catalog.resolve("customresourcedefinitions.apiextensions.k8s.io")?;
+        let crd =
+            ObjectRef { resource: crds.clone(), namespace: None, name: format!("{}.{}", parent.plural, parent.group) };
+        let permitted = match objects::get(conn, &crd, None).await {
+            Ok(definition) => {
+                definition.pointer(&format!("/metadata/labels/{}", applyset::PARENT_TYPE_LABEL.replace('/', "~1")))
+                    == Some(&Value::String("true".into()))
+            }
+            Err(e) if e.is_not_found() => false,
+            Err(e) => return Err(e),
+        };
+        if permitted {
+            return Ok(());
+        }
+        Err(Error::usage(format!(
+            "resource \"{}/{}, Resource={}\" is not permitted as an ApplySet parent (its CustomResourceDefinition needs the label {}=true)",
+            parent.group, parent.version, parent.plural, applyset::PARENT_TYPE_LABEL
+        )))
     }
 }
