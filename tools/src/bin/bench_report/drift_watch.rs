@@ -131,6 +131,17 @@ pub fn drift_section(raw: &Value, run: &Value, out: &mut String) -> Value {
             first["size"],
             if flat { "met" } else { "not met" },
         );
+        // The growth between the two largest sizes: whether memory has reached its bound.
+        if let [.., before, last] = summary.as_slice() {
+            let _ = writeln!(
+                out,
+                "The plugin's peak RSS from {} to {} objects: {:.2}x; the script's: {:.2}x.\n",
+                before["size"],
+                last["size"],
+                f(last, "max_rss_kb") / f(before, "max_rss_kb"),
+                f(last, "script_max_rss_kb") / f(before, "script_max_rss_kb"),
+            );
+        }
         verdict = json!({"counts_equal": all_equal, "speedup": speedup, "speedup_met": fast,
             "rss_growth": growth, "flat_met": flat});
     }
