@@ -41,9 +41,9 @@ def read_events(kind, stream, out):
             event = json.loads("".join(lines))
         except ValueError:
             continue
-        out.put((time.time(), event))
+        out.put((time.time(), kind, event))
         lines = []
-    out.put((time.time(), None))
+    out.put((time.time(), kind, None))
 
 
 def entries_of(obj):
@@ -132,40 +132,43 @@ def main():
         if left <= 0:
             break
         try:
-            received, event = events.get(timeout=left)
+            received, kind, event = events.get(timeout=left)
         except queue.Empty:
             break
         if event is None:
             open_streams -= 1
             continue
-        obj = event["object"]
-        meta = obj.get("metadata", {})
-        key = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
-        if event["type"] == "DELETED":
-            known.pop(key, None)
-            continue
-        after_entries = entries_of(obj)
-        meta.pop("managedFields", None)
-        previous = known.get(key)
-        known[key] = (obj, after_entries)
-        if not ready:
-            if len(known) >= expected:
-                ready = True
-                print(f"Watching {len(known)} object(s)", file=sys.stderr, flush=True)
-            continue
-        before, before_entries = previous if previous else ({}, {})
-        found = []
-        changed(before, obj, (), found)
-        for at, old, new in found:
-            writer = attribute(before_entries, after_entries, at)
-            counts["changes"] += 1
-            counts["unattributed"] += writer is None
-            record = {"type": "change", "time": stamp(received), "kind": obj.get("kind"),
-                      "namespace": meta.get("namespace"), "name": meta.get("name"),
-                      "field": "".join("." + name for name in at), "before": old, "after": new,
-                      "manager": writer and writer[0], "operation": writer and writer[1],
-                      "subresource": writer and writer[2]}
-            out.write(json.dumps(record) + "\n")
+        listed = event["object"]
+        # The first list comes as one List per page of 500 when there are more objects.
+        objects = (listed.get("items") or []) if listed.get("kind", "").endswith("List") else [listed]
+        for obj in objects:
+            meta = obj.get("metadata", {})
+            key = (kind, meta.get("namespace"), meta.get("name"))
+            if event["type"] == "DELETED":
+                known.pop(key, None)
+                continue
+            after_entries = entries_of(obj)
+            meta.pop("managedFields", None)
+            previous = known.get(key)
+            known[key] = (obj, after_entries)
+            if not ready:
+                if len(known) >= expected:
+                    ready = True
+                    print(f"Watching {len(known)} object(s)", file=sys.stderr, flush=True)
+                continue
+            before, before_entries = previous if previous else ({}, {})
+            found = []
+            changed(before, obj, (), found)
+            for at, old, new in found:
+                writer = attribute(before_entries, after_entries, at)
+                counts["changes"] += 1
+                counts["unattributed"] += writer is None
+                record = {"type": "change", "time": stamp(received), "kind": obj.get("kind"),
+                          "namespace": meta.get("namespace"), "name": meta.get("name"),
+                          "field": "".join("." + name for name in at), "before": old, "after": new,
+                          "manager": writer and writer[0], "operation": writer and writer[1],
+                          "subresource": writer and writer[2]}
+                out.write(json.dumps(record) + "\n")
         out.flush()
     for child in children:
         child.terminate()
