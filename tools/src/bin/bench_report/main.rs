@@ -3,9 +3,12 @@
 //!
 //! `bench_report RESULTS_DIR RESULTS_JSON MARKDOWN` reads `meta.json` and whichever of
 //! `engine-rust.json`, `engine-go.json` (bench_engine and the Go oracle's bench mode),
-//! `owners.json`, `safe-patch.json` (hyperfine exports) and `scan.json` the run produced;
+//! `owners.json`, `safe-patch.json` (hyperfine exports), `scan.json`, `drift.json` and
+//! `watch.json` (drift_watch.rs) the run produced;
 //! sections the run skipped keep their previous numbers from `RESULTS_JSON`. Every table
 //! is computed from the raw numbers kept in `RESULTS_JSON`, so it can be checked.
+
+mod drift_watch;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -842,10 +845,22 @@ fn main() {
             record.insert(key.into(), timed_runs_section(&spec, &raw, &run, &mut body));
         }
     }
+    for (key, file, section) in [
+        ("drift", "drift.json", drift_watch::drift_section as fn(&Value, &Value, &mut String) -> Value),
+        ("watch", "watch.json", drift_watch::watch_section),
+    ] {
+        let entry = match ran(key).then(|| read_json(&results.join(file))).flatten() {
+            Some(raw) => Some((raw, meta.clone())),
+            None => previous.get(key).map(|p| (p["raw"].clone(), p["run"].clone())),
+        };
+        if let Some((raw, run)) = entry {
+            record.insert(key.into(), section(&raw, &run, &mut body));
+        }
+    }
     let mut doc = String::new();
     let _ = writeln!(
         doc,
-        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|plan|contention|bulk|scan|all`); the raw \
+        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|plan|contention|bulk|scan|drift|watch|all`); the raw \
          numbers behind every table are in [`bench-results.json`](bench-results.json). Each section says when \
          and at which commit it was measured. Machine of the latest run: {} cores, {}, {} RAM; {}, {}, \
          kubectl {}. These are shared, noisy machines with 2 cores; the cluster (apiserver, \
