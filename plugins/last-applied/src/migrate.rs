@@ -76,13 +76,7 @@ pub struct MigrateArgs {
 /// Runs `kubectl last-applied migrate`.
 pub async fn run(kube: KubeFlags, args: MigrateArgs) -> Result<ExitCode> {
     let selection = args.selection.for_writing();
-    if args.from_scan {
-        ScanScope::of_selection(&selection, &args.scan)?; // checked before anything is read
-    } else if !args.selection.names_objects() {
-        return Err(Error::usage("an object is required: TYPE/NAME, -f FILE, -k DIR or --from-scan (see --help)"));
-    } else {
-        scan_scope::require_named(&selection, &args.scan)?;
-    }
+    scan_scope::check_writer(&args.selection, args.from_scan, &args.scan)?; // before anything is read
     also(&args)?; // checked before anything is read
     let retry_budget = WriteOptions::retry_budget(&kube)?;
     let conn = client::connect(&kube).await?;

@@ -5,7 +5,7 @@
 
 use clap::Args;
 use fieldwise_kube::api::selection::Selection;
-use fieldwise_kube::cli::selection_flags::QueryFlags;
+use fieldwise_kube::cli::selection_flags::{QueryFlags, SelectionFlags};
 use fieldwise_kube::error::{Error, Result};
 
 /// The scan's own flags, shared by `scan`, `repair` and `migrate`.
@@ -70,10 +70,24 @@ impl ScanScope {
     }
 }
 
+/// The selection of `repair` or `migrate`, checked before anything is read: with `--from-scan`
+/// a scan's scope ([`ScanScope::of_selection`]); without it, named objects or documents
+/// ([`require_named`]).
+pub fn check_writer(selection: &SelectionFlags, from_scan: bool, flags: &ScanFlags) -> Result<()> {
+    let chosen = selection.for_writing();
+    if from_scan {
+        ScanScope::of_selection(&chosen, flags).map(drop)
+    } else if !selection.names_objects() {
+        Err(Error::usage("an object is required: TYPE/NAME, -f FILE, -k DIR or --from-scan (see --help)"))
+    } else {
+        require_named(&chosen, flags)
+    }
+}
+
 /// Without `--from-scan`, `repair` and `migrate` act on named objects or documents only: a
 /// TYPE alone and the query flags choose what a scan reads, so they ask for `--from-scan`
 /// rather than writing every object of a type.
-pub fn require_named(selection: &Selection<'_>, flags: &ScanFlags) -> Result<()> {
+fn require_named(selection: &Selection<'_>, flags: &ScanFlags) -> Result<()> {
     let type_alone =
         !selection.args.is_empty() && !selection.args.iter().any(|a| a.contains('/')) && selection.args.len() == 1;
     if selection.is_query() || type_alone || !flags.kinds.is_empty() {
