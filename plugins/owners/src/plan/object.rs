@@ -19,7 +19,7 @@ use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{display_name, NamespaceScope, ObjectRef};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::write::classify::is_transport_failure;
-use fieldwise_kube::write::{self, Answers, ApplyDryRun, DryRuns, Judged};
+use fieldwise_kube::write::{self, Answers, ApplyDryRun, DryRunAnswer, DryRuns, Judged};
 use fieldwise_kube::{redact, Error, ReferenceError, Result};
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -249,20 +249,25 @@ impl Planner<'_> {
             plan.settle(live, result);
             verification.disagreements.extend(verify_removals(&plan.outcome, live, result, schema, ty));
         }
-        // The answer to the apply the user would run: forced or not.
+        let refused = self.refusal(unforced, forced.as_ref());
+        let mut planned = self.rows(plan, live, config, refused, verification);
+        planned.server_causes = unforced.sorted_causes();
+        planned
+    }
+
+    /// The server's refusal of the apply the user would run (forced with `--force-conflicts`,
+    /// else not), if it refused it.
+    fn refusal(&self, unforced: &DryRunAnswer, forced: Option<&DryRunAnswer>) -> Option<Refusal> {
         let effective = match forced {
             Some(forced) if self.force => forced,
             _ => unforced,
         };
-        let refused = match &effective.answer {
+        match &effective.answer {
             ServerAnswer::Refused { code, message } => {
                 Some(Refusal { code: *code, reason: effective.reason.clone(), message: message.clone() })
             }
             _ => None,
-        };
-        let mut planned = self.rows(plan, live, config, refused, verification);
-        planned.server_causes = unforced.sorted_causes();
-        planned
+        }
     }
 
     /// The plan of an apply after Helm's conversion, checked against the server's dry runs
@@ -282,16 +287,7 @@ impl Planner<'_> {
             return self.rows(plan, Some(converted), config, None, unchecked);
         };
         let verification = verify_after_conversion(&plan.outcome, &unforced.answer, &self.field_manager);
-        let effective = match forced {
-            Some(forced) if self.force => forced,
-            _ => unforced,
-        };
-        let refused = match &effective.answer {
-            ServerAnswer::Refused { code, message } => {
-                Some(Refusal { code: *code, reason: effective.reason.clone(), message: message.clone() })
-            }
-            _ => None,
-        };
+        let refused = self.refusal(unforced, forced.as_ref());
         let mut planned = self.rows(plan, Some(converted), config, refused, verification);
         planned.server_causes = causes_after_conversion(&unforced.sorted_causes(), &self.field_manager);
         planned
