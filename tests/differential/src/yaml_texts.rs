@@ -124,6 +124,27 @@ pub const CORPUS: &[&str] = &[
     // Unicode.
     "ключ: значение\nemoji: \"😀\"\nnel: \"a\\Nb\"\n",
     "\u{feff}a: 1\n",
+    // The end of the text without a line break (a `--patch` as typed): go-yaml reads on
+    // as if at a NUL; block scalars keep no final break, a final `\` in quotes is an error.
+    "a: |\n  x",
+    "a: |+\n  x",
+    "a: |-\n  x",
+    "a: >\n  x\n  y",
+    "a: |\n  x\n  ",
+    "a: |+\n  x\n  ",
+    "a: |+\n  x\n\n  ",
+    "a: |\n  x\n     ",
+    "a: |2\n    x",
+    "- |\n  x\n- >+\n  y",
+    "a: |\n  x\u{2028}",
+    "a: \"x\\",
+    "a: \"x\\\\",
+    "\"\\",
+    "a: 'x\\",
+    "a: x\\",
+    "a: [b",
+    "a: \"b",
+    "a: b # c",
 ];
 
 /// Plain scalars with a meaning of their own in some YAML version.

@@ -73,6 +73,23 @@ fn yaml_generated_streams_read_as_kubectl_reads_them() {
     });
 }
 
+#[test]
+fn yaml_generated_patches_read_as_kubectl_patch_reads_them() {
+    check(Engine {
+        op: "yaml.to_json",
+        generate: Box::new(|rng: &mut Rng| {
+            let mut text = TextGen::new(rng).text();
+            // As `--patch` text is typed: mostly without a final line break.
+            if rng.percent(60) {
+                text.truncate(text.trim_end_matches(['\n', '\r']).len());
+            }
+            Some(json!({"op": "yaml.to_json", "text": text}))
+        }),
+        run: Box::new(|case| to_json(case["text"].as_str().unwrap_or_default())),
+        compare: Compare::Json,
+    });
+}
+
 /// The case of a written value: our YAML for it, and the value.
 fn written_case(rng: &mut Rng) -> Value {
     let mut values = ValueGen::new(rng);

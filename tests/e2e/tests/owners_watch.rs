@@ -77,6 +77,46 @@ fn finish_with_stderr(mut watch: Watch, mut records: Vec<Value>) -> (Option<i32>
     (status.code(), records, rest)
 }
 
+/// Ends the watch with SIGINT once the lines it printed satisfy `seen` (a minute at most),
+/// then reads the rest: what a fixed `--for` raced on a busy machine, where the kubectl
+/// calls of a test can take longer than the duration (the watch ended before the last
+/// change). Its exit code, stdout's lines and stderr's lines.
+fn stop_when(mut watch: Watch, seen: impl Fn(&[String]) -> bool) -> (Option<i32>, Vec<String>, Vec<String>) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut printed = Vec::new();
+    while !seen(&printed) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match watch.stdout.recv_timeout(left) {
+            Ok(line) => printed.push(line),
+            Err(_) => panic!("the watch never printed what was awaited; it printed {printed:?}"),
+        }
+    }
+    let pid = watch.child.id().to_string();
+    let killed = std::process::Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
+    assert!(killed.success(), "SIGINT to the watch");
+    let status = watch.child.wait().expect("the watch ends");
+    watch.reader.join().expect("stdout read");
+    printed.extend(watch.stdout.try_iter());
+    (status.code(), printed, watch.stderr.try_iter().collect())
+}
+
+/// [`stop_when_json`] once `changes` change records and `fights` fight records were printed.
+fn stop_after_json(watch: Watch, changes: usize, fights: usize) -> (Option<i32>, Vec<Value>, Vec<String>) {
+    let count =
+        |lines: &[String], kind: &str| lines.iter().filter(|l| l.contains(&format!(r#""type":"{kind}""#))).count();
+    stop_when_json(watch, |lines| count(lines, "change") >= changes && count(lines, "fight") >= fights)
+}
+
+/// [`stop_when`] for `-o json`: the exit code, the records and stderr's lines.
+fn stop_when_json(watch: Watch, seen: impl Fn(&[String]) -> bool) -> (Option<i32>, Vec<Value>, Vec<String>) {
+    let (code, lines, stderr) = stop_when(watch, seen);
+    let records = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}; stderr {stderr:?}")))
+        .collect();
+    (code, records, stderr)
+}
+
 /// A namespace of its own, with ConfigMap `x` (`data.x: "0"`, created by kubectl-create).
 fn configmap_x(cluster: &Cluster, prefix: &str) -> String {
     let ns = cluster.namespace(prefix);
@@ -106,7 +146,8 @@ fn apply(cluster: &Cluster, ns: &str, manager: &str, value: &str) {
 fn each_change_names_its_manager_and_two_appliers_flipping_a_field_are_a_fight() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch");
-    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "8s", "-o", "json"]);
+    // Ended by the fight (the last apply's), not by a duration the kubectl calls could outlast.
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--until-fight", "--for", "120s", "-o", "json"]);
     label(&cluster, &ns);
     cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", r#"{"data":{"y":"1"}}"#]);
     for (manager, value) in [("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")] {
@@ -156,10 +197,7 @@ fn each_change_names_its_manager_and_two_appliers_flipping_a_field_are_a_fight()
 
     let summary = records.last().expect("a summary");
     assert_eq!(summary["type"], "summary");
-    assert_eq!(
-        (&summary["changes"], &summary["fights"], &summary["ended"]),
-        (&6.into(), &1.into(), &"duration".into())
-    );
+    assert_eq!((&summary["changes"], &summary["fights"], &summary["ended"]), (&6.into(), &1.into(), &"fight".into()));
     assert_eq!(code, Some(3), "a fight was seen: exit 3");
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
@@ -188,18 +226,20 @@ fn until_fight_ends_at_the_first_fight_with_exit_3() {
 fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch-field");
-    let watch = start_watch(&cluster, &ns, &["cm/x", "--field", "data.x", "--for", "4s", "-o", "json"]);
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--field", "data.x", "-o", "json"]);
     label(&cluster, &ns);
     cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", r#"{"data":{"x":"1","y":"2"}}"#]);
-    let (code, records) = finish(watch, Vec::new());
+    // The label's event came first: once the patch's change is printed, the label's was skipped.
+    let (code, records, _) = stop_after_json(watch, 1, 0);
     let changes = of_type(&records, "change");
     assert_eq!(changes.len(), 1, "{records:?}");
     assert_eq!(
         (&changes[0]["field"], &changes[0]["after"], &changes[0]["manager"]),
         (&".data.x".into(), &"1".into(), &"kubectl-patch".into())
     );
-    assert_eq!(records.last().map(|s| &s["type"]), Some(&"summary".into()));
-    assert_eq!(code, Some(0));
+    let summary = records.last().expect("a summary");
+    assert_eq!((&summary["type"], &summary["changes"], &summary["fights"]), (&"summary".into(), &1.into(), &0.into()));
+    assert_eq!(code, Some(130), "ended by SIGINT");
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
@@ -208,12 +248,12 @@ fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
 fn one_manager_rewriting_a_field_is_churn_not_a_fight() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch-churn");
-    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "5s", "-o", "json"]);
+    let watch = start_watch(&cluster, &ns, &["cm/x", "-o", "json"]);
     for value in ["1", "2", "3"] {
         let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
         cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", &patch]);
     }
-    let (code, records) = finish(watch, Vec::new());
+    let (code, records, _) = stop_when_json(watch, |lines| lines.iter().any(|l| l.contains(r#""type":"churn""#)));
     assert_eq!(of_type(&records, "change").len(), 3, "{records:?}");
     assert!(of_type(&records, "fight").is_empty(), "{records:?}");
     let churn = of_type(&records, "churn");
@@ -222,7 +262,8 @@ fn one_manager_rewriting_a_field_is_churn_not_a_fight() {
         (&churn[0]["field"], &churn[0]["manager"]["manager"], &churn[0]["changes"]),
         (&".data.x".into(), &"kubectl-patch".into(), &3.into())
     );
-    assert_eq!(code, Some(0), "churn is not a fight");
+    assert_eq!(records.last().map(|s| &s["fights"]), Some(&0.into()), "churn is not a fight");
+    assert_eq!(code, Some(130), "ended by SIGINT, not by a fight (3)");
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
@@ -264,7 +305,7 @@ fn a_dropped_watch_connection_is_resumed_losing_and_repeating_no_change() {
     let ns = configmap_x(&cluster, "owners-watch-drop");
     let proxy = ConnectProxy::start();
     let kubeconfig = through_proxy(&cluster, &proxy, "drop");
-    let watch = start_watch_with(&cluster, &kubeconfig, &ns, &["cm/x", "--for", "6s", "-o", "json"]);
+    let watch = start_watch_with(&cluster, &kubeconfig, &ns, &["cm/x", "-o", "json"]);
     label(&cluster, &ns);
     let first = watch.stdout.recv_timeout(Duration::from_secs(30)).expect("the label's change is printed");
     let tunnels = proxy.tunnels();
@@ -274,7 +315,8 @@ fn a_dropped_watch_connection_is_resumed_losing_and_repeating_no_change() {
         let patch = format!(r#"{{"data":{{"x":"{value}"}}}}"#);
         cluster.kubectl_ok(&["patch", "cm", "x", "-n", &ns, "--type", "merge", "-p", &patch]);
     }
-    let (code, records, stderr) = finish_with_stderr(watch, vec![serde_json::from_str(&first).expect("JSON")]);
+    let (code, mut records, stderr) = stop_after_json(watch, 2, 0);
+    records.insert(0, serde_json::from_str(&first).expect("JSON"));
     let changes: Vec<(&str, &str)> = of_type(&records, "change")
         .into_iter()
         .map(|c| (c["field"].as_str().unwrap(), c["after"].as_str().unwrap()))
@@ -282,7 +324,7 @@ fn a_dropped_watch_connection_is_resumed_losing_and_repeating_no_change() {
     assert_eq!(changes, [(".metadata.labels.team", "a"), (".data.x", "1"), (".data.x", "2")], "{stderr:?}");
     assert!(stderr.iter().any(|l| l.starts_with("The watch ended and was resumed from resourceVersion")), "{stderr:?}");
     assert!(proxy.tunnels() > tunnels, "it reconnected through the proxy");
-    assert_eq!(code, Some(0));
+    assert_eq!(code, Some(130), "ended by SIGINT");
     let _ = std::fs::remove_file(kubeconfig);
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
@@ -355,7 +397,8 @@ fn a_secrets_values_are_never_printed_by_the_watch_in_text_or_json() {
     let mut forbidden: Vec<String> = values.iter().map(|v| v.to_string()).collect();
     forbidden.extend(values.iter().map(|v| base64::engine::general_purpose::STANDARD.encode(v)));
     for json in [true, false] {
-        let mut args = vec!["secret/db", "--for", "6s"];
+        // Ended by the fight, not by a duration the kubectl calls could outlast.
+        let mut args = vec!["secret/db", "--until-fight", "--for", "120s"];
         if json {
             args.extend(["-o", "json"]);
         }
@@ -398,7 +441,7 @@ fn a_secrets_values_are_never_printed_by_the_watch_in_text_or_json() {
 fn a_controller_rewriting_what_argo_cd_applies_is_a_fight_fixed_by_argo_cds_ignore_rule() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch-ignore");
-    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "8s", "-o", "json"]);
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--until-fight", "--for", "120s", "-o", "json"]);
     // Argo CD's server-side sync against a controller patching the field back (an Update).
     for (manager, value) in
         [("argocd-controller", "a"), ("ca-injector", "b"), ("argocd-controller", "a"), ("ca-injector", "b")]

@@ -21,6 +21,7 @@
 //! kubectl, all deliberate, are in `docs/yaml-deviations.md`.
 
 mod compose;
+mod contained_panic;
 mod decode;
 mod duplicates;
 mod frame;

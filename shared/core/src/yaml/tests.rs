@@ -157,3 +157,20 @@ fn written_yaml_reads_back_to_the_same_value() {
     let written = to_yaml(&value);
     assert_eq!(one(&written), value, "{written}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+    /// Any text is values or an error, never a panic; weighted toward YAML's own syntax
+    /// (quotes, escapes, flow and block indicators), where the parser's edge cases are.
+    #[test]
+    fn reading_never_panics_on_any_text(
+        text in proptest::prop_oneof![
+            "\\PC{0,60}",
+            "[\"'\\\\:|>\\-?,\\[\\]{}#&*!%@` \\nax0]{0,40}",
+        ]
+    ) {
+        let _ = read_stream(&text);
+        let _ = to_json(&text);
+    }
+}
