@@ -223,7 +223,7 @@ fn until_fight_ends_at_the_first_fight_with_exit_3() {
 
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
-fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
+fn field_shows_only_changes_of_that_field() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch-field");
     let watch = start_watch(&cluster, &ns, &["cm/x", "--field", "data.x", "-o", "json"]);
@@ -240,6 +240,23 @@ fn field_shows_only_changes_of_that_field_and_no_fight_exits_0() {
     let summary = records.last().expect("a summary");
     assert_eq!((&summary["type"], &summary["changes"], &summary["fights"]), (&"summary".into(), &1.into(), &0.into()));
     assert_eq!(code, Some(130), "ended by SIGINT");
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_watch_that_saw_no_fight_ends_after_its_duration_with_exit_0() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-quiet");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--for", "2s", "-o", "json"]);
+    let (code, records) = finish(watch, Vec::new());
+    let summary = records.last().expect("a summary");
+    assert_eq!(
+        (&summary["type"], &summary["changes"], &summary["fights"], &summary["ended"]),
+        (&"summary".into(), &0.into(), &0.into(), &"duration".into()),
+        "{records:?}"
+    );
+    assert_eq!(code, Some(0));
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 

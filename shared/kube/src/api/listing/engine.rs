@@ -52,6 +52,10 @@ const PAGES_AHEAD: usize = 2;
 /// results are what the listing holds most of.
 const NAMESPACE_PAGES_AHEAD: usize = 0;
 
+/// The smallest page a namespace of a split type reads (see [`Lister::split_page_size`]):
+/// below it, the round trips cost more than the memory saved.
+const MIN_SPLIT_PAGE: u32 = 50;
+
 /// How a [`Lister`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListOptions {
@@ -106,6 +110,8 @@ struct Unit<'u> {
     /// of a split type do not: they overlap with each other already, and a page read ahead
     /// in each, waiting with its results for the consumer, would hold that many more pages.
     read_ahead: bool,
+    /// Objects per page after the first (see [`Lister::split_page_size`]).
+    page_size: u32,
 }
 
 /// How the next page of a unit is read.
@@ -231,6 +237,7 @@ impl<'c> Lister<'c> {
                     namespace: self.scope.namespace_for(&resource),
                     splittable: self.scope.spans_namespaces(&resource),
                     read_ahead: true,
+                    page_size: self.options.page_size,
                 };
                 let result = self.run_unit(&check, unit, start, &mut tx).await;
                 let last = match result {
@@ -279,7 +286,7 @@ impl<'c> Lister<'c> {
             let dense = candidates * DENSE_ONE_IN > size;
             let next_state = State {
                 representation: if dense { Representation::Full } else { Representation::Metadata },
-                limit: self.options.page_size,
+                limit: unit.page_size,
                 last_dense: dense,
             };
             let last_namespace = items.last().and_then(split::namespace_of).map(str::to_string);
@@ -309,7 +316,7 @@ impl<'c> Lister<'c> {
                         if !(state.last_dense && unit.read_ahead) {
                             return Result::Ok(None);
                         }
-                        self.next_page(&mut pager, self.options.page_size, Representation::Full).await.map(Some)
+                        self.next_page(&mut pager, unit.page_size, Representation::Full).await.map(Some)
                     };
                     let check_page = async {
                         // The request of the page read ahead leaves first: the server lists it
@@ -358,10 +365,13 @@ impl<'c> Lister<'c> {
     ) -> Result<usize> {
         let total = Cell::new(0);
         let failed: Cell<Option<Error>> = Cell::new(None);
+        let page_size = self.split_page_size();
+        let state = State { limit: state.limit.min(page_size), ..state };
         let produce = |namespace: String, mut sub: Events<C::Output>| {
             let (total, failed) = (&total, &failed);
             async move {
-                let unit = Unit { resource, namespace: Some(&namespace), splittable: false, read_ahead: false };
+                let unit =
+                    Unit { resource, namespace: Some(&namespace), splittable: false, read_ahead: false, page_size };
                 // Boxed: a unit may split, and a split runs units.
                 let run: LocalBoxFuture<'_, Result<usize>> = Box::pin(self.run_unit(check, unit, state, &mut sub));
                 match run.await {
@@ -391,6 +401,17 @@ impl<'c> Lister<'c> {
             }
         };
         forward_ordered(producers, forward).await
+    }
+
+    /// Objects per page in each namespace of a split type: the page size shared by the
+    /// namespaces listed at once. Why: each holds a page it listed and one waiting for the
+    /// consumer, so pages of the whole size in every namespace held up to 16 pages (8,000
+    /// objects) of one large type: memory grew with the type up to there. Shared, the
+    /// namespaces together hold about what a type listed alone holds (its page and the one
+    /// read ahead), whatever the size of the cluster.
+    fn split_page_size(&self) -> u32 {
+        let share = self.options.page_size / u32::try_from(self.options.concurrency).unwrap_or(u32::MAX).max(1);
+        share.max(MIN_SPLIT_PAGE).min(self.options.page_size)
     }
 
     /// A page's objects, the wanted ones read whole with a GET each (in parallel, in order);

@@ -262,6 +262,9 @@ async fn a_large_type_across_namespaces_is_listed_namespace_by_namespace() {
     assert_eq!(per_namespace, expected, "then namespace by namespace: {asked:#?}");
     assert_eq!(server.lists_of("namespaces").len(), 1, "namespaces read once");
     assert_eq!(server.most.get(), 4, "namespaces listed in parallel, within the bound");
+    // Each namespace reads pages of the page size shared by the namespaces in flight (500 / 4):
+    // together they hold about what one type listed alone holds, however large the type.
+    assert!(asked[1..].iter().all(|a| a.limit == Some(125)), "{asked:#?}");
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
