@@ -43,6 +43,7 @@
 pub mod applyset;
 pub mod effect;
 pub mod fieldpath;
+mod go_format;
 pub mod guard;
 pub mod helm_release;
 pub mod json;

@@ -7,6 +7,8 @@
 
 use std::fmt::{self, Write as _};
 
+use crate::go_format;
+
 use serde_json::{Number, Value};
 
 use super::element::PathElement;
@@ -37,7 +39,7 @@ pub(crate) fn go_value_string(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => go_number_v(n),
-        Value::String(s) => go_quote(s),
+        Value::String(s) => go_format::fmt::quote(s),
         Value::Array(items) => {
             let parts: Vec<String> = items.iter().map(go_value_string).collect();
             format!("[{}]", parts.join(","))
@@ -53,75 +55,15 @@ pub(crate) fn go_value_string(value: &Value) -> String {
 /// Go's `%v` for a number: integers as digits, floats with `%g` at shortest precision.
 fn go_number_v(n: &Number) -> String {
     match n.as_f64().filter(|_| n.is_f64()) {
-        Some(x) => go_float_g(x),
+        Some(x) => go_format::fmt::float_g(x),
         None => n.to_string(),
     }
-}
-
-/// Go's `%v` for a float (`'g'` at shortest precision): exponent form when the exponent is < -4 or >= 6.
-pub(crate) fn go_float_g(x: f64) -> String {
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    let sci = format!("{x:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{x}")
-    }
-}
-
-/// Go's `strconv.Quote`: double quotes, backslash escapes for quotes, backslashes and non-printables.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() || (c.is_whitespace() && c != ' ') => {
-                if (c as u32) < 0x10000 {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                } else {
-                    let _ = write!(out, "\\U{:08x}", c as u32);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn floats_print_like_go_percent_v() {
-        assert_eq!(go_float_g(80.0), "80");
-        assert_eq!(go_float_g(1.5), "1.5");
-        assert_eq!(go_float_g(1e6), "1e+06");
-        assert_eq!(go_float_g(123456.0), "123456");
-        assert_eq!(go_float_g(0.0001), "0.0001");
-        assert_eq!(go_float_g(0.00001), "1e-05");
-        assert_eq!(go_float_g(-2.5e21), "-2.5e+21");
-        assert_eq!(go_float_g(123456789.0), "1.23456789e+08");
-    }
 
     #[test]
     fn values_print_like_upstream_to_string() {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::element::PathElement;
 
 mod reader;
-use super::gojson;
+use crate::go_format::json as gojson;
 use super::set::Set;
 
 /// Why a FieldsV1 document could not be read, and where.

@@ -36,7 +36,6 @@ mod element;
 mod extract;
 mod fields_v1;
 mod from_value;
-mod gojson;
 mod items;
 mod locate;
 mod order;
@@ -58,10 +57,6 @@ pub use path::Path;
 pub use remove::{remove_items, with_named_fields};
 pub use set::Set;
 
-pub(crate) use display::go_quote;
-pub(crate) use gojson::jsoniter_float as go_float;
-pub(crate) use gojson::write_string as write_go_string;
-pub(crate) use gojson::write_value as write_go_value;
 
 /// Hand-built schemas shared by the unit tests of this crate.
 #[cfg(test)]

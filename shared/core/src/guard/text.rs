@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use crate::fieldpath::go_float;
+use crate::go_format::json::jsoniter_float as go_float;
 
 /// Why the apiserver cannot be trusted to compare `value` as written: `None` when it can.
 pub(super) fn untestable(value: &Value) -> Option<&'static str> {

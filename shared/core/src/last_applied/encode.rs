@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::LAST_APPLIED_ANNOTATION;
-use crate::fieldpath::write_go_value;
+use crate::go_format;
 
 /// The annotation `kubectl apply` stores for `config`, with `metadata.namespace` set to
 /// `namespace` when given (pass the namespace for namespaced types, `None` otherwise).
@@ -41,9 +41,7 @@ pub fn encode(config: &Value, namespace: Option<&str>) -> String {
 
 /// `value` as compact JSON the way Go's `encoding/json` writes it (see the module docs).
 pub fn go_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_go_value(&mut out, value);
-    out
+    go_format::json::to_string(value)
 }
 
 #[cfg(test)]

@@ -116,15 +116,12 @@ pub(crate) fn as_go_floats(value: &Value) -> Value {
     }
 }
 
+/// A number as upstream hands it on: decoded into a `float64`, written by `encoding/json`.
 fn go_float_number(n: &serde_json::Number) -> serde_json::Number {
-    let Some(f) = n.as_f64() else {
-        return n.clone();
-    };
-    // Exactly representable integers (|f| < 2^63) stay integers; the casts below are exact.
-    if f.fract() == 0.0 && f.abs() < -(i64::MIN as f64) {
-        return serde_json::Number::from(f as i64);
+    match n.as_f64().and_then(crate::go_format::json::float_value) {
+        Some(Value::Number(rounded)) => rounded,
+        _ => n.clone(),
     }
-    serde_json::Number::from_f64(f).unwrap_or_else(|| n.clone())
 }
 
 #[cfg(test)]
@@ -146,8 +143,9 @@ mod tests {
 
     #[test]
     fn emitted_numbers_are_go_floats() {
-        let patch = create_two_way(&json!({}), &json!({"a": 9007199254740993_u64, "b": [1.0, 2.5, -0.0]}));
-        assert_eq!(patch, Ok(json!({"a": 9007199254740992_u64, "b": [1, 2.5, 0]})));
+        let patch = create_two_way(&json!({}), &json!({"a": 9007199254740993_u64, "b": [1.0, 2.5, -0.0, 1e19]}));
+        // Go writes -0 as `-0` (read back as the float -0.0) and 1e19 as twenty digits (a u64).
+        assert_eq!(patch, Ok(json!({"a": 9007199254740992_u64, "b": [1, 2.5, -0.0, 10_000_000_000_000_000_000_u64]})));
     }
 
     #[test]

@@ -10,7 +10,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::fieldpath::{go_quote, write_go_string, FieldsV1Error, PathElement, Set};
+use crate::fieldpath::{FieldsV1Error, PathElement, Set};
+use crate::go_format::fmt::quote as go_quote;
+use crate::go_format::json::write_string as write_go_string;
 
 /// How a manager last wrote its fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

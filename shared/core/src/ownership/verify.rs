@@ -124,7 +124,7 @@ pub fn verify_after_conversion(outcome: &ApplyOutcome, answer: &ServerAnswer, co
 /// The server's causes of a dry run on the object before `converted`'s conversion, less the
 /// ones the conversion ends ([`verify_after_conversion`]): the conflicts the apply after it meets.
 pub fn causes_after_conversion(causes: &[(String, String)], converted: &str) -> Vec<(String, String)> {
-    let ended = format!("conflict with {} using ", crate::fieldpath::go_quote(converted));
+    let ended = format!("conflict with {} using ", crate::go_format::fmt::quote(converted));
     causes.iter().filter(|(_, m)| !m.starts_with(&ended)).cloned().collect()
 }
 

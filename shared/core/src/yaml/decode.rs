@@ -13,6 +13,7 @@
 
 use super::compose::{Body, Mark, NodeId, Tree};
 use super::resolve::{decode_scalar, tag, Scalar};
+use crate::go_format;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -304,7 +305,7 @@ impl Decoder<'_> {
             Scalar::Int(i) => Value::from(i),
             Scalar::Uint(u) => Value::from(u),
             Scalar::Str(s) => Value::String(s),
-            Scalar::Float(f) => match go_json_number(f) {
+            Scalar::Float(f) => match go_format::json::float_value(f) {
                 Some(number) => number,
                 None => return Err(self.not_finite(id, f)),
             },
@@ -350,20 +351,6 @@ fn allowed_alias_ratio(decode_count: usize) -> f64 {
     } else {
         0.99 - 0.89 * ((decode_count - LOW) as f64 / (HIGH - LOW) as f64)
     }
-}
-
-/// A float as Go's `encoding/json` writes it, read back as serde_json reads
-/// that text: an integral value under 1e21 is written without a point and so
-/// becomes a JSON integer. `None` for NaN and infinities.
-pub(super) fn go_json_number(f: f64) -> Option<Value> {
-    if !f.is_finite() {
-        return None;
-    }
-    if f.fract() == 0.0 && f.abs() < 1e21 {
-        // Rust's shortest digits padded with zeros are Go's 'f' format.
-        return serde_json::from_str(&format!("{f}")).ok();
-    }
-    serde_json::Number::from_f64(f).map(Value::Number)
 }
 
 /// A map key as go-yaml v2 holds it in `map[interface{}]interface{}`.
@@ -419,35 +406,11 @@ impl GoMap {
 pub(super) fn go_float32_key(f: f64) -> String {
     let single = f as f32;
     if single.is_nan() {
-        return ".nan".into();
-    }
-    if single.is_infinite() {
-        return if single > 0.0 { ".inf".into() } else { "-.inf".into() };
-    }
-    let negative = single.is_sign_negative();
-    let sign = if negative { "-" } else { "" };
-    if single == 0.0 {
-        return format!("{sign}0");
-    }
-    // Rust's `{:e}` gives the shortest digits that read back as this f32.
-    let scientific = format!("{:e}", single.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if !(-4..6).contains(&exponent) {
-        let (first, rest) = digits.split_at(1);
-        let point = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        let exp_sign = if exponent < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{point}e{exp_sign}{:02}", exponent.abs());
-    }
-    let point = exponent + 1; // digits before the decimal point
-    if point <= 0 {
-        format!("{sign}0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-    } else if point as usize >= digits.len() {
-        format!("{sign}{digits}{}", "0".repeat(point as usize - digits.len()))
+        ".nan".into()
+    } else if single.is_infinite() {
+        if single > 0.0 { ".inf".into() } else { "-.inf".into() }
     } else {
-        let (whole, fraction) = digits.split_at(point as usize);
-        format!("{sign}{whole}.{fraction}")
+        go_format::fmt::float32_g(single)
     }
 }
 
@@ -467,16 +430,5 @@ mod tests {
         assert_eq!(go_float32_key(1e300), ".inf");
         assert_eq!(go_float32_key(f64::NAN), ".nan");
         assert_eq!(go_float32_key(1.25e-120), "0");
-    }
-
-    #[test]
-    fn floats_become_json_numbers_as_go_writes_them() {
-        assert_eq!(go_json_number(1000.0), Some(Value::from(1000u64)));
-        assert_eq!(go_json_number(-3.0), Some(Value::from(-3i64)));
-        assert_eq!(go_json_number(1.5), Some(Value::from(1.5)));
-        assert_eq!(go_json_number(1e21), Some(Value::from(1e21)));
-        // 2^63 prints as 9223372036854776000, which is above i64 and read as u64.
-        assert_eq!(go_json_number(9_223_372_036_854_775_808.0), Some(serde_json::json!(9223372036854776000u64)));
-        assert_eq!(go_json_number(f64::INFINITY), None);
     }
 }

@@ -6,7 +6,7 @@
 
 use std::future::Future;
 
-use futures::channel::mpsc;
+use futures::channel::{mpsc, oneshot};
 use futures::stream::{self, Stream, StreamExt};
 
 /// Runs `work` on every item, at most `limit` at a time, and waits for all of them. The
@@ -49,10 +49,12 @@ pub type Outlet<T> = mpsc::Sender<T>;
 /// Runs `produce` for each unit, at most `limit` at a time (in the units' order), and yields
 /// what they send, all of the first unit's items, then all of the second's, and so on.
 ///
-/// Each producer may run `ahead` items ahead of the consumer before its `send` waits, so
-/// memory is bounded by `limit` x `ahead` items however slowly the consumer goes, and work
-/// overlaps: later units are produced while the consumer still reads an earlier one. The
-/// producers run only while the stream is polled; dropping the stream stops them.
+/// Each producer may run `ahead` items ahead of the consumer before its `send` waits, and a
+/// unit keeps its place among the `limit` until the consumer has taken everything it sent,
+/// so memory is bounded by `limit` x (`ahead` + 2) items however many units there are and
+/// however slowly the consumer goes, and work overlaps: later units are produced while the
+/// consumer still reads an earlier one. The producers run only while the stream is polled;
+/// dropping the stream stops them.
 pub fn ordered<'a, U, T, P, Fut>(units: Vec<U>, limit: usize, ahead: usize, produce: P) -> impl Stream<Item = T> + 'a
 where
     U: 'a,
@@ -87,9 +89,30 @@ where
     Fut: Future<Output = ()> + 'a,
 {
     let (senders, receivers): (Vec<_>, Vec<_>) = units.iter().map(|_| mpsc::channel(ahead)).unzip();
-    let producers =
-        stream::iter(units.into_iter().zip(senders)).for_each_concurrent(limit.max(1), move |(u, tx)| produce(u, tx));
-    (producers, stream::iter(receivers).flatten())
+    // A unit that finished producing still holds what it sent until the consumer takes it:
+    // it keeps its slot until then (`taken`), or every short unit after the one being read
+    // would finish, free its slot and leave all its items waiting, and memory would grow
+    // with the number of units (a listing's small types, each listed whole in advance).
+    let (taken_signals, taken): (Vec<_>, Vec<_>) = units.iter().map(|_| oneshot::channel::<()>()).unzip();
+    let producers = stream::iter(units.into_iter().zip(senders).zip(taken)).for_each_concurrent(
+        limit.max(1),
+        move |((u, tx), taken)| {
+            let produced = produce(u, tx);
+            async move {
+                produced.await;
+                // Sent (the consumer took it all) or dropped (the consumer is gone): either ends it.
+                let _ = taken.await;
+            }
+        },
+    );
+    let items = stream::iter(receivers.into_iter().zip(taken_signals)).flat_map(|(items, taken)| {
+        let signal = stream::once(async move {
+            let _ = taken.send(());
+            None
+        });
+        items.map(Some).chain(signal).filter_map(futures::future::ready)
+    });
+    (producers, items)
 }
 
 /// Runs the producers of [`ordered_parts`] while `forward` consumes their items, until
@@ -207,6 +230,33 @@ mod tests {
         let expected: Vec<(u64, u64)> = (0..6).flat_map(|u| (0..3).map(move |i| (u, i))).collect();
         assert_eq!(out, expected);
         assert_eq!((started.get(), flight.most.get()), (6, 2));
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn short_units_after_the_one_read_wait_for_it_within_the_bound() {
+        // Unit 0 is long; 20 short units follow, each one item. Only `limit` units may hold
+        // items at once: the short ones may not all finish and wait with theirs.
+        let started = Cell::new(0);
+        let stream = ordered((0..21u32).collect(), 3, 1, |u, mut tx: Outlet<u32>| {
+            let started = &started;
+            async move {
+                started.set(started.get() + 1);
+                let items = if u == 0 { 50 } else { 1 };
+                for _ in 0..items {
+                    if tx.send(u).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let mut stream = std::pin::pin!(stream);
+        assert_eq!(stream.next().await, Some(0));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(started.get(), 3, "unit 0 and two more, not all 21");
+        let rest: Vec<u32> = stream.collect().await;
+        let expected: Vec<u32> = std::iter::repeat_n(0, 49).chain(1..21).collect();
+        assert_eq!(rest, expected, "everything, in order");
+        assert_eq!(started.get(), 21);
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]

@@ -1,9 +1,10 @@
-//! JSON text exactly as the apiserver's Go encoders write it.
+//! JSON text exactly as the apiserver's Go encoders write it, and numbers as Go's
+//! `encoding/json` hands them back.
 //!
-//! FieldsV1 keys embed JSON (`k:{"name":"a"}`, `v:"x"`), so byte-exact
-//! encoding needs Go's rules, which differ from serde_json's: `<`, `>`, `&`,
-//! U+2028 and U+2029 are escaped as `\u003c`…, map keys are sorted, and
-//! floats are written by json-iterator (`80`, `1.5`, `1e+21`, `1e-7`).
+//! FieldsV1 keys embed JSON (`k:{"name":"a"}`, `v:"x"`) and kubectl's last-applied
+//! annotation is Go's JSON, so byte-exact encoding needs Go's rules, which differ from
+//! serde_json's: `<`, `>`, `&`, U+2028 and U+2029 are escaped as `\u003c`…, map keys are
+//! sorted, and floats are written by json-iterator (`80`, `1.5`, `1e+21`, `1e-7`).
 
 use std::fmt::Write as _;
 
@@ -94,8 +95,22 @@ pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
     out.push('"');
 }
 
+/// A `float64` as upstream hands it on after `encoding/json` wrote it, read back as
+/// serde_json reads that text: an integral value under 1e21 is written without a point
+/// and so becomes a JSON integer (`1000`, not `1000.0`). `None` for NaN and infinities,
+/// which Go refuses to write.
+pub(crate) fn float_value(f: f64) -> Option<Value> {
+    if !f.is_finite() {
+        return None;
+    }
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        // Rust's shortest digits padded with zeros are Go's 'f' format.
+        return serde_json::from_str(&format!("{f}")).ok();
+    }
+    Number::from_f64(f).map(Value::Number)
+}
+
 /// `value` as compact Go JSON text.
-#[cfg(test)]
 pub(crate) fn to_string(value: &Value) -> String {
     let mut out = String::new();
     write_value(&mut out, value);
@@ -115,5 +130,15 @@ mod tests {
         assert_eq!(to_string(&Value::from(1e21)), "1e+21");
         assert_eq!(to_string(&Value::from(1.5e-7)), "1.5e-7");
         assert_eq!(to_string(&json!("a\u{1}\"\\")), r#""a\u0001\"\\""#);
+    }
+
+    #[test]
+    fn floats_come_back_as_go_wrote_them() {
+        assert_eq!(float_value(1000.0), Some(Value::from(1000u64)));
+        assert_eq!(float_value(-3.0), Some(Value::from(-3i64)));
+        assert_eq!(float_value(1.5), Some(Value::from(1.5)));
+        assert_eq!(float_value(1e21), Some(Value::from(1e21)));
+        assert_eq!(float_value(9_223_372_036_854_775_808.0), Some(json!(9223372036854776000u64)));
+        assert_eq!(float_value(f64::INFINITY), None);
     }
 }
