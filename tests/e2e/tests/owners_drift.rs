@@ -420,3 +420,51 @@ fn ok_or_3(out: &Output) -> String {
 fn out_text(value: &Value) -> String {
     value.to_string()
 }
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_type_alone_is_listed_as_kubectl_get_lists_it_and_a_query_selects_from_it() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("drift-types");
+    let dir = scratch("types");
+    for name in ["a", "b", "c"] {
+        cluster.kubectl_ok(&["create", "configmap", name, "-n", &ns, "--from-literal=k=v"]);
+    }
+    // A human's label on two of them: foreign to a policy expecting only kubectl-create.
+    cluster.kubectl_ok(&["label", "-n", &ns, "cm/a", "cm/b", "pick=yes"]);
+    let policy = write_file(
+        &dir,
+        "policy.yaml",
+        "apiVersion: fieldwise.dev/v1alpha1\nkind: OwnershipPolicy\nrules:\n- name: cms\n  match: {kinds: [ConfigMap]}\n  managers: [kubectl-create]\n",
+    );
+    let names = |out: &Output| -> Vec<String> {
+        let report: Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+        let mut names: Vec<String> =
+            report["objects"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap().to_string()).collect();
+        names.sort();
+        names
+    };
+    // Every ConfigMap of the namespace (its kube-root-ca.crt too, which the defaults allow),
+    // the type named twice listed once.
+    let out = drift(&cluster, &ns, &["cm,configmaps", "--policy", &policy, "-o", "json"]);
+    assert_eq!(exit_code(&out), Some(3), "{}", text(&out.stderr));
+    assert_eq!(names(&out), ["a", "b"]);
+    let report: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(report["summary"]["objects"], 4, "a, b, c and kube-root-ca.crt, each once: {report}");
+    // -l and --field-selector select from the type; a selector matching nothing is clean.
+    let selected = ["cm", "-l", "pick=yes", "--field-selector", "metadata.name!=b"];
+    let out = drift(&cluster, &ns, &[&selected[..], &["--policy", &policy, "-o", "json"]].concat());
+    assert_eq!(exit_code(&out), Some(3));
+    assert_eq!(names(&out), ["a"]);
+    let out = drift(&cluster, &ns, &["cm", "-l", "pick=no", "--policy", &policy]);
+    assert_eq!(exit_code(&out), Some(0), "{}", text(&out.stdout));
+    // A type the server does not have is the error kubectl gives, before anything is listed.
+    let out = drift(&cluster, &ns, &["nosuchtype", "--policy", &policy]);
+    assert_eq!(exit_code(&out), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("error: the server doesn't have a resource type \"nosuchtype\""),
+        "{}",
+        text(&out.stderr)
+    );
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}

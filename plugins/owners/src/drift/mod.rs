@@ -210,27 +210,34 @@ impl Sink<'_> {
     }
 }
 
-/// Calls `add` with every selected object: the named, listed or `-f` objects of the one
-/// selection, or with no TYPE and no file, every object of every listable type (streamed
-/// page by page through the listing engine, so memory stays flat).
+/// Calls `add` with every selected object: the named or `-f` objects of the one selection,
+/// or the objects of its types (every listable type with no TYPE and no file), streamed page
+/// by page through the listing engine, so memory stays flat however many there are.
 async fn each_object(
     conn: &Connection,
     catalog: &ResourceCatalog,
     args: &DriftArgs,
     mut add: impl FnMut(Value) -> Result<()>,
 ) -> Result<()> {
-    if args.selection.names_objects() {
-        for selected in selection::read_selected(conn, catalog, &args.selection.for_reading()).await? {
-            add(selected.live)?;
-        }
-        return Ok(());
-    }
-    if args.selection.recursive {
-        return Err(Error::usage("-R reads the subdirectories of -f directories: give -f DIR with it"));
-    }
     let query = &args.selection.query;
     let scope = Scope::of(conn, query.all_namespaces);
-    let types = listable_types(catalog, &scope);
+    // Types the user named must be listed; of every type, one the server forbids is skipped.
+    let named_types = args.selection.names_objects();
+    let types = if named_types {
+        match selection::listed_types(catalog, &args.selection.for_reading())? {
+            Some(types) => types,
+            None => {
+                for selected in selection::read_selected(conn, catalog, &args.selection.for_reading()).await? {
+                    add(selected.live)?;
+                }
+                return Ok(());
+            }
+        }
+    } else if args.selection.recursive {
+        return Err(Error::usage("-R reads the subdirectories of -f directories: give -f DIR with it"));
+    } else {
+        listable_types(catalog, &scope)
+    };
     let selectors = Selectors { label: query.selector.clone(), field: query.field_selector.clone() };
     let lister = Lister::new(conn, scope, selectors, ListOptions::default());
     let mut events = std::pin::pin!(lister.check_types(types, |_| AsListed(Representation::Full)));
@@ -238,6 +245,7 @@ async fn each_object(
         match event {
             TypeEvent::Page(items) => items.into_iter().try_for_each(&mut add)?,
             TypeEvent::Done { .. } => {}
+            TypeEvent::Skipped { error, .. } if named_types => return Err(error),
             TypeEvent::Skipped { resource, error } => eprintln!("note: {} skipped: {error}", resource.plural),
             TypeEvent::Failed { error, .. } => return Err(error),
         }

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::element::PathElement;
 
 mod reader;
-use crate::go_format::json as gojson;
 use super::set::Set;
+use crate::go_format::json as gojson;
 
 /// Why a FieldsV1 document could not be read, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

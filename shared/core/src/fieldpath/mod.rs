@@ -57,7 +57,6 @@ pub use path::Path;
 pub use remove::{remove_items, with_named_fields};
 pub use set::Set;
 
-
 /// Hand-built schemas shared by the unit tests of this crate.
 #[cfg(test)]
 pub(crate) mod tests_support {

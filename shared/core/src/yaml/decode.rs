@@ -408,7 +408,11 @@ pub(super) fn go_float32_key(f: f64) -> String {
     if single.is_nan() {
         ".nan".into()
     } else if single.is_infinite() {
-        if single > 0.0 { ".inf".into() } else { "-.inf".into() }
+        if single > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        }
     } else {
         go_format::fmt::float32_g(single)
     }

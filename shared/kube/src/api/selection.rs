@@ -175,6 +175,32 @@ async fn find(
     Ok(unique)
 }
 
+/// The types a selection lists (`TYPE[,TYPE...]`, with or without a query), each once in the
+/// order given; `None` when it names objects (`TYPE/NAME`, `-f`, `-k`). For a command that
+/// streams what it reads page by page through the listing engine ([`Lister::check_types`])
+/// instead of holding every object, as [`read_selected`] does: the same types, refused for
+/// the same reasons.
+pub fn listed_types(catalog: &ResourceCatalog, selection: &Selection<'_>) -> Result<Option<Vec<ResourceType>>> {
+    if selection.names_by_documents() {
+        return Ok(None);
+    }
+    let parsed = parse_args(selection)?;
+    if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
+        return Ok(None);
+    }
+    let mut types: Vec<ResourceType> = Vec::new();
+    for (text, _) in &parsed.items {
+        for name in text.split(',').filter(|t| !t.is_empty()) {
+            let resource = catalog.resolve(name)?;
+            require_query(resource, selection)?;
+            if !types.contains(resource) {
+                types.push(resource.clone());
+            }
+        }
+    }
+    Ok(Some(types))
+}
+
 /// The positional arguments of a selection without `-f`: refused when empty, or with `-R`.
 pub(crate) fn parse_args(selection: &Selection<'_>) -> Result<TargetArgs> {
     if selection.recursive {
