@@ -3,16 +3,16 @@
 //! the same nesting as JSON for `-o json|yaml`.
 //!
 //! What each object shows, and where, is decided in the core:
-//! [`fieldwise_core::readiness`] for READY and REASON,
-//! [`fieldwise_core::owner_tree`] for the one place of an object with several
+//! [`fieldwise_core::object::readiness`] for READY and REASON,
+//! [`fieldwise_core::object::owner_tree`] for the one place of an object with several
 //! owners (under its controller owner, else the owner nearest the root; the
 //! others named beside it as `also owned by ...`). `--kinds` keeps the objects of
 //! those types and the path from the root to them.
 
 use std::collections::HashMap;
 
-use fieldwise_core::owner_tree::{self, OwnerReference, Placement};
-use fieldwise_core::readiness::readiness;
+use fieldwise_core::object::owner_tree::{self, OwnerReference, Placement};
+use fieldwise_core::object::readiness::readiness;
 use fieldwise_kube::api::discovery::{ResourceCatalog, ResourceType};
 use fieldwise_kube::Result;
 use jiff::Timestamp;

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fieldwise_core::effect::Effect;
+use fieldwise_core::change::effect::Effect;
 use fieldwise_core::lint;
 use fieldwise_core::schema::Gvk;
 use fieldwise_kube::api::objects;

@@ -7,8 +7,10 @@
 use std::time::Duration;
 
 use fieldwise_core::ownership::patch_sets_managed_fields;
-use fieldwise_core::restore::{overlapping_change, plan_restore, recreated, replay, since_the_write, SinceTheWrite};
 use fieldwise_core::schema::{builtin, Gvk};
+use fieldwise_core::write::restore::{
+    overlapping_change, plan_restore, recreated, replay, since_the_write, SinceTheWrite,
+};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::{Error, Result};

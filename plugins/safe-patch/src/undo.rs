@@ -4,7 +4,7 @@
 //! made just before the write landed is kept. A write made through a subresource
 //! (`scale`, `status`) is restored through the same one.
 //!
-//! What to restore and how is the core's ([`fieldwise_core::restore`]): the backup to
+//! What to restore and how is the core's ([`fieldwise_core::write::restore`]): the backup to
 //! undo (an undo stack: a second undo steps back further), whether the object was
 //! changed by someone else since that write, and the merge patch that restores it.
 //! This module chooses the backup, shows the restore, asks, and writes; whether and
@@ -13,7 +13,7 @@
 
 use std::process::ExitCode;
 
-use fieldwise_core::restore::{next_to_undo, restore_sides, UndoStep};
+use fieldwise_core::write::restore::{next_to_undo, restore_sides, UndoStep};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};

@@ -7,9 +7,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fieldwise_core::effect::Effect;
-use fieldwise_core::restore::recreated;
+use fieldwise_core::change::effect::Effect;
 use fieldwise_core::schema::builtin;
+use fieldwise_core::write::restore::recreated;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::ObjectRef;

@@ -1,7 +1,7 @@
 //! The plan for machines: one `OwnersPlan` document (`-o json|yaml`, its shape in
 //! docs/owners-output.md) or a JUnit report (`-o junit`, one test case per object).
 
-use fieldwise_core::helm_release::Release;
+use fieldwise_core::release::helm::Release;
 use fieldwise_kube::api::object_prune::Prune;
 use serde_json::{json, Map, Value};
 

@@ -14,9 +14,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use fieldwise_core::applyset::with_member_label;
-use fieldwise_core::helm_release::{with_release_metadata, Release};
 use fieldwise_core::ownership::ManagerKind;
+use fieldwise_core::release::applyset::with_member_label;
+use fieldwise_core::release::helm::{with_release_metadata, Release};
 use fieldwise_kube::api::applyset::ApplySet;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::helm_release;

@@ -2,8 +2,8 @@
 //! summary line.
 
 use colored::Colorize;
-use fieldwise_core::object_prune::Blocker;
 use fieldwise_core::ownership::Fix;
+use fieldwise_core::release::prune::Blocker;
 use fieldwise_kube::api::object_prune::Prune;
 use fieldwise_kube::output::values;
 

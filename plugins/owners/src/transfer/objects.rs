@@ -4,7 +4,7 @@
 //! prediction of its next apply; or the objects of a Helm release (`--helm-release`), its
 //! manifest as Helm sends it being the configuration.
 
-use fieldwise_core::helm_release::with_release_metadata;
+use fieldwise_core::release::helm::with_release_metadata;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::reference::{NamespaceScope, ObjectRef};
 use fieldwise_kube::api::{helm_release, objects, selection};

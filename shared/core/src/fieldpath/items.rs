@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::element::{KeyFields, PathElement};
 use super::order::{hash_value, values_equal};
 use super::set::Set;
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// From this many list entries named at one node of a set, the list is indexed rather than scanned.
 const INDEX_FROM: usize = 8;

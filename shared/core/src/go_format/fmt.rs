@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(float32_g(1.5), "1.5");
         assert_eq!(float32_g(1_000_000.0), "1e+06");
         assert_eq!(float32_g(123_456.0), "123456");
-        assert_eq!(float32_g(1.234_567_891_2), "1.2345679");
+        assert_eq!(float32_g(1.234_567_891_2_f64 as f32), "1.2345679");
         assert_eq!(float32_g(-0.0), "-0");
         assert_eq!(float32_g(0.00001), "1e-05");
     }

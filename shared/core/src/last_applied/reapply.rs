@@ -41,7 +41,7 @@
 use serde_json::Value;
 
 use super::{annotation_of, string_data, LAST_APPLIED_ANNOTATION};
-use crate::effect::{Effect, FieldEdit};
+use crate::change::effect::{Effect, FieldEdit};
 use crate::fieldpath::{values_equal, PathElement};
 use crate::schema::go_pointers::is_go_pointer;
 use crate::schema::{Gvk, Schema, TypeDef, TypeId};

@@ -21,7 +21,7 @@ use super::order::{self, OrderEntry};
 use super::slices::{
     self, element_type, merge_special_elements, partition_maps, partition_primitives, AliasView, Live,
 };
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// `MergeOptions`: how directives are treated.
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,7 @@ use super::gofmt::GoType;
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices;
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// `MergingMapsHaveConflicts`.
 ///

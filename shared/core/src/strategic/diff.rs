@@ -18,7 +18,7 @@ use super::key_index::go_eq;
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices;
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// `DiffOptions`: which changes the diff reports.
 #[derive(Debug, Clone, Copy, Default)]

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::errors::ErrorKind;
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// `$patch`.
 pub(crate) const DIRECTIVE_MARKER: &str = "$patch";

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::errors::ErrorKind;
 use super::gofmt::GoType;
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// A scalar as Go's `==` on `interface{}` values tells it apart: by dynamic type and
 /// value (`1` as int64 differs from `1.0` as float64; `0.0` equals `-0.0`).

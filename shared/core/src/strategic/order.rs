@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::errors::ErrorKind;
 use super::gofmt;
 use super::key_index::{GoKey, OwnedKey, Positions};
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// The key an element is ordered and matched by: its merge key value, or itself.
 pub(crate) fn element_key<'v>(item: &'v Value, merge_key: &str, is_map: bool) -> Option<&'v Value> {

@@ -18,7 +18,7 @@ use super::errors::{ErrorKind, StrategicError};
 use super::gofmt::{self, GoType};
 use super::key_index::{find_by_key, EntryIndex};
 use super::order::{self, OrderEntry};
-use crate::object_field;
+use crate::object::field as object_field;
 
 /// `sliceElementType`: the one Go type of all elements of the lists.
 pub(crate) fn element_type(lists: &[&[Value]]) -> Result<GoType, ErrorKind> {

@@ -2,11 +2,11 @@
 //! parent (`[TYPE[.GROUP]/]NAME`, a Secret by default), and the members an apply of a new
 //! set prunes (every object of the parent's group-kinds, in its namespaces, labelled as a
 //! member, that the new set does not hold), each with what its live object says about
-//! deleting it. The rules are [`fieldwise_core::applyset`]'s; this module resolves, lists
+//! deleting it. The rules are [`fieldwise_core::release::applyset`]'s; this module resolves, lists
 //! and hands over.
 
-use fieldwise_core::applyset::{self, ParentRef};
-use fieldwise_core::object_prune::{self, Blocker, PruneKey};
+use fieldwise_core::release::applyset::{self, ParentRef};
+use fieldwise_core::release::prune::{self, Blocker, PruneKey};
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -113,7 +113,7 @@ impl ApplySet {
                         continue;
                     }
                     // kubectl deletes every member it did not apply: Helm's keep policy is Helm's.
-                    let blockers: Vec<Blocker> = object_prune::blockers(&item, manager)
+                    let blockers: Vec<Blocker> = prune::blockers(&item, manager)
                         .into_iter()
                         .filter(|b| *b != Blocker::ResourcePolicyKeep)
                         .collect();

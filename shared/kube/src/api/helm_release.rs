@@ -1,12 +1,12 @@
 //! A Helm release read from the cluster as Helm 3 stores it, without a helm binary: the
 //! Secrets (driver `secret`, Helm's default) or ConfigMaps (driver `configmap`) labelled
 //! `owner=helm,name=NAME` in the release's namespace, one per revision. The decoding is
-//! pure and lives in [`fieldwise_core::helm_release`]; this module lists and hands over.
+//! pure and lives in [`fieldwise_core::release::helm`]; this module lists and hands over.
 //! A release Secret is decoded in memory only: errors name the release and the revision,
 //! never its data.
 
 use base64::Engine;
-use fieldwise_core::helm_release::{self, Release, DEPLOYED};
+use fieldwise_core::release::helm::{self, Release, DEPLOYED};
 use serde_json::Value;
 
 use crate::api::objects::{encode, get_path};
@@ -47,7 +47,7 @@ pub async fn read(conn: &Connection, namespace: &str, name: &str, revision: Opti
         )));
     }
     let revisions: Vec<String> = stored.iter().map(|r| format!("{} {}", r.version, r.status)).collect();
-    helm_release::choose(stored, revision).ok_or_else(|| match revision {
+    helm::choose(stored, revision).ok_or_else(|| match revision {
         Some(n) => Error::usage(format!(
             "the Helm release \"{name}\" in namespace \"{namespace}\" has no revision {n}; see its revisions with helm history {name} -n {namespace}"
         )),
@@ -75,7 +75,7 @@ fn decode_item(kind: &str, item: &Value, name: &str, version: &str) -> Result<Re
     } else {
         field.to_string()
     };
-    helm_release::decode(&text).map_err(|e| fail(e.to_string()))
+    helm::decode(&text).map_err(|e| fail(e.to_string()))
 }
 
 /// The objects of the release's manifest, each named `Helm release NAME revision N`

@@ -1,9 +1,9 @@
 //! Prunes read from the cluster: which objects of a previous set (a Helm release's
 //! manifest) an apply of the next set deletes, each with what its live object says about
-//! deleting it. The rule is [`fieldwise_core::object_prune`]'s; this module resolves the objects'
+//! deleting it. The rule is [`fieldwise_core::release::prune`]'s; this module resolves the objects'
 //! types, reads the live objects and hands over.
 
-use fieldwise_core::object_prune::{self, Blocker, PruneKey};
+use fieldwise_core::release::prune::{self, Blocker, PruneKey};
 
 use crate::api::discovery::ResourceCatalog;
 use crate::api::manifests::Manifest;
@@ -26,7 +26,7 @@ pub struct Prune {
 impl Prune {
     /// Whether it is kept (`helm.sh/resource-policy: keep`) rather than deleted.
     pub fn kept(&self) -> bool {
-        object_prune::kept(&self.blockers)
+        prune::kept(&self.blockers)
     }
 }
 
@@ -56,7 +56,7 @@ pub async fn prunes(
     let old_keys: Vec<PruneKey> = old.iter().map(|(r, _)| key(r)).collect();
     let new_keys: Vec<PruneKey> = next.iter().filter_map(resolve).map(|r| key(&r)).collect();
     let mut out = Vec::new();
-    for gone in object_prune::pruned(&old_keys, &new_keys) {
+    for gone in prune::pruned(&old_keys, &new_keys) {
         let Some((target, manifest)) = old.iter().find(|(r, _)| &key(r) == gone) else { continue };
         let live = match objects::get(conn, target, None).await {
             Ok(live) => live,
@@ -64,7 +64,7 @@ pub async fn prunes(
             Err(e) => return Err(e),
         };
         let api_version = manifest.value.get("apiVersion").and_then(|v| v.as_str()).unwrap_or_default().to_string();
-        out.push(Prune { target: target.clone(), api_version, blockers: object_prune::blockers(&live, manager) });
+        out.push(Prune { target: target.clone(), api_version, blockers: prune::blockers(&live, manager) });
     }
     Ok(out)
 }

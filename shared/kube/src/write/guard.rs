@@ -1,7 +1,7 @@
 //! The optimistic-concurrency guard a write carries, on the wire: the server
 //! refuses the write when what the change depends on moved.
 //!
-//! The core decides the guard ([`fieldwise_core::guard`]). A field guard is sent
+//! The core decides the guard ([`fieldwise_core::write::guard`]). A field guard is sent
 //! as it is: a JSON Patch whose `test`s pin the fields the change depends on (a
 //! failed `test` comes back as 422). A whole-object guard is the object's
 //! `metadata.resourceVersion`: merge, strategic and apply patches carry it as a
@@ -14,9 +14,9 @@
 //! created again under the same name between the preview and the write (same fields, new
 //! uid) then refuses the write, and the re-plan stops (the core's `Conflict::Recreated`).
 
-use fieldwise_core::guard::{taking_back, Appended, Guard};
 use fieldwise_core::plan::Planned;
-use fieldwise_core::replan::uid_of;
+use fieldwise_core::write::guard::{taking_back, Appended, Guard};
+use fieldwise_core::write::replan::uid_of;
 use serde_json::{json, Map, Value};
 
 use super::request::PatchType;
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn a_field_guard_is_sent_as_a_json_patch_and_a_whole_object_guard_as_the_planned_type() {
-        use fieldwise_core::guard::WholeObjectReason;
+        use fieldwise_core::write::guard::WholeObjectReason;
         let live = json!({"metadata": {"resourceVersion": "5"}});
         let planned = Planned {
             patch_type: PatchType::Merge,
@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn every_request_is_pinned_to_the_uid_of_the_object_previewed() {
-        use fieldwise_core::guard::WholeObjectReason;
+        use fieldwise_core::write::guard::WholeObjectReason;
         let live = json!({"metadata": {"resourceVersion": "5", "uid": "u-1"}});
         let planned = Planned {
             patch_type: PatchType::Strategic,
@@ -176,12 +176,12 @@ mod tests {
     }
 
     fn field_guard(patch: Value) -> Guard {
-        Guard::Fields(fieldwise_core::guard::FieldGuard { patch, appended: vec![] })
+        Guard::Fields(fieldwise_core::write::guard::FieldGuard { patch, appended: vec![] })
     }
 
     #[test]
     fn a_copy_of_an_entry_added_twice_is_taken_back_where_the_write_put_it() {
-        use fieldwise_core::guard::Identity;
+        use fieldwise_core::write::guard::Identity;
         let added = |at_front| Appended {
             list: "/env".into(),
             identity: Identity::Keys(vec![("name".into(), json!("MINE"))]),

@@ -20,9 +20,9 @@
 
 use std::time::Duration;
 
-use fieldwise_core::guard::{guard, server_values_on_plan};
-use fieldwise_core::replan::{decide, Approved, Conflict, Replan};
 use fieldwise_core::schema::{Gvk, Schema, TypeId};
+use fieldwise_core::write::guard::{guard, server_values_on_plan};
+use fieldwise_core::write::replan::{decide, Approved, Conflict, Replan};
 use serde_json::Value;
 
 use super::backoff::Backoff;
@@ -52,7 +52,7 @@ pub type Planner<'p> = dyn FnMut(&Value) -> Result<Planned> + 'p;
 
 /// What the user approved, and so which re-plans may be sent without asking again, and
 /// which guard a write can carry; defined in the core crate, beside the re-plan decision.
-pub use fieldwise_core::replan::Intent;
+pub use fieldwise_core::write::replan::Intent;
 
 /// How to write.
 #[derive(Debug, Clone)]
@@ -216,7 +216,7 @@ impl<'a> GuardedWrite<'a> {
     /// never by another writer's change. A whole-object guard is pinned to the version planned
     /// against by its resourceVersion; a field guard is not, so that writers of other fields
     /// do not make each other's dry runs fail: when it met a newer version, only the values
-    /// where it writes are taken from the server (`fieldwise_core::guard::server_values_on_plan`).
+    /// where it writes are taken from the server (`fieldwise_core::write::guard::server_values_on_plan`).
     /// When what the change depends on moved, nothing is approved yet: the object is read and
     /// planned again.
     pub async fn dry_run(&self, preview: &mut Preview, planner: &mut Planner<'_>) -> Result<()> {
@@ -417,7 +417,7 @@ impl<'a> GuardedWrite<'a> {
     }
 
     /// When the write named an entry it added twice (somebody else added the same entry at
-    /// the same time; the guard could not pin that, see `fieldwise_core::guard`): takes this
+    /// the same time; the guard could not pin that, see `fieldwise_core::write::guard`): takes this
     /// write's copies out again. `Some(Ok(object))`, the object without them, to plan again
     /// on; `Some(Err(_))` when that failed and both copies stay; `None` when every added entry
     /// is there once.

@@ -9,7 +9,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use fieldwise_core::restore::{next_to_undo, UndoStep};
+use fieldwise_core::write::restore::{next_to_undo, UndoStep};
 
 use super::backup::{Backup, BackupStore, ClusterKey, Provenance, WriteState};
 use crate::error::{Error, Result};

@@ -124,7 +124,7 @@ pub struct BackupRecord {
     /// The patch that was sent (without its guard).
     pub patch: Value,
     /// Its kind (`merge`, `strategic`, `json`, `apply`), so undo can replay it on `before`
-    /// and take back this write's change alone ([`fieldwise_core::restore::replay`]).
+    /// and take back this write's change alone ([`fieldwise_core::write::restore::replay`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_type: Option<String>,
     /// The object before the write.
@@ -145,7 +145,7 @@ pub struct BackupRecord {
 /// What a backup record says about the command that wrote: the bulk run it was part of
 /// (`kubectl safe-patch undo --run ID`), and for a restore the backup and run it undid,
 /// so that a second undo steps back further instead of re-doing the first
-/// ([`fieldwise_core::restore::next_to_undo`]). Empty for a single write.
+/// ([`fieldwise_core::write::restore::next_to_undo`]). Empty for a single write.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Provenance {

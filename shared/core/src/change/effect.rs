@@ -19,7 +19,7 @@
 //! to server-side apply).
 //!
 //! ```
-//! use fieldwise_core::effect::Effect;
+//! use fieldwise_core::change::effect::Effect;
 //! use fieldwise_core::schema::Schema;
 //! use serde_json::json;
 //!

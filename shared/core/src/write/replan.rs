@@ -19,7 +19,7 @@
 //! object, so any re-plan proceeds, and one that changes nothing is done.
 //!
 //! ```
-//! use fieldwise_core::replan::{decide, Approved, Intent, Replan};
+//! use fieldwise_core::write::replan::{decide, Approved, Intent, Replan};
 //! use fieldwise_core::schema::Schema;
 //! use serde_json::json;
 //!
@@ -41,9 +41,9 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::effect::Effect;
+use crate::change::effect::Effect;
+use crate::change::placement::{Misplaced, Placements};
 use crate::fieldpath::Path;
-use crate::placement::{Misplaced, Placements};
 use crate::schema::{Schema, TypeId};
 
 /// What the user approved, and so which re-plans may be sent without asking again.

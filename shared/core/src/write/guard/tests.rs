@@ -5,8 +5,8 @@ use serde_json::{json, Value};
 use super::{guard, taking_back, Guard, WholeObjectReason};
 use crate::json_patch;
 use crate::plan::{plan, PatchType, PlanInput, Planned};
-use crate::replan::Intent;
 use crate::schema::{builtin, Gvk, Schema, TypeId};
+use crate::write::replan::Intent;
 
 fn schema_and_type() -> (&'static Schema, Option<TypeId>) {
     let schema = builtin();

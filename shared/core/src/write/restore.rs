@@ -26,11 +26,11 @@
 //!   status alone. Without `after` (a write never confirmed), the whole pre-image is put back.
 //!
 //! ```
-//! use fieldwise_core::restore::plan_restore;
+//! use fieldwise_core::write::restore::plan_restore;
 //! use serde_json::json;
 //!
 //! use fieldwise_core::plan::PatchType;
-//! use fieldwise_core::restore::replay;
+//! use fieldwise_core::write::restore::replay;
 //! use fieldwise_core::schema::Schema;
 //!
 //! let before = json!({"metadata": {"name": "c", "resourceVersion": "1"}, "data": {"k": "old"}});
@@ -48,7 +48,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::effect::Effect;
+use crate::change::effect::Effect;
 use crate::fieldpath::{value_at, Path};
 use crate::merge_patch::{self, MergePatchError};
 use crate::ownership::path_owners::owners_at;

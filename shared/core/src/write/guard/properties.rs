@@ -12,13 +12,13 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use super::{guard, FieldGuard, Guard};
-use crate::effect::Effect;
+use crate::change::effect::Effect;
+use crate::change::placement::Placements;
 use crate::fieldpath::{value_at, PathElement};
 use crate::json_patch;
-use crate::placement::Placements;
 use crate::plan::{PatchType, Planned};
-use crate::replan::Intent;
 use crate::schema::{builtin, Gvk, Schema, TypeId};
+use crate::write::replan::Intent;
 
 fn schema_and_type() -> (&'static Schema, Option<TypeId>) {
     let schema = builtin();

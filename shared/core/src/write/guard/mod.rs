@@ -31,9 +31,9 @@
 //! compare (see `text.rs`).
 //!
 //! ```
-//! use fieldwise_core::guard::{guard, Guard};
+//! use fieldwise_core::write::guard::{guard, Guard};
 //! use fieldwise_core::plan::{PatchType, Planned};
-//! use fieldwise_core::replan::Intent;
+//! use fieldwise_core::write::replan::Intent;
 //! use fieldwise_core::schema::Schema;
 //! use fieldwise_core::json_patch;
 //! use serde_json::json;
@@ -66,11 +66,11 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::effect::SERVER_MANAGED_METADATA;
+use crate::change::effect::SERVER_MANAGED_METADATA;
 use crate::json_patch::{self, Operation};
 use crate::plan::{PatchType, Planned};
-use crate::replan::Intent;
 use crate::schema::{Schema, TypeId};
+use crate::write::replan::Intent;
 
 pub use dry_run::server_values_on_plan;
 pub use ops::{taking_back, Appended, Identity};

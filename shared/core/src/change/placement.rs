@@ -1,6 +1,6 @@
 //! Where a change puts the entries of keyed lists: the order a preview shows.
 //!
-//! An [`Effect`](crate::effect::Effect) names list-map entries by key
+//! An [`Effect`](crate::change::effect::Effect) names list-map entries by key
 //! (`initContainers[name="backup-db"]`), so it says nothing about order. Order
 //! matters: init containers run one after the other, and an env entry can
 //! refer to the ones before it. A JSON Patch `add .../initContainers/1`
@@ -16,7 +16,7 @@
 //! still present; entries somebody else added meanwhile do not matter.
 //!
 //! ```
-//! use fieldwise_core::placement::Placements;
+//! use fieldwise_core::change::placement::Placements;
 //! use fieldwise_core::schema::{builtin, Gvk};
 //! use serde_json::json;
 //!

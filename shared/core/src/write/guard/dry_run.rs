@@ -77,7 +77,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::guard::Identity;
+    use crate::write::guard::Identity;
 
     #[test]
     fn only_the_written_paths_come_from_the_server() {
