@@ -3,7 +3,10 @@
 //! field path, `conflict with "kubectl"`) and sigs.k8s.io/yaml in map keys, so the text
 //! must be Go's to the byte.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+use serde_json::{Number, Value};
 
 /// Go's `strconv.Quote`: double quotes, backslash escapes for quotes, backslashes and non-printables.
 pub(crate) fn quote(s: &str) -> String {
@@ -35,6 +38,65 @@ pub(crate) fn quote(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// [`v`], borrowing the text of a string (its own `%v`).
+pub(crate) fn text(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(v(other)),
+    }
+}
+
+/// `fmt.Sprintf("%v", value)` of a value decoded into `interface{}`: `<nil>`, `map[a:1 b:[x y]]`;
+/// upstream compares list elements and merge keys by it, and its errors quote it.
+pub(crate) fn v(value: &Value) -> String {
+    let mut out = String::new();
+    write_v(&mut out, value);
+    out
+}
+
+fn write_v(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_v(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push_str("map[");
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                if let Some(item) = map.get(key) {
+                    write_v(out, item);
+                }
+            }
+            out.push(']');
+        }
+    }
+}
+
+fn write_number(out: &mut String, n: &Number) {
+    if let Some(i) = n.as_i64() {
+        let _ = write!(out, "{i}");
+    } else if let Some(f) = n.as_f64() {
+        out.push_str(&float_g(f));
+    }
 }
 
 /// Go's `%v` of a `float64` (`strconv.FormatFloat(x, 'g', -1, 64)`): `80`, `1.5`, `1e+06`.
@@ -78,6 +140,7 @@ fn shortest_g(negative: bool, zero: bool, scientific: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn floats_print_like_go_percent_v() {
@@ -91,6 +154,21 @@ mod tests {
         assert_eq!(float_g(123456789.0), "1.23456789e+08");
         assert_eq!(float_g(-0.0), "-0");
         assert_eq!(float_g(0.1 + 0.2), "0.30000000000000004");
+    }
+
+    #[test]
+    fn formats_like_go_percent_v() {
+        assert_eq!(v(&json!("a")), "a");
+        assert_eq!(v(&json!(80)), "80");
+        assert_eq!(v(&json!(-3)), "-3");
+        assert_eq!(v(&json!(1.5)), "1.5");
+        assert_eq!(v(&json!(100.0)), "100");
+        assert_eq!(v(&json!(1000000.0)), "1e+06");
+        assert_eq!(v(&json!(123456789.0)), "1.23456789e+08");
+        assert_eq!(v(&json!(0.0001)), "0.0001");
+        assert_eq!(v(&json!(0.00001)), "1e-05");
+        assert_eq!(v(&json!(null)), "<nil>");
+        assert_eq!(v(&json!({"b": 1, "a": [true, "x"]})), "map[a:[true x] b:1]");
     }
 
     #[test]

@@ -14,13 +14,14 @@ use super::directives::{
     RETAIN_KEYS, SET_ELEMENT_ORDER,
 };
 use super::errors::{ErrorKind, StrategicError};
-use super::gofmt::{self, GoType};
+use super::go_types::{self, GoType};
 use super::key_index::{go_eq, EntryIndex};
 use super::meta::{Lookup, Strategy, Ty};
 use super::order::{self, OrderEntry};
 use super::slices::{
     self, element_type, merge_special_elements, partition_maps, partition_primitives, AliasView, Live,
 };
+use crate::go_format::fmt as go_fmt;
 use crate::object::field as object_field;
 
 /// `MergeOptions`: how directives are treated.
@@ -68,8 +69,8 @@ fn directive_in_map(directive: &Value, patch: &Map<String, Value>) -> Result<Map
         }
         Some(DELETE) => Ok(Map::new()),
         _ => Err(ErrorKind::BadPatchType {
-            directive: gofmt::v(directive),
-            map: gofmt::v(&Value::Object(patch.clone())),
+            directive: go_fmt::v(directive),
+            map: go_fmt::v(&Value::Object(patch.clone())),
         }
         .into()),
     }
@@ -179,7 +180,7 @@ fn apply_retain_keys(
     if !opts.merge_parallel_list {
         match object_field::get(original, RETAIN_KEYS) {
             Some(existing) if existing != retain => {
-                return Err(ErrorKind::RetainKeysMismatch(gofmt::v(existing), gofmt::v(retain)).into());
+                return Err(ErrorKind::RetainKeysMismatch(go_fmt::v(existing), go_fmt::v(retain)).into());
             }
             Some(_) => {}
             None => {
@@ -259,7 +260,7 @@ fn merge_one_ordered_list(
     let Value::Array(set_order) = order_value else {
         return Err(StrategicError::new(ErrorKind::BadArgType {
             expected: "[]interface {}",
-            actual: gofmt::type_name(order_value),
+            actual: go_types::type_name(order_value),
         })
         .at(key));
     };
@@ -267,14 +268,14 @@ fn merge_one_ordered_list(
         None => None,
         Some(Value::Array(list)) => Some(std::mem::take(list)),
         Some(other) => {
-            return Err(ErrorKind::BadArgType { expected: "[]interface {}", actual: gofmt::type_name(other) }.into());
+            return Err(ErrorKind::BadArgType { expected: "[]interface {}", actual: go_types::type_name(other) }.into());
         }
     };
     let patch_list = match object_field::get(patch, field) {
         None => None,
         Some(Value::Array(list)) => Some(list),
         Some(other) => {
-            return Err(ErrorKind::BadArgType { expected: "[]interface {}", actual: gofmt::type_name(other) }.into());
+            return Err(ErrorKind::BadArgType { expected: "[]interface {}", actual: go_types::type_name(other) }.into());
         }
     };
     let (elem, meta) = cx.for_slice(ty, field)?;
@@ -328,7 +329,7 @@ fn validate_against_order(patch_list: &[Value], set_order: &[Value], merge_key: 
             if !item.is_object() {
                 return Err(ErrorKind::BadArgType {
                     expected: "map[string]interface {}",
-                    actual: gofmt::type_name(item),
+                    actual: go_types::type_name(item),
                 });
             }
             if super::directives::is_delete_element(item) {
@@ -350,8 +351,8 @@ fn validate_against_order(patch_list: &[Value], set_order: &[Value], merge_key: 
     }
     if p < plain.len() && s >= set_order.len() {
         return Err(ErrorKind::SetElementOrderMismatch {
-            patch: gofmt::v(&Value::Array(patch_list.to_vec())),
-            order: gofmt::v(&Value::Array(set_order.to_vec())),
+            patch: go_fmt::v(&Value::Array(patch_list.to_vec())),
+            order: go_fmt::v(&Value::Array(set_order.to_vec())),
         });
     }
     Ok(())
@@ -362,10 +363,10 @@ fn validate_against_order(patch_list: &[Value], set_order: &[Value], merge_key: 
 /// is not an object or lacks the key.
 pub(crate) fn merge_key_value<'v>(item: &'v Value, merge_key: &str) -> Result<&'v Value, ErrorKind> {
     let Some(map) = item.as_object() else {
-        return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
+        return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: go_types::type_name(item) });
     };
     object_field::get(map, merge_key)
-        .ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() })
+        .ok_or_else(|| ErrorKind::NoMergeKey { map: go_fmt::v(item), key: merge_key.to_string() })
 }
 
 fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, ErrorKind> {
@@ -400,7 +401,7 @@ pub(crate) fn merge_slice(
         // When the append fits in the live list's spare capacity, the live list
         // (read below as the server order) sees the de-duplicated array.
         let live_len = original.len();
-        let capacity = live.capacity.unwrap_or_else(|| gofmt::decoded_capacity(live_len));
+        let capacity = live.capacity.unwrap_or_else(|| go_types::decoded_capacity(live_len));
         let aliased = live_len + patch.len() <= capacity;
         let mut both = original;
         both.extend(patch.iter().cloned());
@@ -460,7 +461,7 @@ fn merge_plain_elements(
     let mut index = EntryIndex::new(&original, merge_key);
     for item in patch {
         let (Some(patch_map), Some(value)) = (item.as_object(), object_field::get_in(item, merge_key)) else {
-            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
+            return Err(ErrorKind::NoMergeKey { map: go_fmt::v(item), key: merge_key.to_string() }.into());
         };
         match index.find(&original, value)? {
             Some(i) => {

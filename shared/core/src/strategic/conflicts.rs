@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::directives::{DIRECTIVE_MARKER, RETAIN_KEYS};
 use super::errors::{ErrorKind, StrategicError};
-use super::gofmt::GoType;
+use super::go_types::GoType;
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices;
@@ -135,7 +135,7 @@ fn by_merge_key(list: &[Value], merge_key: &str) -> Result<HashMap<String, usize
             return Err(ErrorKind::UnknownType(format!("invalid element type in merging list: {item}")));
         };
         let Some(key) = map.get(merge_key) else {
-            return Err(ErrorKind::NoMergeKey { map: super::gofmt::v(item), key: merge_key.to_string() });
+            return Err(ErrorKind::NoMergeKey { map: crate::go_format::fmt::v(item), key: merge_key.to_string() });
         };
         out.insert(key.to_string(), i);
     }

@@ -13,11 +13,12 @@ use super::directives::{
     delete_directive, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE_MARKER, RETAIN_KEYS, SET_ELEMENT_ORDER,
 };
 use super::errors::{ErrorKind, StrategicError};
-use super::gofmt::{self, GoType};
+use super::go_types::{self, GoType};
 use super::key_index::go_eq;
 use super::meta::{Lookup, Strategy, Ty};
 use super::order;
 use super::slices;
+use crate::go_format::fmt as go_fmt;
 use crate::object::field as object_field;
 
 /// `DiffOptions`: which changes the diff reports.
@@ -259,8 +260,8 @@ fn is_order_same<'v>(
 /// `diffListsOfScalars`: additions and (de-duplicated) deletions, comparing `%v` texts.
 fn diff_lists_of_scalars(original_sorted: &[Value], modified: &[Value], opts: DiffOptions) -> (Vec<Value>, Vec<Value>) {
     let modified_sorted = order::sort_scalars(modified.to_vec());
-    let before: Vec<String> = original_sorted.iter().map(gofmt::v).collect();
-    let after: Vec<String> = modified_sorted.iter().map(gofmt::v).collect();
+    let before: Vec<String> = original_sorted.iter().map(go_fmt::v).collect();
+    let after: Vec<String> = modified_sorted.iter().map(go_fmt::v).collect();
     let (mut i, mut j) = (0, 0);
     let mut additions = Vec::new();
     let mut deletions = Vec::new();
@@ -296,9 +297,12 @@ impl<'v> Keyed<'v> {
     fn of(sorted: &'v [SortedEntry<'v>], at: usize, merge_key: &str) -> Result<Option<Keyed<'v>>, ErrorKind> {
         let Some((text, (entry, key))) = sorted.get(at) else { return Ok(None) };
         let Some(map) = entry.as_object() else {
-            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(entry) });
+            return Err(ErrorKind::BadArgType {
+                expected: "map[string]interface {}",
+                actual: go_types::type_name(entry),
+            });
         };
-        let key = key.ok_or_else(|| ErrorKind::NoMergeKey { map: gofmt::v(entry), key: merge_key.to_string() })?;
+        let key = key.ok_or_else(|| ErrorKind::NoMergeKey { map: go_fmt::v(entry), key: merge_key.to_string() })?;
         Ok(Some(Keyed { map, text, key }))
     }
 }
@@ -317,7 +321,7 @@ fn diff_lists_of_maps<'v>(
 ) -> Result<(Vec<Value>, Vec<Value>), StrategicError> {
     // Each entry's `%v` text is computed once, for the sort; the entry itself is
     // checked when the walk reaches it, where upstream reports a bad entry.
-    let text = |&(_, key): &(&'v Value, Option<&'v Value>)| gofmt::text(key.unwrap_or(&Value::Null));
+    let text = |&(_, key): &(&'v Value, Option<&'v Value>)| go_fmt::text(key.unwrap_or(&Value::Null));
     let entries = |(list, keys): KeyedList<'_, 'v>| list.iter().zip(keys.iter().copied()).collect();
     let before = order::sort_by_text_keeping(entries(original), text);
     let after = order::sort_by_text_keeping(entries(modified), text);

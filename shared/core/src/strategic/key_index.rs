@@ -17,7 +17,7 @@ use foldhash::fast::RandomState;
 use serde_json::Value;
 
 use super::errors::ErrorKind;
-use super::gofmt::GoType;
+use super::go_types::GoType;
 use crate::object::field as object_field;
 
 /// A scalar as Go's `==` on `interface{}` values tells it apart: by dynamic type and

@@ -33,7 +33,7 @@ mod conflicts;
 mod diff;
 pub(crate) mod directives;
 mod errors;
-mod gofmt;
+mod go_types;
 mod key_index;
 mod meta;
 mod order;

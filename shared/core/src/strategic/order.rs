@@ -15,8 +15,9 @@ use std::cell::RefCell;
 use serde_json::Value;
 
 use super::errors::ErrorKind;
-use super::gofmt;
+use super::go_types;
 use super::key_index::{GoKey, OwnedKey, Positions};
+use crate::go_format::fmt as go_fmt;
 use crate::object::field as object_field;
 
 /// The key an element is ordered and matched by: its merge key value, or itself.
@@ -108,10 +109,13 @@ pub(crate) fn validate_merge_keys<'v>(
 ) -> Result<(), ErrorKind> {
     for item in list {
         let Some(map) = item.as_object() else {
-            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
+            return Err(ErrorKind::BadArgType {
+                expected: "map[string]interface {}",
+                actual: go_types::type_name(item),
+            });
         };
         if object_field::get(map, merge_key).is_none() {
-            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() });
+            return Err(ErrorKind::NoMergeKey { map: go_fmt::v(item), key: merge_key.to_string() });
         }
     }
     Ok(())
@@ -434,7 +438,7 @@ pub(crate) fn sort_by_text_keeping<T, S: Ord>(items: Vec<T>, text: impl Fn(&T) -
 
 /// `sortScalars`.
 pub(crate) fn sort_scalars(items: Vec<Value>) -> Vec<Value> {
-    sort_by_text(items, gofmt::v)
+    sort_by_text(items, go_fmt::v)
 }
 
 /// `deduplicateScalars`: removes later duplicates by moving the last element into

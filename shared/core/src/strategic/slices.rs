@@ -15,9 +15,10 @@ use serde_json::Value;
 
 use super::directives::{has_directive_marker, DELETE, DIRECTIVE_MARKER, MERGE, REPLACE};
 use super::errors::{ErrorKind, StrategicError};
-use super::gofmt::{self, GoType};
+use super::go_types::{self, GoType};
 use super::key_index::{find_by_key, EntryIndex};
 use super::order::{self, OrderEntry};
+use crate::go_format::fmt as go_fmt;
 use crate::object::field as object_field;
 
 /// `sliceElementType`: the one Go type of all elements of the lists.
@@ -43,7 +44,7 @@ pub(crate) fn element_type(lists: &[&[Value]]) -> Result<GoType, ErrorKind> {
 }
 
 fn describe_lists(lists: &[&[Value]]) -> String {
-    let parts: Vec<String> = lists.iter().map(|l| gofmt::v(&Value::Array(l.to_vec()))).collect();
+    let parts: Vec<String> = lists.iter().map(|l| go_fmt::v(&Value::Array(l.to_vec()))).collect();
     format!("[{}]", parts.join(" "))
 }
 
@@ -135,7 +136,7 @@ pub(crate) fn merge_special_elements<'p>(
         match directive.as_str() {
             Some(DELETE) => {
                 let Some(value) = object_field::get_in(item, merge_key) else {
-                    return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() }.into());
+                    return Err(ErrorKind::NoMergeKey { map: go_fmt::v(item), key: merge_key.to_string() }.into());
                 };
                 while let Some(i) = find_by_key(&original, merge_key, value)? {
                     original.remove(i);
@@ -147,7 +148,7 @@ pub(crate) fn merge_special_elements<'p>(
             Some(REPLACE) => replace = true,
             Some(MERGE) => return Err(ErrorKind::MergeDirectiveInList.into()),
             _ => {
-                return Err(ErrorKind::BadPatchType { directive: gofmt::v(directive), map: gofmt::v(item) }.into());
+                return Err(ErrorKind::BadPatchType { directive: go_fmt::v(directive), map: go_fmt::v(item) }.into());
             }
         }
     }
@@ -160,7 +161,7 @@ pub(crate) fn merge_special_elements<'p>(
 /// `partitionPrimitivesByPresentInList`: items present in `by`, and the others.
 pub(crate) fn partition_primitives(list: Vec<Value>, by: &[Value]) -> Result<(Vec<Value>, Vec<Value>), ErrorKind> {
     if let Some(bad) = by.iter().chain(list.iter()).find(|v| v.is_object() || v.is_array()) {
-        return Err(ErrorKind::UnhashableElement(gofmt::v(bad)));
+        return Err(ErrorKind::UnhashableElement(go_fmt::v(bad)));
     }
     Ok(list.into_iter().partition(|v| by.contains(v)))
 }
@@ -175,10 +176,13 @@ pub(crate) fn partition_maps(
     let mut found = Vec::with_capacity(list.len());
     for item in &list {
         let Some(map) = item.as_object() else {
-            return Err(ErrorKind::BadArgType { expected: "map[string]interface {}", actual: gofmt::type_name(item) });
+            return Err(ErrorKind::BadArgType {
+                expected: "map[string]interface {}",
+                actual: go_types::type_name(item),
+            });
         };
         let Some(value) = object_field::get(map, merge_key) else {
-            return Err(ErrorKind::NoMergeKey { map: gofmt::v(item), key: merge_key.to_string() });
+            return Err(ErrorKind::NoMergeKey { map: go_fmt::v(item), key: merge_key.to_string() });
         };
         found.push(index.find(by, value)?.is_some());
     }
