@@ -499,3 +499,58 @@ fn a_controller_rewriting_what_argo_cd_applies_is_a_fight_fixed_by_argo_cds_igno
     assert_eq!(code, Some(3));
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
+
+/// A Deployment `web` applied server-side by `manager` with `replicas`.
+fn apply_replicas(cluster: &Cluster, ns: &str, manager: &str, replicas: u32) {
+    let manifest = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: app\n        image: busybox:1.36\n"
+    );
+    cluster.kubectl_stdin(
+        &["apply", "-n", ns, "--server-side", "--field-manager", manager, "--force-conflicts", "-f", "-"],
+        &manifest,
+    );
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn two_appliers_flipping_replicas_are_a_fight_naming_both() {
+    let cluster = require_cluster!();
+    let ns = cluster.namespace("owners-watch-replicas");
+    apply_replicas(&cluster, &ns, "ci", 1);
+    // Only replicas: the controller manager's status writes would come between the applies.
+    let args = ["deploy/web", "--field", "spec.replicas", "--until-fight", "--for", "120s", "-o", "json"];
+    let watch = start_watch(&cluster, &ns, &args);
+    for (manager, replicas) in [("gitops", 2), ("ci", 1), ("gitops", 2), ("ci", 1)] {
+        apply_replicas(&cluster, &ns, manager, replicas);
+    }
+    let (code, records) = finish(watch, Vec::new());
+    let changes: Vec<(&str, &Value, &str)> = of_type(&records, "change")
+        .into_iter()
+        .map(|c| (c["field"].as_str().unwrap(), &c["after"], c["manager"].as_str().unwrap()))
+        .collect();
+    let (one, two) = (Value::from(1), Value::from(2));
+    assert_eq!(
+        changes,
+        [
+            (".spec.replicas", &two, "gitops"),
+            (".spec.replicas", &one, "ci"),
+            (".spec.replicas", &two, "gitops"),
+            (".spec.replicas", &one, "ci")
+        ],
+        "{records:?}"
+    );
+    let fights = of_type(&records, "fight");
+    assert_eq!(fights.len(), 1, "{records:?}");
+    assert_eq!(fights[0]["field"], ".spec.replicas");
+    let managers: Vec<(&str, &str)> = fights[0]["managers"]
+        .as_array()
+        .expect("managers")
+        .iter()
+        .map(|m| (m["manager"].as_str().unwrap(), m["operation"].as_str().unwrap()))
+        .collect();
+    assert_eq!(managers, [("gitops", "Apply"), ("ci", "Apply")]);
+    assert_eq!((&fights[0]["flips"], &fights[0]["values"]), (&Value::from(3), &serde_json::json!([2, 1])));
+    assert!(fights[0]["fix"].as_str().unwrap().contains(".spec.replicas"), "{}", fights[0]);
+    assert_eq!(code, Some(3));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
