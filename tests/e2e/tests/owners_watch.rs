@@ -133,12 +133,18 @@ fn of_type<'r>(records: &'r [Value], kind: &str) -> Vec<&'r Value> {
     records.iter().filter(|r| r["type"] == kind).collect()
 }
 
-fn apply(cluster: &Cluster, ns: &str, manager: &str, value: &str) {
-    let manifest = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {value}\n");
+/// `manifest` applied server-side by `manager`, taking its fields from whoever owned them.
+fn apply_as(cluster: &Cluster, ns: &str, manager: &str, manifest: &str) {
     cluster.kubectl_stdin(
         &["apply", "-n", ns, "--server-side", "--field-manager", manager, "--force-conflicts", "-f", "-"],
-        &manifest,
+        manifest,
     );
+}
+
+/// ConfigMap `x`'s `data.x` set to `value` by `manager`'s server-side apply.
+fn apply(cluster: &Cluster, ns: &str, manager: &str, value: &str) {
+    let manifest = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {value}\n");
+    apply_as(cluster, ns, manager, &manifest);
 }
 
 #[test]
@@ -397,10 +403,7 @@ fn apply_secret(cluster: &Cluster, ns: &str, manager: &str, value: &str) {
     use base64::Engine;
     let encoded = base64::engine::general_purpose::STANDARD.encode(value);
     let manifest = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  pw: {encoded}\n");
-    cluster.kubectl_stdin(
-        &["apply", "-n", ns, "--server-side", "--field-manager", manager, "--force-conflicts", "-f", "-"],
-        &manifest,
-    );
+    apply_as(cluster, ns, manager, &manifest);
 }
 
 #[test]
@@ -505,10 +508,7 @@ fn apply_replicas(cluster: &Cluster, ns: &str, manager: &str, replicas: u32) {
     let manifest = format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: app\n        image: busybox:1.36\n"
     );
-    cluster.kubectl_stdin(
-        &["apply", "-n", ns, "--server-side", "--field-manager", manager, "--force-conflicts", "-f", "-"],
-        &manifest,
-    );
+    apply_as(cluster, ns, manager, &manifest);
 }
 
 #[test]
