@@ -224,10 +224,11 @@ async fn each_object(
     // Types the user named must be listed; of every type, one the server forbids is skipped.
     let named_types = args.selection.names_objects();
     let types = if named_types {
-        match selection::listed_types(catalog, &args.selection.for_reading())? {
+        let selected = args.selection.for_reading();
+        match selection::listed_types(catalog, &selected)? {
             Some(types) => types,
             None => {
-                for selected in selection::read_selected(conn, catalog, &args.selection.for_reading()).await? {
+                for selected in selection::read_selected(conn, catalog, &selected).await? {
                     add(selected.live)?;
                 }
                 return Ok(());
