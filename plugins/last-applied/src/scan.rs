@@ -33,6 +33,7 @@ use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::exit_code;
 use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::ConnError;
 use futures::stream::{self, Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -179,7 +180,7 @@ impl<'a> Scan<'a> {
                 TypeEvent::Skipped { resource, error } => {
                     progress.type_done();
                     let reason = match &error {
-                        Error::Api { reason, message, .. } => format!("{reason}: {message}"),
+                        Error::Conn(ConnError::Api { reason, message, .. }) => format!("{reason}: {message}"),
                         other => other.to_string(),
                     };
                     vec![Ok(ScanEvent::Skipped(Skipped { resource, reason }))]

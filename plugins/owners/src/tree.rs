@@ -16,7 +16,7 @@ use fieldwise_kube::api::objects;
 use fieldwise_kube::api::reference::{owner_display_name, ObjectRef};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::ReferenceError;
-use fieldwise_kube::{Error, Result};
+use fieldwise_kube::{ConnError, Error, Result};
 use serde_json::Value;
 
 use crate::subject::Subject;
@@ -124,10 +124,10 @@ fn restore_type(object: &mut Value, resource: &ResourceType) {
 
 fn short_reason(err: &Error) -> String {
     match err {
-        Error::Api { code: 403, .. } => "forbidden".into(),
-        Error::Api { code: 404, .. } => "not found".into(),
-        Error::NoLongerServed { .. } => "no longer served".into(),
-        Error::Api { reason, .. } => reason.to_lowercase(),
+        Error::Conn(ConnError::Api { code: 403, .. }) => "forbidden".into(),
+        Error::Conn(ConnError::Api { code: 404, .. }) => "not found".into(),
+        Error::Conn(ConnError::NoLongerServed { .. }) => "no longer served".into(),
+        Error::Conn(ConnError::Api { reason, .. }) => reason.to_lowercase(),
         other => other.to_string(),
     }
 }

@@ -13,6 +13,7 @@ use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::write::{PatchType, Planned};
+use fieldwise_kube::ConnError;
 use serde_json::Value;
 
 use crate::PatchArgs;
@@ -96,14 +97,14 @@ pub fn plan_input<'a>(
 /// A server refusal with what to do about it.
 pub fn explain_rejection(err: Error, display: &str) -> Error {
     match err {
-        Error::Api { code: 422, reason, message, causes } => Error::Api {
+        Error::Conn(ConnError::Api { code: 422, reason, message, causes }) => Error::Conn(ConnError::Api {
             code: 422,
             reason,
             message: format!(
                 "{message} (the server validated the patched {display} and refused it; nothing was written)"
             ),
             causes,
-        },
+        }),
         other => other,
     }
 }

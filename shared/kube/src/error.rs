@@ -1,9 +1,20 @@
 //! Errors as a kubectl user expects to read them: one line, what went wrong,
 //! where, and what to do. Never a panic or a backtrace.
+//!
+//! [`Error`] is what the layers above the connection return (api, output, write, cli) and
+//! what the plugins print. The two layers below own their errors and are kept whole here,
+//! each as the [`std::error::Error::source`] of its variant, as kube-client wraps its
+//! layers' errors: [`LocalError`] (`Error::Local`: a file, input not taken) and
+//! [`ConnError`] (`Error::Conn`: the kubeconfig and connection flags, the transport, the
+//! server's answer, classified and redacted in one place). Every message passes the redaction
+//! boundary in [`Error`]'s `Display`.
 
 use std::fmt;
 
+use crate::conn::error::ConnError;
+pub use crate::conn::error::StatusCause;
 use crate::exit_code;
+use crate::local::error::LocalError;
 
 /// Everything that can go wrong between the command line and the cluster.
 #[derive(Debug)]
@@ -12,45 +23,13 @@ pub enum Error {
     Usage(String),
     /// The reader of stdout went away (`| head`): stop quietly, see [`crate::output::stdout`].
     StdoutClosed,
-    /// The kubeconfig is missing, unreadable, or names something that is not there.
-    Kubeconfig(String),
-    /// The server could not be reached, or the connection failed during the request.
-    Unreachable {
-        /// The server URL from the kubeconfig.
-        server: String,
-        /// What the transport said.
-        reason: String,
-        /// Whether the request may have reached the server: false only when the
-        /// connection was never made (refused, unresolvable, TLS handshake), so a
-        /// write certainly did not happen; true when it broke or timed out later.
-        maybe_sent: bool,
-    },
-    /// The server answered with an error Status.
-    Api {
-        /// HTTP status code.
-        code: u16,
-        /// The Status reason, e.g. `Forbidden`, `NotFound`, `Conflict`.
-        reason: String,
-        /// The server's message, through the redaction boundary
-        /// ([`crate::redact::server_message`]): object dumps cut, Secret values hidden.
-        message: String,
-        /// The Status `details.causes`: for a server-side apply refused with
-        /// 409, one per conflicting field; for a 422, one per invalid field.
-        causes: Vec<StatusCause>,
-    },
+    /// The connection layer failed: the kubeconfig or a connection flag, the transport, or
+    /// the server's answer (a Status with its causes, a type no longer served), kept whole.
+    Conn(ConnError),
+    /// The local layer failed: a file could not be read or written, or input is not taken.
+    Local(LocalError),
     /// The resource type is not served by this cluster.
     UnknownResourceType(String),
-    /// The server answered 404 on the path of a type discovery named: the type is no longer
-    /// served (its CustomResourceDefinition or APIService was removed after discovery was
-    /// read). A command on that type fails with it; a listing of many types skips the type
-    /// with it ([`Error::no_longer_served`]) and goes on.
-    NoLongerServed {
-        /// What the server answered.
-        answer: Box<Error>,
-        /// Whether this run's discovery came from the disk cache, now cleared so that the
-        /// next run discovers again.
-        cache_cleared: bool,
-    },
     /// The object changed between the preview and the write, and the change would
     /// now do something other than what was approved: nothing was written (exit 3).
     ChangedSincePreview {
@@ -100,16 +79,6 @@ pub enum Error {
         /// Why taking the copy back failed.
         reason: String,
     },
-    /// A local file or directory could not be read, written, created or removed
-    /// (backups, caches, `--edit` files, standard output).
-    LocalIo {
-        /// What was being done, as a verb phrase: `write the backup`.
-        action: String,
-        /// The file, when there is one.
-        path: Option<std::path::PathBuf>,
-        /// What the operating system said.
-        source: std::io::Error,
-    },
     /// Bytes that should be a document (JSON, YAML, a schema) are not.
     Malformed {
         /// What they are and where they came from: `the backup /x/y.json`.
@@ -156,9 +125,6 @@ pub enum Error {
         /// Its exit status, when it ran.
         status: Option<std::process::ExitStatus>,
     },
-    /// The Kubernetes client failed in a way that is neither the server's answer nor
-    /// the transport (a request it could not build, an answer it could not decode).
-    Client(Box<kube::Error>),
     /// `completion install|uninstall` could not manage the completer links.
     Completion(InstallError),
     /// `owners --conflicts --verify`: the apiserver's dry run found other conflicts than the
@@ -170,8 +136,6 @@ pub enum Error {
     /// An object reference could not be built from a manifest or owner reference
     /// (missing fields, a type the cluster does not serve, a namespace that differs from `-n`).
     Reference(ReferenceError),
-    /// The kubeconfig user's exec credential plugin gave no credential.
-    Credential(CredentialError),
     /// A stop signal (Ctrl-C, SIGTERM) came before the write of this object was sent:
     /// nothing was written (the command exits 130 or 143).
     Interrupted {
@@ -258,31 +222,6 @@ pub enum Refusal {
     },
 }
 
-/// One cause of a refusal, from the server's Status `details.causes`.
-///
-/// A server-side apply refused with 409 Conflict carries one per field another
-/// manager owns: reason `FieldManagerConflict`, message
-/// `conflict with "kubectl" using apps/v1`, field `.spec.replicas`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusCause {
-    /// Machine-readable, e.g. `FieldManagerConflict`, `FieldValueInvalid`; may be empty.
-    pub reason: String,
-    /// Human-readable, meant to be shown as is.
-    pub message: String,
-    /// The field, as the server names it (`.spec.replicas`); may be empty.
-    pub field: String,
-}
-
-impl From<&kube::core::response::StatusCause> for StatusCause {
-    fn from(cause: &kube::core::response::StatusCause) -> Self {
-        StatusCause {
-            reason: cause.reason.clone(),
-            message: crate::redact::server_message(&cause.message),
-            field: cause.field.clone(),
-        }
-    }
-}
-
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -292,78 +231,55 @@ impl Error {
         Error::Usage(message.into())
     }
 
-    /// Converts a kube client error, naming the server for transport failures.
-    ///
-    /// Every server message and cause goes through the redaction boundary here
-    /// ([`crate::redact::server_message`]), so no caller can print an object the
-    /// server quoted (a refused patch of a Secret quotes its values).
-    pub fn from_kube(err: kube::Error, server: &str) -> Self {
-        match err {
-            kube::Error::Api(status) => Error::Api {
-                code: status.code,
-                reason: if status.reason.is_empty() { format!("{}", status.code) } else { status.reason.clone() },
-                message: crate::redact::server_message(&status.message),
-                causes: status.details.iter().flat_map(|d| &d.causes).map(StatusCause::from).collect(),
-            },
-            kube::Error::HyperError(e) => {
-                Error::Unreachable { server: server.into(), reason: root_cause(&e), maybe_sent: !never_connected(&e) }
-            }
-            kube::Error::Service(e) => match credential_error(e.as_ref()) {
-                Some(credential) => Error::Credential(credential),
-                None => Error::Unreachable {
-                    server: server.into(),
-                    reason: root_cause(e.as_ref()),
-                    maybe_sent: !never_connected(e.as_ref()),
-                },
-            },
-            kube::Error::Auth(e) => {
-                Error::Kubeconfig(format!("cannot get credentials for the current user: {}", root_cause(&e)))
-            }
-            other => Error::Client(Box::new(other)),
-        }
-    }
-
-    /// The failure of a listing of `answer`'s type, when it says the type is gone: a 404 on a
-    /// collection is never about an object, so it means the server no longer serves the type
-    /// (or the cache named one it does not: [`Error::NoLongerServed`]). Any other error is
-    /// given back as it is.
+    /// The failure of a listing of `answer`'s type, when it says the type is gone (see
+    /// [`ConnError::no_longer_served`]). Any other error is given back as it is.
     pub fn no_longer_served(answer: Error) -> std::result::Result<Error, Error> {
         match answer {
-            Error::NoLongerServed { answer, .. } => Ok(Error::NoLongerServed { answer, cache_cleared: false }),
-            answer @ Error::Api { code: 404, .. } => {
-                Ok(Error::NoLongerServed { answer: Box::new(answer), cache_cleared: false })
-            }
+            Error::Conn(answer) => ConnError::no_longer_served(answer).map(Error::Conn).map_err(Error::Conn),
             other => Err(other),
         }
     }
 
+    /// The server's answer, when the error is one ([`ConnError::Api`]).
+    pub fn server_code(&self) -> Option<u16> {
+        match self {
+            Error::Conn(e) => e.code(),
+            _ => None,
+        }
+    }
+
+    /// Whether the type is no longer served ([`ConnError::NoLongerServed`]).
+    pub fn is_no_longer_served(&self) -> bool {
+        matches!(self, Error::Conn(ConnError::NoLongerServed { .. }))
+    }
+
     /// Whether the server said the object is not there.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Error::Api { code: 404, .. })
+        self.server_code() == Some(404)
     }
 
     /// Whether the server answered 409 Conflict (a resourceVersion precondition,
     /// or a server-side apply whose fields other managers own: see [`Error::causes`]).
     pub fn is_conflict(&self) -> bool {
-        matches!(self, Error::Api { code: 409, .. })
+        self.server_code() == Some(409)
     }
 
     /// Whether the request failed in transport (no answer from the server).
     pub fn is_transport(&self) -> bool {
-        matches!(self, Error::Unreachable { .. } | Error::OutcomeUnknown { .. })
+        matches!(self, Error::Conn(ConnError::Unreachable { .. }) | Error::OutcomeUnknown { .. })
     }
 
-    /// The causes the server gave for an [`Error::Api`] refusal (empty for other errors).
+    /// The causes the server gave for a refusal ([`ConnError::Api`]; empty for other errors).
     pub fn causes(&self) -> &[StatusCause] {
         match self {
-            Error::Api { causes, .. } => causes,
+            Error::Conn(e) => e.causes(),
             _ => &[],
         }
     }
 
     /// Whether the server said the user may not do this.
     pub fn is_forbidden(&self) -> bool {
-        matches!(self, Error::Api { code: 403, .. })
+        self.server_code() == Some(403)
     }
 
     /// The process exit code: 3 when the object changed since the preview, 2 when
@@ -381,61 +297,13 @@ impl Error {
     }
 }
 
-/// The exec credential plugin's failure in an error chain (the client's credential layer
-/// fails a request with it before anything is sent).
-fn credential_error(err: &(dyn std::error::Error + 'static)) -> Option<CredentialError> {
-    let mut next = Some(err);
-    while let Some(e) = next {
-        if let Some(found) = e.downcast_ref::<CredentialError>() {
-            return Some(found.clone());
-        }
-        next = e.source();
-    }
-    None
-}
-
-/// Whether an error chain says the connection was never made, so nothing was sent:
-/// connection refused, an address that does not resolve or route, or hyper's
-/// connect stage (which includes the TLS handshake).
-fn never_connected(err: &(dyn std::error::Error + 'static)) -> bool {
-    use std::io::ErrorKind;
-    let mut next = Some(err);
-    while let Some(e) = next {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if matches!(io.kind(), ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable) {
-                return true;
-            }
-        }
-        if e.to_string().starts_with("client error (Connect)") {
-            return true;
-        }
-        next = e.source();
-    }
-    false
-}
-
-/// The innermost message of an error chain: "connection refused" beats
-/// "client error (Connect)".
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut messages = vec![err.to_string()];
-    let mut source = err.source();
-    while let Some(s) = source {
-        messages.push(s.to_string());
-        source = s.source();
-    }
-    // Prefer the deepest message, but keep one level of context when the
-    // deepest is a bare OS error like "Connection refused (os error 111)".
-    let deepest = messages.last().cloned().unwrap_or_default();
-    deepest.replace(" (os error 111)", "").to_lowercase()
-}
-
 impl Error {
     /// The error as the user sees it, kubectl's way: `error: ...`, or `Error from server
     /// (...): ...` for the server's own answers. The prefix is added here alone, where
     /// errors are printed; [`fmt::Display`] is the bare message, for embedding in others.
     pub fn printed(&self) -> String {
         match self {
-            Error::Api { .. } => self.to_string(),
+            Error::Conn(ConnError::Api { .. }) => self.to_string(),
             _ => format!("error: {self}"),
         }
     }
@@ -458,24 +326,11 @@ impl Error {
         match self {
             Error::Usage(m) => write!(f, "{m}"),
             Error::StdoutClosed => write!(f, "standard output was closed"),
-            Error::Kubeconfig(m) => write!(f, "{m}"),
-            Error::Unreachable { server, reason, .. } => write!(
-                f,
-                "cannot reach the Kubernetes API server at {server} ({reason}): is the cluster running, and do --kubeconfig/--context point at it?"
-            ),
-            Error::Api { reason, message, .. } => write!(f, "Error from server ({reason}): {message}"),
+            Error::Conn(e) => write!(f, "{e}"),
+            Error::Local(e) => write!(f, "{e}"),
             Error::UnknownResourceType(t) => write!(
                 f,
                 "the server doesn't have a resource type \"{t}\" (see `kubectl api-resources` for the types it serves)"
-            ),
-            Error::NoLongerServed { answer, cache_cleared: true } => write!(
-                f,
-                "{answer}: the cached API discovery named a resource type the server no longer serves; the cache is cleared, run the command again"
-            ),
-            // Always a 404, whose body may be a Status or plain text ("404 page not found").
-            Error::NoLongerServed { cache_cleared: false, .. } => write!(
-                f,
-                "the server no longer serves this resource type (404 Not Found): it was removed after discovery was read"
             ),
             Error::ChangedSincePreview { object, reason, what_moved } => {
                 write!(f, "{object} changed since the preview, and {reason}; nothing was written. Review the change and run the command again.")?;
@@ -509,10 +364,6 @@ impl Error {
                 "{object}: another writer added the same entry to {} at the same time as this write, and taking this write's copy out again failed ({reason}): the list names it twice now. Look at it with kubectl get, and remove one copy (kubectl safe-patch undo restores the object as it was before this write).",
                 lists.join(", ")
             ),
-            Error::LocalIo { action, path: Some(path), source } => {
-                write!(f, "cannot {action} {}: {source}", path.display())
-            }
-            Error::LocalIo { action, path: None, source } => write!(f, "cannot {action}: {source}"),
             Error::Malformed { what, source } => write!(f, "{what} cannot be read: {source}"),
             Error::Semantics { object, source } => write!(f, "{object}: {source}"),
             Error::Refused { object, rule: Refusal::SecretValues { values } } => write!(
@@ -541,13 +392,11 @@ impl Error {
                 write!(f, "{command:?} failed ({status}); nothing was changed")
             }
             Error::Completion(e) => write!(f, "{e}"),
-            Error::Client(e) => write!(f, "{}", root_cause(e.as_ref())),
             Error::Stopped(what) => write!(f, "{what} was stopped"),
             Error::PredictionDisagrees => {
                 write!(f, "the apiserver's dry run disagrees with the predicted conflicts (see above)")
             }
             Error::Reference(e) => write!(f, "{e}"),
-            Error::Credential(e) => write!(f, "cannot get credentials for the current user: {e}"),
             Error::Interrupted { object, signal } => {
                 write!(f, "interrupted ({signal}) before the write of {object} was sent; nothing was written")
             }
@@ -558,15 +407,13 @@ impl Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::LocalIo { source, .. } => Some(source),
+            Error::Conn(e) => Some(e),
+            Error::Local(e) => Some(e),
             Error::Malformed { source, .. } => Some(source.as_ref()),
             Error::Semantics { source, .. } => Some(source.as_ref()),
             Error::Program { start_error: Some(source), .. } => Some(source),
             Error::Completion(source) => Some(source),
-            Error::Client(source) => Some(source.as_ref()),
             Error::Reference(e) => Some(e),
-            Error::Credential(e) => Some(e),
-            Error::NoLongerServed { answer, .. } => Some(answer.as_ref()),
             _ => None,
         }
     }
@@ -581,7 +428,7 @@ impl From<serde_json::Error> for Error {
 impl Error {
     /// A local file operation that failed: `action` is a verb phrase (`write the backup`).
     pub fn local_io(action: impl Into<String>, path: &std::path::Path, source: std::io::Error) -> Self {
-        Error::LocalIo { action: action.into(), path: Some(path.to_path_buf()), source }
+        Error::Local(LocalError::io(action, path, source))
     }
 
     /// Bytes described by `what` that do not parse.
@@ -633,6 +480,18 @@ pub enum ReferenceError {
     },
 }
 
+impl From<ConnError> for Error {
+    fn from(err: ConnError) -> Self {
+        Error::Conn(err)
+    }
+}
+
+impl From<LocalError> for Error {
+    fn from(err: LocalError) -> Self {
+        Error::Local(err)
+    }
+}
+
 impl From<ReferenceError> for Error {
     fn from(err: ReferenceError) -> Self {
         Error::Reference(err)
@@ -667,30 +526,42 @@ mod tests {
 
     fn api_error(body: serde_json::Value) -> Error {
         let status: kube::core::Status = serde_json::from_value(body).expect("a Status");
-        Error::from_kube(kube::Error::Api(status.boxed()), "https://127.0.0.1:6443")
+        ConnError::from_kube(kube::Error::Api(status.boxed()), "https://127.0.0.1:6443").into()
     }
 
     #[test]
-    fn an_apply_conflict_keeps_its_causes_and_its_one_line_message() {
+    fn the_server_s_answer_is_kept_whole_and_printed_as_kubectl_prints_it() {
         let err = api_error(serde_json::json!({
             "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 409, "reason": "Conflict",
             "message": "Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1: .spec.replicas",
             "details": {"causes": [{"reason": "FieldManagerConflict",
                 "message": "conflict with \"kubectl\" using apps/v1", "field": ".spec.replicas"}]}
         }));
-        assert!(err.is_conflict());
-        assert_eq!(
-            err.causes(),
-            [StatusCause {
-                reason: "FieldManagerConflict".into(),
-                message: "conflict with \"kubectl\" using apps/v1".into(),
-                field: ".spec.replicas".into(),
-            }]
-        );
-        assert_eq!(
-            err.to_string(),
-            "Error from server (Conflict): Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1: .spec.replicas"
-        );
+        assert!(err.is_conflict() && !err.is_not_found() && !err.is_forbidden());
+        assert_eq!(err.server_code(), Some(409));
+        assert_eq!(err.causes()[0].field, ".spec.replicas");
+        let printed = "Error from server (Conflict): Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1: .spec.replicas";
+        assert_eq!(err.printed(), printed, "kubectl's own prefix, no `error: `");
+        let source = std::error::Error::source(&err).expect("the connection layer's error");
+        assert!(matches!(source.downcast_ref::<ConnError>(), Some(ConnError::Api { code: 409, .. })), "{source:?}");
+    }
+
+    #[test]
+    fn a_local_error_is_kept_whole_with_the_system_error_below_it() {
+        let err = Error::local_io("write the backup", std::path::Path::new("/b"), std::io::Error::other("full"));
+        assert_eq!(err.printed(), "error: cannot write the backup /b: full");
+        let local = std::error::Error::source(&err).expect("the local layer's error");
+        assert!(local.downcast_ref::<LocalError>().is_some(), "{local:?}");
+        assert!(std::error::Error::source(local).and_then(|e| e.downcast_ref::<std::io::Error>()).is_some());
+    }
+
+    #[test]
+    fn a_type_no_longer_served_is_told_apart_from_other_answers() {
+        let gone = api_error(serde_json::json!({"status": "Failure", "code": 404, "reason": "NotFound",
+            "message": "the server could not find the requested resource"}));
+        let gone = Error::no_longer_served(gone).expect("a 404 on a collection");
+        assert!(gone.is_no_longer_served());
+        assert!(Error::no_longer_served(Error::usage("x")).is_err());
     }
 
     #[test]
@@ -706,92 +577,4 @@ mod tests {
         assert_eq!(source.to_string(), core_text);
         assert!(std::error::Error::source(source).is_some(), "the core's own error is the next link");
     }
-
-    #[test]
-    fn a_status_without_details_has_no_causes() {
-        let err = api_error(serde_json::json!({"status": "Failure", "code": 404, "reason": "NotFound",
-            "message": "deployments.apps \"gone\" not found"}));
-        assert!(err.is_not_found());
-        assert!(err.causes().is_empty());
-        assert!(Error::Stopped("x").causes().is_empty());
-    }
-
-    /// Issue #13, problem 1: kube-apiserver v1.33 quotes the whole patched Secret (its
-    /// data, and stringData through the last-applied annotation) when strict validation
-    /// refuses a merge or JSON patch. The message keeps the reason and the field path only.
-    #[test]
-    fn a_strict_validation_refusal_of_a_secret_quotes_no_value() {
-        let annotation = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
-            "data": {"password": "Y2FuYXJ5LWRhdGEtMTIz"}, "stringData": {"token": "canary-string-456"}})
-        .to_string();
-        let patched = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
-            "data": {"password": "Y2FuYXJ5LWRhdGEtMTIz", "token": "Y2FuYXJ5LXN0cmluZy00NTY="}, "dataa": {"x": "eA=="},
-            "metadata": {"name": "dbcreds", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": annotation}}})
-        .to_string();
-        let quoted = serde_json::to_string(&patched).unwrap();
-        let err = api_error(
-            serde_json::json!({"kind": "Status", "status": "Failure", "code": 422, "reason": "Invalid",
-            "message": format!(" \"\" is invalid: patch: Invalid value: {quoted}: strict decoding error: unknown field \"dataa\""),
-            "details": {"causes": [{"reason": "FieldValueInvalid", "field": "patch",
-                "message": format!("Invalid value: {quoted}: strict decoding error: unknown field \"dataa\"")}]}}),
-        );
-        assert_eq!(
-            err.to_string(),
-            "Error from server (Invalid): the patched object is invalid: patch: strict decoding error: unknown field \"dataa\""
-        );
-        assert_eq!(err.causes()[0].message, "strict decoding error: unknown field \"dataa\"");
-        assert_eq!(err.causes()[0].field, "patch");
-    }
-}
-
-/// Why a kubeconfig user's exec credential plugin gave no credential. Worded as kubectl
-/// words it, and never quoting what the plugin printed on stdout: that is where a
-/// credential would be (the plugin's stderr reaches the terminal directly, as with kubectl).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CredentialError {
-    /// The command is not there.
-    #[error("exec: executable {command} not found{}", install_hint(.hint))]
-    NotFound {
-        /// The kubeconfig's `exec.command`.
-        command: String,
-        /// The kubeconfig's `exec.installHint`, if any.
-        hint: Option<String>,
-    },
-    /// The command could not be started for another reason.
-    #[error("exec: executable {command} could not be started: {reason}")]
-    CannotStart {
-        /// The kubeconfig's `exec.command`.
-        command: String,
-        /// What the operating system said.
-        reason: String,
-    },
-    /// The command exited with a failure.
-    #[error("exec: executable {command} failed with {status}")]
-    Failed {
-        /// The kubeconfig's `exec.command`.
-        command: String,
-        /// `exit code N`, or the signal that ended it.
-        status: String,
-    },
-    /// The plugin needs a terminal (`interactiveMode: Always`) and standard input is not one.
-    #[error("exec plugin {command} cannot support interactive mode: standard input is not a terminal")]
-    NeedsTerminal {
-        /// The kubeconfig's `exec.command`.
-        command: String,
-    },
-    /// The kubeconfig's exec entry has no command.
-    #[error("the kubeconfig user's exec entry has no command")]
-    NoCommand,
-    /// What the plugin printed is not a usable ExecCredential; `problem` never quotes it.
-    #[error("exec plugin {command}: {problem}")]
-    BadOutput {
-        /// The kubeconfig's `exec.command`.
-        command: String,
-        /// What is wrong, without the output's content.
-        problem: String,
-    },
-}
-
-fn install_hint(hint: &Option<String>) -> String {
-    hint.as_deref().map(str::trim).filter(|h| !h.is_empty()).map(|h| format!(" ({h})")).unwrap_or_default()
 }

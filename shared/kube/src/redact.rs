@@ -14,7 +14,7 @@
 //!   the reason and the field path a kubectl user expects to read. An admission message
 //!   may quote part of a value (a policy's `substring(0, 16)`): runs of at least
 //!   [`fieldwise_core::secret_text::MIN_FRAGMENT_LEN`] characters of a remembered value
-//!   are masked too. [`crate::Error::from_kube`] builds every API error through it, so no
+//!   are masked too. [`crate::conn::error::ConnError::from_kube`] builds every API error through it, so no
 //!   caller can forget.
 //! - [`scrub`]: any text at all. Every Secret the process read from the server is
 //!   remembered ([`remember`], called by the one read path,

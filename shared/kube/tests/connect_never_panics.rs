@@ -76,6 +76,7 @@ proptest! {
         };
         // Any outcome but a panic: a client, or an error that prints as one line.
         if let Err(err) = runtime().block_on(connect_with(kubeconfig, &flags)) {
+            let err = fieldwise_kube::Error::from(err);
             prop_assert!(err.printed().starts_with("error: "), "{}", err.printed());
         }
     }

@@ -64,7 +64,7 @@ pub async fn check_plan(
                 Ok(object) => object,
                 // Forcing can leave an object the schema refuses (a map whose every key was
                 // pruned becomes null): the conflicts were compared, nothing more to check.
-                Err(fieldwise_kube::Error::Api { code: 422, .. }) => return problems,
+                Err(e) if e.server_code() == Some(422) => return problems,
                 Err(e) => return vec![format!("{label}: the forced dry run failed: {e}")],
             }
         }

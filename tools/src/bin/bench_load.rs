@@ -122,7 +122,7 @@ async fn post(conn: &client::Connection, path: &str, manager: &str, body: &Value
         .body(serde_json::to_vec(body).map_err(|e| e.to_string())?);
     match send(conn, request).await {
         Ok(_) => Ok(()),
-        Err(fieldwise_kube::Error::Api { code: 409, .. }) => Ok(()), // already there
+        Err(e) if e.server_code() == Some(409) => Ok(()), // already there
         Err(e) => Err(format!("{path}: {e}")),
     }
 }

@@ -106,12 +106,12 @@ pub struct Refusal {
 impl Refusal {
     /// The refusal as kubectl prints the server's error.
     pub fn error(&self) -> fieldwise_kube::Error {
-        fieldwise_kube::Error::Api {
+        fieldwise_kube::Error::Conn(fieldwise_kube::ConnError::Api {
             code: self.code,
             reason: self.reason.clone(),
             message: self.message.clone(),
             causes: Vec::new(),
-        }
+        })
     }
 }
 

@@ -34,6 +34,7 @@ use kube::client::{APIGroupDiscoveryList, APIResourceDiscovery};
 use crate::conn::client::Connection;
 use crate::error::{Error, Result};
 use crate::local::cache::{ServerCache, CORE_DISCOVERY, GROUPS_DISCOVERY};
+use crate::local::error::LocalError;
 
 /// How long cached discovery is trusted: kubectl's disk cache uses 6 hours.
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(6 * 60 * 60);
@@ -319,7 +320,7 @@ fn refetch_blocking(conn: &Connection) -> Result<Vec<ResourceType>> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::LocalIo { action: "start the async runtime".into(), path: None, source: e })?;
+            .map_err(|e| LocalError::io_without_path("start the async runtime", e))?;
         runtime.block_on(async {
             let client = conn.fresh_client()?;
             let cache = conn.discovery_cache();

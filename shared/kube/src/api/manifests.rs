@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::local::error::LocalError;
 use crate::local::input;
 
 /// One object read from a manifest, and where it was read from.
@@ -211,7 +212,7 @@ impl ManifestStream {
         if top && shown == "-" {
             match input::read_text(std::io::stdin().lock(), "standard input") {
                 Ok(text) => self.parsed(parse_documents(&text, "stdin")),
-                Err(e) => self.ready.push_back(Err(e)),
+                Err(e) => self.ready.push_back(Err(e.into())),
             }
             return;
         }
@@ -256,7 +257,7 @@ impl ManifestStream {
         self.files[input] += 1;
         match input::read_file(&path, &format!("the file \"{shown}\"")) {
             Ok(text) => self.parsed(parse_documents(&text, &shown)),
-            Err(e) => self.ready.push_back(Err(e)),
+            Err(e) => self.ready.push_back(Err(e.into())),
         }
     }
 
@@ -319,10 +320,11 @@ pub fn kustomize(dir: &str) -> Result<Vec<Manifest>> {
         .arg(dir)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|source| Error::LocalIo {
-            action: format!("run {} kustomize (for -k)", std::path::Path::new(&kubectl).display()),
-            path: None,
-            source,
+        .map_err(|source| {
+            LocalError::io_without_path(
+                format!("run {} kustomize (for -k)", std::path::Path::new(&kubectl).display()),
+                source,
+            )
         })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -177,7 +177,7 @@ async fn next(state: &mut State<'_>) -> Result<Event> {
             Some(Err(err)) => {
                 state.drops += 1;
                 if state.drops >= DROPS_IN_A_ROW {
-                    return Err(state.conn.error(err));
+                    return Err(state.conn.error(err).into());
                 }
                 (state.open, state.resuming) = (None, true);
                 continue;
@@ -195,7 +195,7 @@ async fn next(state: &mut State<'_>) -> Result<Event> {
             WatchEvent::Error(status) if status.code == 410 => {
                 return relist(state).await.map(Event::Relisted);
             }
-            WatchEvent::Error(status) => return Err(state.conn.error(kube::Error::Api(status))),
+            WatchEvent::Error(status) => return Err(state.conn.error(kube::Error::Api(status)).into()),
         };
         // The one read path's rule: every Secret value the process sees is known to redaction.
         crate::redact::remember(&object);

@@ -128,7 +128,7 @@ impl EditSession {
         if !status.success() {
             return Err(Error::Program { command: editor, start_error: None, status: Some(status) });
         }
-        crate::local::input::read_file(&self.file, &format!("the edited file \"{}\"", self.file.display()))
+        Ok(crate::local::input::read_file(&self.file, &format!("the edited file \"{}\"", self.file.display()))?)
     }
 
     /// Keeps the directory and the file when the session ends, and returns the file's path.

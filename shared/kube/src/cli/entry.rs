@@ -42,9 +42,7 @@ where
 {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
-        Err(e) => {
-            return fail(&crate::Error::LocalIo { action: "start the async runtime".into(), path: None, source: e })
-        }
+        Err(e) => return fail(&crate::LocalError::io_without_path("start the async runtime", e).into()),
     };
     listen_for_signals();
     let code = match runtime.block_on(future) {

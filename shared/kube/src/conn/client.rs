@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use kube::config::{AuthInfo, Cluster, KubeConfigOptions, Kubeconfig, NamedAuthInfo};
 
+use crate::conn::error::{ConnError, ConnResult as Result};
 use crate::conn::exec_credential::{CredentialLayer, ExecCredentials};
 use crate::conn::flags::KubeFlags;
 use crate::conn::{header_value, kubeconfig_file, namespace};
-use crate::error::{Error, Result};
 use crate::local::cache::ServerCache;
 
 /// A connected client and the choices kubeconfig and flags made for it.
@@ -55,13 +55,13 @@ impl Connection {
     /// requested resource") on a run whose discovery came from the disk cache
     /// means the cache named a type the server no longer serves: the cache is
     /// dropped so the next run rediscovers, and the error says so
-    /// ([`Error::NoLongerServed`]; a listing of many types skips the type instead).
-    pub fn error(&self, err: kube::Error) -> Error {
+    /// ([`ConnError::NoLongerServed`]; a listing of many types skips the type instead).
+    pub fn error(&self, err: kube::Error) -> ConnError {
         let unknown_path = matches!(&err, kube::Error::Api(status)
             if status.code == 404 && status.details.as_ref().is_none_or(|d| d.name.is_empty()));
-        let converted = match Error::from_kube(err, &self.server) {
-            Error::Unreachable { server, reason, maybe_sent } if reason == "deadline has elapsed" => {
-                Error::Unreachable { server, reason: self.timed_out(), maybe_sent }
+        let converted = match ConnError::from_kube(err, &self.server) {
+            ConnError::Unreachable { server, reason, maybe_sent } if reason == "deadline has elapsed" => {
+                ConnError::Unreachable { server, reason: self.timed_out(), maybe_sent }
             }
             other => other,
         };
@@ -69,7 +69,7 @@ impl Connection {
             if let Some(cache) = self.discovery_cache() {
                 cache.forget_discovery();
             }
-            return Error::NoLongerServed { answer: Box::new(converted), cache_cleared: true };
+            return ConnError::NoLongerServed { answer: Box::new(converted), cache_cleared: true };
         }
         converted
     }
@@ -100,7 +100,7 @@ impl Connection {
     /// first uses it (a `kube::Client` serves requests on the runtime it was made on).
     pub(crate) fn fresh_client(&self) -> Result<kube::Client> {
         build_client(self.config.clone(), self.credentials.as_ref())
-            .map_err(|e| Error::Kubeconfig(format!("cannot build a client: {}", describe(&e))))
+            .map_err(|e| ConnError::Kubeconfig(format!("cannot build a client: {}", describe(&e))))
     }
 }
 
@@ -120,7 +120,7 @@ pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
     if let Some(path) = &flags.kubeconfig {
         return kubeconfig_file::read(path)
-            .map_err(|e| Error::Kubeconfig(format!("cannot load kubeconfig {}: {e}", path.display())));
+            .map_err(|e| ConnError::Kubeconfig(format!("cannot load kubeconfig {}: {e}", path.display())));
     }
     if let Ok(list) = std::env::var("KUBECONFIG") {
         let paths: Vec<_> = std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect();
@@ -128,17 +128,17 @@ pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
             let mut merged: Option<Kubeconfig> = None;
             for path in paths.iter().filter(|p| p.exists()) {
                 let next = kubeconfig_file::read(path).map_err(|e| {
-                    Error::Kubeconfig(format!("cannot load kubeconfig {} (from KUBECONFIG): {e}", path.display()))
+                    ConnError::Kubeconfig(format!("cannot load kubeconfig {} (from KUBECONFIG): {e}", path.display()))
                 })?;
                 merged = Some(match merged {
                     None => next,
                     Some(m) => m.merge(next).map_err(|e| {
-                        Error::Kubeconfig(format!("cannot merge the files in KUBECONFIG: {}", describe(&e)))
+                        ConnError::Kubeconfig(format!("cannot merge the files in KUBECONFIG: {}", describe(&e)))
                     })?,
                 });
             }
             return merged.ok_or_else(|| {
-                Error::Kubeconfig(format!(
+                ConnError::Kubeconfig(format!(
                     "none of the files in KUBECONFIG exist ({}); set KUBECONFIG to a kubeconfig file or pass --kubeconfig",
                     list
                 ))
@@ -148,8 +148,8 @@ pub fn load_kubeconfig(flags: &KubeFlags) -> Result<Kubeconfig> {
     let default = dirs::home_dir().map(|h| h.join(".kube").join("config"));
     match default {
         Some(path) if path.exists() => kubeconfig_file::read(&path)
-            .map_err(|e| Error::Kubeconfig(format!("cannot load kubeconfig {}: {e}", path.display()))),
-        _ => Err(Error::Kubeconfig(
+            .map_err(|e| ConnError::Kubeconfig(format!("cannot load kubeconfig {}: {e}", path.display()))),
+        _ => Err(ConnError::Kubeconfig(
             "no kubeconfig found: set KUBECONFIG, pass --kubeconfig, or create ~/.kube/config".into(),
         )),
     }
@@ -169,14 +169,14 @@ pub async fn connect_with(mut kubeconfig: Kubeconfig, flags: &KubeFlags) -> Resu
     if let Some(wanted) = &flags.context {
         if !kubeconfig.contexts.iter().any(|c| &c.name == wanted) {
             let known: Vec<_> = kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect();
-            return Err(Error::Kubeconfig(format!(
+            return Err(ConnError::Kubeconfig(format!(
                 "context \"{wanted}\" does not exist in the kubeconfig (contexts: {})",
                 if known.is_empty() { "none".to_string() } else { known.join(", ") }
             )));
         }
     }
     if context.is_empty() {
-        return Err(Error::Kubeconfig(
+        return Err(ConnError::Kubeconfig(
             "the kubeconfig has no current context: pass --context or run `kubectl config use-context NAME`".into(),
         ));
     }
@@ -189,7 +189,7 @@ pub async fn connect_with(mut kubeconfig: Kubeconfig, flags: &KubeFlags) -> Resu
     let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster), user: user.clone() };
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
-        .map_err(|e| Error::Kubeconfig(format!("context \"{context}\": {}", describe(&e))))?;
+        .map_err(|e| ConnError::Kubeconfig(format!("context \"{context}\": {}", describe(&e))))?;
     header_value::check_user(&mut config.auth_info, user.as_deref().unwrap_or_default(), flags)?;
     if flag_namespace.is_none() {
         let origin = format!("the namespace of context \"{context}\" in the kubeconfig");
@@ -201,7 +201,7 @@ pub async fn connect_with(mut kubeconfig: Kubeconfig, flags: &KubeFlags) -> Resu
         config.write_timeout = timeout;
     }
     let agent = http::HeaderValue::from_str(&crate::conn::version::user_agent())
-        .map_err(|e| Error::malformed("the User-Agent header", e))?;
+        .map_err(|e| ConnError::usage(format!("the User-Agent header cannot be built: {e}")))?;
     config.headers.push((http::header::USER_AGENT, agent));
     // `-n ''` means no namespace flag, as in kubectl: the context's namespace, else default.
     let namespace =
@@ -209,9 +209,10 @@ pub async fn connect_with(mut kubeconfig: Kubeconfig, flags: &KubeFlags) -> Resu
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
     let cluster = cluster_identity(&server, config.root_cert.as_deref().unwrap_or_default());
     // The exec plugin runs here, once, rather than three times inside the client library.
-    let credentials = ExecCredentials::take_from(&mut config.auth_info).map_err(Error::Credential)?;
-    let client = build_client(config.clone(), credentials.as_ref())
-        .map_err(|e| Error::Kubeconfig(format!("context \"{context}\": cannot build a client: {}", describe(&e))))?;
+    let credentials = ExecCredentials::take_from(&mut config.auth_info).map_err(ConnError::Credential)?;
+    let client = build_client(config.clone(), credentials.as_ref()).map_err(|e| {
+        ConnError::Kubeconfig(format!("context \"{context}\": cannot build a client: {}", describe(&e)))
+    })?;
     let namespace_from_flag = flags.namespace.as_deref().is_some_and(|ns| !ns.is_empty());
     Ok(Connection {
         client,
@@ -267,12 +268,12 @@ pub fn apply_overrides(
         .iter()
         .find(|c| c.name == context)
         .and_then(|c| c.context.clone())
-        .ok_or_else(|| Error::Kubeconfig(format!("context \"{context}\" does not exist in the kubeconfig")))?;
+        .ok_or_else(|| ConnError::Kubeconfig(format!("context \"{context}\" does not exist in the kubeconfig")))?;
     let cluster_name = flags.cluster.clone().unwrap_or(ctx.cluster.clone());
     let Some(cluster_entry) = kubeconfig.clusters.iter_mut().find(|c| c.name == cluster_name) else {
         let known: Vec<_> = kubeconfig.clusters.iter().map(|c| c.name.as_str()).collect();
         let via = if flags.cluster.is_some() { "--cluster".to_string() } else { format!("context \"{context}\"") };
-        return Err(Error::Kubeconfig(format!(
+        return Err(ConnError::Kubeconfig(format!(
             "cluster \"{cluster_name}\" (from {via}) does not exist in the kubeconfig (clusters: {})",
             if known.is_empty() { "none".to_string() } else { known.join(", ") }
         )));
@@ -283,7 +284,7 @@ pub fn apply_overrides(
     if let Some(wanted) = &flags.user {
         if !kubeconfig.auth_infos.iter().any(|a| &a.name == wanted) {
             let known: Vec<_> = kubeconfig.auth_infos.iter().map(|a| a.name.as_str()).collect();
-            return Err(Error::Kubeconfig(format!(
+            return Err(ConnError::Kubeconfig(format!(
                 "user \"{wanted}\" (from --user) does not exist in the kubeconfig (users: {})",
                 if known.is_empty() { "none".to_string() } else { known.join(", ") }
             )));
@@ -311,13 +312,13 @@ fn override_cluster(cluster: &mut Cluster, flags: &KubeFlags) -> Result<()> {
     if let Some(server) = &flags.server {
         let server = server.trim();
         if server.is_empty() {
-            return Err(Error::usage("--server is empty: give the API server's URL, e.g. https://127.0.0.1:6443"));
+            return Err(ConnError::usage("--server is empty: give the API server's URL, e.g. https://127.0.0.1:6443"));
         }
         // kubectl accepts a bare host:port and means https.
         cluster.server = Some(if server.contains("://") { server.to_string() } else { format!("https://{server}") });
     }
     if flags.insecure_skip_tls_verify && flags.certificate_authority.is_some() {
-        return Err(Error::usage(
+        return Err(ConnError::usage(
             "--certificate-authority and --insecure-skip-tls-verify contradict each other: \
              specifying a root certificates file with the insecure flag is not allowed; drop one",
         ));
@@ -373,7 +374,7 @@ fn override_user(user: &mut AuthInfo, flags: &KubeFlags) -> Result<()> {
     }
     let groups = user.impersonate_groups.as_ref().is_some_and(|g| !g.is_empty());
     if user.impersonate.as_deref().unwrap_or_default().is_empty() && (groups || user.impersonate_uid.is_some()) {
-        return Err(Error::usage(
+        return Err(ConnError::usage(
             "--as-group and --as-uid need a user to impersonate: add --as USER (impersonating groups or a UID without a user is not allowed)",
         ));
     }
@@ -516,8 +517,9 @@ contexts:
             (KubeFlags { cluster: Some("nope".into()), ..Default::default() }, "cluster \"nope\" (from --cluster)"),
             (KubeFlags { user: Some("nope".into()), ..Default::default() }, "user \"nope\" (from --user)"),
         ] {
-            let err = apply_overrides(&mut kubeconfig(), "admin", &flags).unwrap_err().printed();
-            assert!(err.starts_with("error: ") && err.contains(wanted), "{err}");
+            let err = apply_overrides(&mut kubeconfig(), "admin", &flags).unwrap_err();
+            assert!(matches!(err, ConnError::Kubeconfig(_)), "{err:?}");
+            assert!(err.to_string().contains(wanted), "{err}");
         }
     }
 

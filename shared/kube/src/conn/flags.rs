@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::conn::duration::{self, Units};
-use crate::error::{Error, Result};
+use crate::conn::error::{ConnError, ConnResult as Result};
 
 /// kubectl's connection flags. Flatten into each plugin's top-level parser; `--help` lists
 /// them under their own heading, after the command's own options, as kubectl keeps them in
@@ -121,7 +121,7 @@ impl KubeFlags {
 /// it, rather than overflowing a deadline.
 pub fn parse_request_timeout(text: &str) -> Result<Option<Duration>> {
     let refuse = |why: &dyn std::fmt::Display| {
-        Error::usage(format!(
+        ConnError::usage(format!(
             "invalid argument {text:?} for \"--request-timeout\" flag: {why} (use a number with a unit, e.g. 30s, 1m or 500ms; 0 means no timeout)"
         ))
     };

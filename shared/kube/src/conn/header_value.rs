@@ -10,8 +10,8 @@
 
 use kube::config::AuthInfo;
 
+use crate::conn::error::{ConnError, ConnResult as Result};
 use crate::conn::flags::KubeFlags;
-use crate::error::{Error, Result};
 
 /// Whether `value` can be an HTTP header value (what `http::HeaderValue` accepts: visible
 /// characters, spaces and tabs; no newline or other control character).
@@ -24,7 +24,7 @@ pub fn check(value: &str, what: &str) -> Result<()> {
     if can_carry(value) {
         return Ok(());
     }
-    Err(Error::usage(format!(
+    Err(ConnError::usage(format!(
         "invalid {what}: it contains a newline or another control character, which an HTTP header cannot carry (look for a line break copied with it)"
     )))
 }
@@ -40,7 +40,7 @@ pub fn check_user(user: &mut AuthInfo, name: &str, flags: &KubeFlags) -> Result<
         check(token.expose_secret(), &what)?;
     } else if let Some(path) = user.token_file.clone().filter(|p| !p.is_empty()) {
         let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::Kubeconfig(format!("cannot read the tokenFile {path} of {entry}: {e}")))?;
+            .map_err(|e| ConnError::Kubeconfig(format!("cannot read the tokenFile {path} of {entry}: {e}")))?;
         let token = text.trim();
         check(token, &format!("token in the tokenFile {path} of {entry}"))?;
         user.token = Some(token.to_string().into());
@@ -88,10 +88,10 @@ mod tests {
         for bad in ["s3cret\n", "s3\rcret", "s3cret\u{0}", "s3cret\u{7f}"] {
             let mut user = AuthInfo { token: Some(bad.to_string().into()), ..Default::default() };
             let flags = KubeFlags { token: Some(SecretFlag(bad.into())), ..Default::default() };
-            let err = check_user(&mut user, "admin", &flags).unwrap_err().printed();
+            let err = check_user(&mut user, "admin", &flags).unwrap_err().to_string();
             assert_eq!(
                 err,
-                "error: invalid --token: it contains a newline or another control character, which an HTTP header cannot carry (look for a line break copied with it)"
+                "invalid --token: it contains a newline or another control character, which an HTTP header cannot carry (look for a line break copied with it)"
             );
             let err = check_user(&mut user, "admin", &KubeFlags::default()).unwrap_err().to_string();
             assert!(err.starts_with("invalid token of kubeconfig user \"admin\": "), "{err}");

@@ -6,7 +6,7 @@
 //! answers 404 for a path it does not serve, and that answer reads like a stale discovery
 //! cache. Refusing it first says what is wrong instead.
 
-use crate::error::{Error, Result};
+use crate::conn::error::{ConnError, ConnResult as Result};
 
 /// The longest namespace name (a DNS label).
 const MAX_LENGTH: usize = 63;
@@ -54,7 +54,7 @@ pub fn check(namespace: &str, origin: Option<&str>) -> Result<()> {
         return Ok(());
     }
     let from = origin.map(|o| format!(" ({o})")).unwrap_or_default();
-    Err(Error::usage(format!("invalid namespace {namespace:?}{from}: [{}]", problems.join(" "))))
+    Err(ConnError::usage(format!("invalid namespace {namespace:?}{from}: [{}]", problems.join(" "))))
 }
 
 #[cfg(test)]
@@ -62,16 +62,16 @@ mod tests {
     use super::*;
 
     fn refused(namespace: &str) -> String {
-        check(namespace, None).unwrap_err().printed()
+        check(namespace, None).unwrap_err().to_string()
     }
 
     #[test]
     fn client_gos_path_segment_refusals_in_its_words() {
-        assert_eq!(refused("a/b"), "error: invalid namespace \"a/b\": [may not contain '/']");
-        assert_eq!(refused("a%2fb"), "error: invalid namespace \"a%2fb\": [may not contain '%']");
-        assert_eq!(refused("a/%"), "error: invalid namespace \"a/%\": [may not contain '/' may not contain '%']");
-        assert_eq!(refused("."), "error: invalid namespace \".\": [may not be '.']");
-        assert_eq!(refused(".."), "error: invalid namespace \"..\": [may not be '..']");
+        assert_eq!(refused("a/b"), "invalid namespace \"a/b\": [may not contain '/']");
+        assert_eq!(refused("a%2fb"), "invalid namespace \"a%2fb\": [may not contain '%']");
+        assert_eq!(refused("a/%"), "invalid namespace \"a/%\": [may not contain '/' may not contain '%']");
+        assert_eq!(refused("."), "invalid namespace \".\": [may not be '.']");
+        assert_eq!(refused(".."), "invalid namespace \"..\": [may not be '..']");
     }
 
     #[test]

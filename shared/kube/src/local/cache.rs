@@ -13,7 +13,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::local::error::{LocalError, LocalResult as Result};
 use crate::local::private_fs::{create_dirs, create_file};
 
 /// The cache directory of one server.
@@ -52,13 +52,13 @@ impl ServerCache {
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let path = self.dir.join(name);
         let parent = path.parent().unwrap_or(&self.dir).to_path_buf();
-        create_dirs(&parent).map_err(|e| Error::local_io("create the cache directory", &parent, e))?;
+        create_dirs(&parent).map_err(|e| LocalError::io("create the cache directory", &parent, e))?;
         let tmp = parent.join(format!(
             ".{}.{}.tmp",
             path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
             std::process::id()
         ));
-        let fail = |e: std::io::Error| Error::local_io("write the cache file", &path, e);
+        let fail = |e: std::io::Error| LocalError::io("write the cache file", &path, e);
         let mut file = create_file(&tmp, false).map_err(fail)?;
         file.write_all(bytes).map_err(fail)?;
         drop(file);

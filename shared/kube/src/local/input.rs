@@ -13,7 +13,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::local::error::{LocalError, LocalResult as Result};
 
 /// The size of one input when `FIELDWISE_MAX_INPUT_BYTES` does not say: 32 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
@@ -29,7 +29,7 @@ pub const MAX_NESTING_DEPTH: usize = 128;
 pub fn max_input_bytes() -> Result<u64> {
     match std::env::var(MAX_INPUT_BYTES_VARIABLE) {
         Ok(text) => text.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
-            Error::usage(format!(
+            LocalError::input(format!(
                 "invalid {MAX_INPUT_BYTES_VARIABLE} {text:?}: give the largest input to read, in bytes (default {DEFAULT_MAX_INPUT_BYTES})"
             ))
         }),
@@ -46,12 +46,12 @@ pub fn read_text(reader: impl Read, source: &str) -> Result<String> {
     reader
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::usage(format!("{source} cannot be read: {e}")))?;
+        .map_err(|e| LocalError::input(format!("{source} cannot be read: {e}")))?;
     if bytes.len() as u64 > limit {
         return Err(too_large(source, limit));
     }
     let text = String::from_utf8(bytes).map_err(|e| {
-        Error::usage(format!(
+        LocalError::input(format!(
             "{source} is not UTF-8 text (byte {} is not): give a YAML or JSON file",
             e.utf8_error().valid_up_to()
         ))
@@ -63,7 +63,7 @@ pub fn read_text(reader: impl Read, source: &str) -> Result<String> {
 /// Reads one input file ([`read_text`]); a regular file over the limit is refused before
 /// it is read.
 pub fn read_file(path: &Path, source: &str) -> Result<String> {
-    let file = std::fs::File::open(path).map_err(|e| Error::usage(format!("{source} cannot be read: {e}")))?;
+    let file = std::fs::File::open(path).map_err(|e| LocalError::input(format!("{source} cannot be read: {e}")))?;
     let limit = max_input_bytes()?;
     if file.metadata().is_ok_and(|m| m.is_file() && m.len() > limit) {
         return Err(too_large(source, limit));
@@ -78,15 +78,15 @@ pub fn check_text(text: &str, source: &str) -> Result<()> {
         return Err(too_large(source, limit));
     }
     if let Some((line, column)) = too_deep(text) {
-        return Err(Error::usage(format!(
+        return Err(LocalError::input(format!(
             "{source} nests deeper than {MAX_NESTING_DEPTH} levels (at line {line}, column {column}); no Kubernetes object nests that deep: is it the right input?"
         )));
     }
     Ok(())
 }
 
-fn too_large(source: &str, limit: u64) -> Error {
-    Error::usage(format!(
+fn too_large(source: &str, limit: u64) -> LocalError {
+    LocalError::input(format!(
         "{source} is larger than {}, the limit on one input; if it really is that large, set {MAX_INPUT_BYTES_VARIABLE} to a larger number of bytes",
         human_size(limit)
     ))

@@ -5,9 +5,11 @@
 //! - [`cache`]: the per-server disk cache (discovery, OpenAPI), written whole and atomically.
 //! - [`input`]: what is read from the user (`-f`, `--patch-file`, stdin, `-p`), bounded in
 //!   size and nesting: the limits, in one place.
+//! - [`error`]: this layer's errors ([`error::LocalError`]), which the layers above keep whole.
 //!
 //! Nothing here knows about Kubernetes objects: it stores bytes for the layers above.
 
 pub mod cache;
+pub mod error;
 pub mod input;
 pub mod private_fs;

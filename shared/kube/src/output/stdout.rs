@@ -13,6 +13,7 @@ use std::io::{ErrorKind, Write};
 
 use crate::error::{Error, Result};
 use crate::exit_code::CLOSED_PIPE;
+use crate::local::error::LocalError;
 
 /// Writes `text` to stdout and flushes it, so each streamed row reaches the reader as it
 /// is found. A closed pipe is [`Error::StdoutClosed`]; other failures (disk full behind a
@@ -27,7 +28,7 @@ pub fn from_io(err: std::io::Error) -> Error {
     if err.kind() == ErrorKind::BrokenPipe {
         Error::StdoutClosed
     } else {
-        Error::LocalIo { action: "write to standard output".into(), path: None, source: err }
+        Error::Local(LocalError::io_without_path("write to standard output", err))
     }
 }
 

@@ -15,6 +15,7 @@ use super::request::{patch, FieldValidation, PatchRequest, PatchType};
 use crate::api::objects;
 use crate::api::reference::ObjectRef;
 use crate::conn::client::Connection;
+use crate::conn::error::ConnError;
 use crate::error::{Error, Result};
 
 /// How many times [`ApplyDryRun::checked`] reads and asks again when the object keeps moving.
@@ -46,12 +47,12 @@ impl DryRunAnswer {
     /// A refusal as kubectl prints it (`Error from server (Invalid): ...`); `None` otherwise.
     pub fn refusal(&self) -> Option<Error> {
         match &self.answer {
-            ServerAnswer::Refused { code, message } => Some(Error::Api {
+            ServerAnswer::Refused { code, message } => Some(Error::Conn(ConnError::Api {
                 code: *code,
                 reason: self.reason.clone(),
                 message: message.clone(),
                 causes: Vec::new(),
-            }),
+            })),
             _ => None,
         }
     }
@@ -138,7 +139,7 @@ impl ApplyDryRun<'_> {
             // The resourceVersion guard: the object moved.
             Err(e) if e.is_conflict() => Ok(None),
             Err(e) if is_transport_failure(&e) => Err(e),
-            Err(Error::Api { code, reason, message, .. }) => Ok(Some(DryRunAnswer {
+            Err(Error::Conn(ConnError::Api { code, reason, message, .. })) => Ok(Some(DryRunAnswer {
                 answer: ServerAnswer::Refused { code, message },
                 reason: reason_or_status(reason, code),
             })),

@@ -20,6 +20,7 @@ use std::future::Future;
 use futures::stream::{self, Stream, StreamExt};
 
 use crate::api::listing::{for_each_concurrently, map_concurrently};
+use crate::conn::error::ConnError;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::output::progress::Progress;
@@ -90,9 +91,9 @@ impl Failure {
             Error::ChangedSincePreview { .. } | Error::KeptChanging { .. } | Error::FieldManagerConflict { .. } => {
                 Failure::Conflict
             }
-            Error::Api { code: 409, .. } => Failure::Conflict,
-            Error::Api { code: 408 | 429, .. } => Failure::Failed,
-            Error::Api { code: 400..=499, .. } | Error::Refused { .. } => Failure::Refused,
+            Error::Conn(ConnError::Api { code: 409, .. }) => Failure::Conflict,
+            Error::Conn(ConnError::Api { code: 408 | 429, .. }) => Failure::Failed,
+            Error::Conn(ConnError::Api { code: 400..=499, .. }) | Error::Refused { .. } => Failure::Refused,
             _ => Failure::Failed,
         }
     }
@@ -409,11 +410,11 @@ mod tests {
     use super::*;
 
     fn unreachable() -> Error {
-        Error::Unreachable {
+        Error::Conn(ConnError::Unreachable {
             server: "https://127.0.0.1:1".into(),
             reason: "connection refused".into(),
             maybe_sent: false,
-        }
+        })
     }
 
     #[test]
@@ -520,9 +521,12 @@ mod tests {
                     0 => {
                         Err(Error::ChangedSincePreview { object: "cm/0".into(), reason: "x".into(), what_moved: None })
                     }
-                    1 => {
-                        Err(Error::Api { code: 403, reason: "Forbidden".into(), message: "no".into(), causes: vec![] })
-                    }
+                    1 => Err(Error::Conn(ConnError::Api {
+                        code: 403,
+                        reason: "Forbidden".into(),
+                        message: "no".into(),
+                        causes: vec![],
+                    })),
                     2 => Ok("unchanged"),
                     _ => Ok("patched"),
                 }
@@ -584,7 +588,12 @@ mod tests {
             |i| format!("cm/{i}"),
             |i| async move {
                 if i % 2 == 0 {
-                    Err(Error::Api { code: 422, reason: "Invalid".into(), message: "no".into(), causes: vec![] })
+                    Err(Error::Conn(ConnError::Api {
+                        code: 422,
+                        reason: "Invalid".into(),
+                        message: "no".into(),
+                        causes: vec![],
+                    }))
                 } else {
                     Ok("unchanged")
                 }

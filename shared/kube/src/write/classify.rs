@@ -3,6 +3,7 @@
 //! again; a refusal is reported at once; a broken connection must be looked
 //! into before anything is decided, because the write may have landed.
 
+use crate::conn::error::ConnError;
 use crate::error::{Error, StatusCause};
 
 use super::request::PatchType;
@@ -33,30 +34,32 @@ pub enum Answer {
 /// no answer at all, or a gateway's 502, 503 or 504. A run over many objects stops after a
 /// few in a row ([`super::bulk`]); one object's check reports it instead of judging the object.
 pub fn is_transport_failure(err: &Error) -> bool {
-    err.is_transport() || matches!(err, Error::Api { code: 502..=504, .. })
+    err.is_transport() || matches!(err, Error::Conn(ConnError::Api { code: 502..=504, .. }))
 }
 
 /// Classifies the error a write of `patch_type` failed with.
 pub fn classify(err: Error, patch_type: PatchType) -> Answer {
     match &err {
-        Error::Api { code: 409, causes, .. } if causes.iter().any(|c| c.reason == "FieldManagerConflict") => {
+        Error::Conn(ConnError::Api { code: 409, causes, .. })
+            if causes.iter().any(|c| c.reason == "FieldManagerConflict") =>
+        {
             Answer::FieldManagerConflict(causes.clone())
         }
-        Error::Api { code: 409, .. } => Answer::Moved(err),
+        Error::Conn(ConnError::Api { code: 409, .. }) => Answer::Moved(err),
         // The apiserver applies a JSON Patch to the current object; one that does not
         // apply (a failed `test` of the guard, a position test, a missing path) comes back
         // as 422 "the server rejected our request due to an error in our request", with no
         // causes. A refusal of the patched object by validation names its fields in causes:
         // final. (A 500: upstream panics on a `test` of a list holding null.) The write path
         // still reads the object again to tell a race from a patch that never applied.
-        Error::Api { code: 422, causes, .. } if patch_type == PatchType::Json && causes.is_empty() => {
+        Error::Conn(ConnError::Api { code: 422, causes, .. }) if patch_type == PatchType::Json && causes.is_empty() => {
             Answer::Moved(err)
         }
-        Error::Api { code: 500, .. } if patch_type == PatchType::Json => Answer::Moved(err),
-        Error::Api { code: 429, .. } => Answer::Throttled(err),
-        Error::Api { code, .. } if *code >= 500 => Answer::MaybeSent(err),
-        Error::Unreachable { maybe_sent: false, .. } => Answer::NotSent(err),
-        Error::Unreachable { maybe_sent: true, .. } => Answer::MaybeSent(err),
+        Error::Conn(ConnError::Api { code: 500, .. }) if patch_type == PatchType::Json => Answer::Moved(err),
+        Error::Conn(ConnError::Api { code: 429, .. }) => Answer::Throttled(err),
+        Error::Conn(ConnError::Api { code, .. }) if *code >= 500 => Answer::MaybeSent(err),
+        Error::Conn(ConnError::Unreachable { maybe_sent: false, .. }) => Answer::NotSent(err),
+        Error::Conn(ConnError::Unreachable { maybe_sent: true, .. }) => Answer::MaybeSent(err),
         _ => Answer::Refused(err),
     }
 }
@@ -66,7 +69,7 @@ mod tests {
     use super::*;
 
     fn api(code: u16, message: &str, causes: Vec<StatusCause>) -> Error {
-        Error::Api { code, reason: "X".into(), message: message.into(), causes }
+        Error::Conn(ConnError::Api { code, reason: "X".into(), message: message.into(), causes })
     }
 
     #[test]
@@ -104,15 +107,24 @@ mod tests {
         assert!(matches!(classify(api(403, "forbidden", vec![]), PatchType::Merge), Answer::Refused(_)));
         assert!(matches!(classify(api(429, "slow down", vec![]), PatchType::Merge), Answer::Throttled(_)));
         assert!(matches!(classify(api(504, "timeout", vec![]), PatchType::Merge), Answer::MaybeSent(_)));
-        let refused = Error::Unreachable { server: "s".into(), reason: "connection refused".into(), maybe_sent: false };
+        let refused = Error::Conn(ConnError::Unreachable {
+            server: "s".into(),
+            reason: "connection refused".into(),
+            maybe_sent: false,
+        });
         assert!(matches!(classify(refused, PatchType::Merge), Answer::NotSent(_)));
-        let reset = Error::Unreachable { server: "s".into(), reason: "connection reset".into(), maybe_sent: true };
+        let reset = Error::Conn(ConnError::Unreachable {
+            server: "s".into(),
+            reason: "connection reset".into(),
+            maybe_sent: true,
+        });
         assert!(matches!(classify(reset, PatchType::Merge), Answer::MaybeSent(_)));
     }
 
     #[test]
     fn transport_failures_are_no_answer_or_a_gateways() {
-        let unreachable = Error::Unreachable { server: "s".into(), reason: "refused".into(), maybe_sent: false };
+        let unreachable =
+            Error::Conn(ConnError::Unreachable { server: "s".into(), reason: "refused".into(), maybe_sent: false });
         assert!(is_transport_failure(&unreachable));
         assert!(is_transport_failure(&api(503, "unavailable", vec![])));
         assert!(!is_transport_failure(&api(500, "internal", vec![])));

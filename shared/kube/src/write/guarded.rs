@@ -34,6 +34,7 @@ use super::settle;
 use crate::api::objects;
 use crate::api::reference::ObjectRef;
 use crate::conn::client::Connection;
+use crate::conn::error::ConnError;
 use crate::conn::flags::KubeFlags;
 use crate::error::{Error, Result, StatusCause};
 use crate::output::diff;
@@ -248,7 +249,7 @@ impl<'a> GuardedWrite<'a> {
                         tokio::time::sleep(wait).await;
                         let fresh = self.read().await?;
                         let unmoved = resource_version(&fresh) == planned_on.as_deref();
-                        if unmoved && !matches!(e, Error::Api { code: 429, .. }) {
+                        if unmoved && e.server_code() != Some(429) {
                             return Err(e); // not a race: the server refuses this request
                         }
                         *preview = self.plan(fresh, planner)?;
@@ -460,7 +461,7 @@ impl<'a> GuardedWrite<'a> {
         loop {
             match self.read().await {
                 Ok(fresh) => return Some(fresh),
-                Err(e) if e.is_transport() || matches!(e, Error::Api { code: 500.., .. }) => {
+                Err(e) if e.is_transport() || e.server_code().is_some_and(|code| code >= 500) => {
                     tokio::time::sleep(backoff.next_wait()?).await;
                 }
                 Err(_) => return None,
@@ -507,7 +508,7 @@ fn discarded(pending: PendingBackup, err: Error) -> Error {
 
 fn transport_reason(err: &Error) -> String {
     match err {
-        Error::Unreachable { reason, .. } => reason.clone(),
+        Error::Conn(ConnError::Unreachable { reason, .. }) => reason.clone(),
         other => other.to_string(),
     }
 }

@@ -85,7 +85,7 @@ pub struct PatchRequest<'a> {
 
 /// Sends one PATCH and returns the object the server answered with.
 ///
-/// A refusal is an [`Error::Api`] that keeps the Status `details.causes`: a
+/// A refusal is a [`ConnError::Api`](crate::conn::error::ConnError::Api) that keeps the Status `details.causes`: a
 /// server-side apply refused with 409 Conflict names each conflicting field
 /// there ([`Error::causes`]), for callers that compare or explain them.
 pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest<'_>) -> Result<Value> {

@@ -65,7 +65,7 @@ pub enum TypeEvent<T> {
         objects: usize,
     },
     /// The user may not list the type, the server will not (403 to 406), or no longer serves
-    /// it ([`Error::NoLongerServed`]: removed since discovery was read): the others are
+    /// it ([`ConnError::NoLongerServed`](crate::conn::error::ConnError::NoLongerServed): removed since discovery was read): the others are
     /// listed all the same.
     Skipped {
         /// The type.

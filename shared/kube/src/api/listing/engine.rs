@@ -245,7 +245,9 @@ impl<'c> Lister<'c> {
                     Err(error) => match Error::no_longer_served(error) {
                         // On a live cluster types come and go: one removed since discovery is skipped.
                         Ok(gone) => TypeEvent::Skipped { resource, error: gone },
-                        Err(error @ Error::Api { code: 403..=406, .. }) => TypeEvent::Skipped { resource, error },
+                        Err(error) if matches!(error.server_code(), Some(403..=406)) => {
+                            TypeEvent::Skipped { resource, error }
+                        }
                         Err(error) => TypeEvent::Failed { resource, error },
                     },
                 };

@@ -15,6 +15,7 @@ use super::source::{page_of, Page, PageRequest, Source};
 use super::*;
 use crate::api::discovery::ResourceType;
 use crate::api::reference::ObjectRef;
+use crate::conn::error::ConnError;
 use crate::error::{Error, Result};
 
 fn rt(plural: &str, kind: &str, namespaced: bool) -> ResourceType {
@@ -112,24 +113,24 @@ impl FakeServer {
     fn answer(&self, request: &PageRequest<'_>) -> Result<Page> {
         let plural = &request.resource.plural;
         if self.forbidden.contains(plural) {
-            return Err(Error::Api {
+            return Err(Error::Conn(ConnError::Api {
                 code: 403,
                 reason: "Forbidden".into(),
                 message: format!("{plural} is forbidden"),
                 causes: vec![],
-            });
+            }));
         }
         if let Some(cached) = self.removed.get(plural) {
-            let answer = Error::Api {
+            let answer = ConnError::Api {
                 code: 404,
                 reason: "NotFound".into(),
                 message: "the server could not find the requested resource".into(),
                 causes: vec![],
             };
-            return Err(match cached {
-                true => Error::NoLongerServed { answer: Box::new(answer), cache_cleared: true },
+            return Err(Error::Conn(match cached {
+                true => ConnError::NoLongerServed { answer: Box::new(answer), cache_cleared: true },
                 false => answer,
-            });
+            }));
         }
         let label = request.selectors.label.as_deref();
         let prefix = request.namespace.map(|ns| format!("{ns}/"));
@@ -191,11 +192,13 @@ impl Source for FakeServer {
                 Some(ns) => format!("{ns}/{}", target.name),
                 None => target.name.clone(),
             };
-            self.objects.get(&target.resource.plural).and_then(|m| m.get(&key)).cloned().ok_or_else(|| Error::Api {
-                code: 404,
-                reason: "NotFound".into(),
-                message: format!("{key} not found"),
-                causes: vec![],
+            self.objects.get(&target.resource.plural).and_then(|m| m.get(&key)).cloned().ok_or_else(|| {
+                Error::Conn(ConnError::Api {
+                    code: 404,
+                    reason: "NotFound".into(),
+                    message: format!("{key} not found"),
+                    causes: vec![],
+                })
             })
         }))
     }

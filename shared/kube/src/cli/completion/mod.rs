@@ -608,11 +608,7 @@ fn manage_completer(plugin: &str, action: Action) -> ExitCode {
 pub fn print_script(cmd: Command, shell: Shell) -> ExitCode {
     match write_script(cmd, shell, &mut io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => crate::cli::entry::fail(&crate::Error::LocalIo {
-            action: "write the completion script".into(),
-            path: None,
-            source: e,
-        }),
+        Err(e) => crate::cli::entry::fail(&crate::LocalError::io_without_path("write the completion script", e).into()),
     }
 }
 
