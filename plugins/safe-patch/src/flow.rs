@@ -1,7 +1,9 @@
-//! The safe-patch flow of one object: read, plan, lint, dry-run, show, confirm, then
-//! hand the approved change to the one write path (guard, backup, re-plan on conflict).
-//! Several objects (a selection, several names or files) go to [`crate::many`], which
-//! shows one preview for the run and writes through the same path.
+//! `kubectl safe-patch`: the selection, then the run. One object is the run of one: the
+//! same steps as every object of a run over many ([`crate::steps`]: read, plan, lint,
+//! dry-run, refuse by the findings, then the one write path, which guards, backs up and
+//! re-plans on a race), shown as its own diff and confirmed by name. Several objects (a
+//! selection, several names or files) go to [`crate::many`], which shows one preview for
+//! the run. `--local` patches the objects of files offline.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -21,14 +23,15 @@ use fieldwise_kube::exit_code;
 use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::OutputFormat;
+use fieldwise_kube::write::backup::Provenance;
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, WriteOptions};
+use fieldwise_kube::write::{Committed, PatchType, WriteOptions};
 use serde_json::Value;
 
-use crate::plan::{choose_type, explain_rejection, plan, plan_input, takes_strategic};
+use crate::plan::{choose_type, plan, plan_input};
 use crate::preview::{finding_line, show_diff};
 use crate::PatchArgs;
-use crate::{edit, input, many};
+use crate::{edit, input, many, steps};
 
 /// Where the patch comes from.
 pub enum PatchSource {
@@ -74,8 +77,7 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     } else {
         PatchSource::Given(input::read_patch(args.patch.as_deref(), args.patch_file.as_deref(), args.validate)?)
     };
-    let mut schemas = Schemas::connected(&conn);
-    patch_one(&conn, &mut schemas, &targets[0], &source, &args, retry_budget).await
+    patch_one(&conn, &targets[0], &source, &args, retry_budget).await
 }
 
 /// The objects the command line selects (see [`selection::select`]): a writer's selection.
@@ -83,64 +85,53 @@ fn selection_of(args: &PatchArgs) -> Selection<'_> {
     args.selection.for_writing()
 }
 
+/// The run of one object: the same steps as a run of many ([`steps`]), its preview the
+/// object's own diff (with the server's result where it differs from the prediction), its
+/// approval a question about this object.
 async fn patch_one(
     conn: &Connection,
-    schemas: &mut Schemas,
     target: &ObjectRef,
     source: &PatchSource,
     args: &PatchArgs,
     retry_budget: Duration,
 ) -> Result<ExitCode> {
     let display = target.display();
-    let subresource = args.subresource.as_deref();
-    let live = objects::get(conn, target, subresource).await?;
-    // The server's own schema: custom resources and built-in types newer than the embedded one.
-    let typed = schemas.for_object(&live).await?;
-    let (schema, ty) = (&*typed.schema, typed.root);
-    let strategic = takes_strategic(schemas, &typed, target, subresource).await?;
-    let patch_type = choose_type(args.patch_type, strategic, &display);
+    // The object is read once, here: `--edit` edits it, and the patch is planned on it.
+    let live = objects::get(conn, target, args.subresource.as_deref()).await?;
+    let plan = steps::type_plan(&mut Schemas::connected(conn), target, args).await?;
     let patch = match source {
         PatchSource::Given(patch) => patch.clone(),
-        PatchSource::Edit => match edit::edit_to_patch(&live, patch_type, schema, ty, &display)? {
-            Some(patch) => patch,
-            None => {
-                eprintln!("Edit cancelled, no changes made.");
-                return Ok(ExitCode::SUCCESS);
+        PatchSource::Edit => {
+            let (schema, ty) = (&*plan.typed.schema, plan.typed.root);
+            match edit::edit_to_patch(&live, plan.patch_type, schema, ty, &display)? {
+                Some(patch) => patch,
+                None => {
+                    eprintln!("Edit cancelled, no changes made.");
+                    return Ok(ExitCode::SUCCESS);
+                }
             }
-        },
+        }
     };
-    let writer = GuardedWrite::new(
-        conn,
-        target,
-        WriteOptions::new(format!("safe-patch {}", patch_type.name()), &args.field_manager, &live, retry_budget)
-            .force(args.force)
-            .subresource(subresource)
-            .validation(args.validate)
-            .schema(schema, ty)
-            .show_secrets(args.show_secrets),
-    );
-    let mut planner = |live: &Value| plan(&plan_input(live, &patch, patch_type, &typed, strategic, args, &display));
-    let mut preview = writer.plan(live, &mut planner)?;
-    // Before any server call: even a server dry run would hand the value to admission webhooks.
-    if exposes_secret(&preview.planned.findings, args) {
-        print_findings(&preview.planned.findings);
-        let (live, result) = (&preview.live, &preview.planned.result);
+    let prepared = match steps::prepare(conn, target.clone(), Some(live), &patch, &plan, args, retry_budget).await {
+        Ok(prepared) => prepared,
+        Err(not_prepared) => {
+            print_findings(&not_prepared.findings);
+            return Err(not_prepared.error);
+        }
+    };
+    let (preview, findings) = (&prepared.preview, &prepared.findings);
+    // Refused before anything reached the server (not even a dry run, which would hand the
+    // value to admission webhooks): the findings, and the change they refuse.
+    if exposes_secret(findings, args) {
+        print_findings(findings);
         let label = |side: &str| format!("{display} ({side})");
+        let (live, result) = (&preview.live, &preview.planned.result);
         if let Some(diff) = show_diff(&label("live"), &label("patched"), live, result, args.show_secrets, false) {
             eprint!("{diff}");
         }
-        return Ok(refuse_exposure(&preview.planned.findings, &display));
+        return Ok(refuse_exposure(findings, &display));
     }
-    if args.dry_run != DryRun::Client && !preview.is_no_change() {
-        if let Err(e) = writer.dry_run(&mut preview, &mut planner).await {
-            // The lints usually say why the server refused, and how to fix it.
-            print_findings(&preview.planned.findings);
-            return Err(explain_rejection(e, &display));
-        }
-    }
-    let mut findings = preview.planned.findings.clone();
     if let Some(server) = &preview.server_result {
-        findings.extend(fieldwise_core::lint::nulls::null_resets(&preview.planned.patch, server));
         if without_server_noise(server) != without_server_noise(&preview.planned.result) {
             if let Some(d) = show_diff(
                 "local prediction",
@@ -166,7 +157,7 @@ async fn patch_one(
         args.show_secrets,
         managers,
     );
-    print_findings(&findings);
+    print_findings(findings);
     let Some(diff) = diff else {
         // A dry run says so even when it would change nothing: nothing was written either way.
         let verb = match args.dry_run {
@@ -188,15 +179,12 @@ async fn patch_one(
         eprintln!("error: not writing {display}: {blocking} finding(s) above need --force");
         return Ok(exit_code::exit(exit_code::REFUSED));
     }
-    if exposes_secret(&findings, args) {
-        // Found only in a re-plan against a newer live object: refused all the same.
-        return Ok(refuse_exposure(&findings, &display));
-    }
     if !prompt::approved(args.yes, &format!("Patch {display}?")) {
         eprintln!("Not patched.");
         return Ok(exit_code::exit(exit_code::REFUSED));
     }
-    match writer.commit(preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))? {
+    let committed = steps::commit(conn, prepared, &patch, &plan, args, retry_budget, Provenance::default()).await?;
+    match committed {
         Committed::Written(written) => print_outcome(args, &display, &written, "patched")?,
         Committed::NoChange(object) => print_outcome(args, &display, &object, "patched (no change)")?,
     }

@@ -14,6 +14,7 @@ mod prepared;
 mod preview;
 mod restore;
 mod run_preview;
+mod steps;
 mod undo;
 mod undo_args;
 mod undo_run;

@@ -3,8 +3,9 @@
 //! then every write through the one write path, as a run that can be undone as one.
 //!
 //! 1. The selection is refused when larger than `--max-objects`.
-//! 2. Every object is read, planned, linted and dry-run on the server, `--concurrency`
-//!    at a time (the shared bulk runner, [`bulk::map`]), before anything is written. The
+//! 2. Every object is read, planned, linted and dry-run on the server ([`steps::prepare`],
+//!    as a single object is), `--concurrency` at a time (the shared bulk runner,
+//!    [`bulk::map`]), before anything is written. The
 //!    preview ([`crate::run_preview`]) groups the objects by identical change, one diff per
 //!    group, and lists every lint once with its objects.
 //! 3. One confirmation on a terminal; without one and without `--yes` nothing is written.
@@ -16,41 +17,25 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fieldwise_core::change::effect::Effect;
-use fieldwise_core::lint;
-use fieldwise_core::schema::Gvk;
-use fieldwise_kube::api::objects;
-use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
+use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::ObjectRef;
 use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::error::{Error, Result};
 use fieldwise_kube::exit_code;
-use fieldwise_kube::output::diff::without_server_noise;
 use fieldwise_kube::output::printer;
 use fieldwise_kube::output::progress::Progress;
 use fieldwise_kube::write::backup::Provenance;
 use fieldwise_kube::write::bulk::{self, BulkOptions, BulkSummary, Failure};
 use fieldwise_kube::write::runs::new_run_id;
+use fieldwise_kube::write::Committed;
 use fieldwise_kube::write::DryRun;
-use fieldwise_kube::write::{Committed, GuardedWrite, PatchType, Planned, WriteOptions};
 use serde_json::Value;
 
-use crate::plan::{choose_type, explain_rejection, plan_input, takes_strategic};
 use crate::prepared::Prepared;
 use crate::run_preview::{self, count};
+use crate::steps::{self, TypePlan};
 use crate::PatchArgs;
-
-/// How the objects of one resource type are patched: the schema of the object read, and
-/// the patch type (chosen once per type, so its note is printed once).
-pub struct TypePlan {
-    /// The schema of the object read (the `Scale` through the scale subresource).
-    pub typed: TypeSchema,
-    /// Whether the server takes strategic merge patches here.
-    pub strategic: bool,
-    /// The patch type sent.
-    pub patch_type: PatchType,
-}
 
 /// Runs the patch on every target (see the module docs).
 pub async fn run(
@@ -77,7 +62,7 @@ pub async fn run(
     let progress = Progress::by_objects(total, "previewing");
     let mapped = bulk::map(targets.clone(), options, &progress, |target| {
         let plan = &plans[&type_key(&target)];
-        prepare(conn, target, patch, plan, args, retry_budget)
+        async move { steps::prepare(conn, target, None, patch, plan, args, retry_budget).await.map_err(|n| n.error) }
     })
     .await;
     progress.finish();
@@ -154,25 +139,15 @@ pub async fn run(
     Ok(exit_code::exit(summary.exit_code()))
 }
 
-/// The schema and patch type of each resource type in the selection, decided once per type.
+/// The plan of each resource type in the selection ([`steps::type_plan`]), decided once per type.
 async fn type_plans(conn: &Connection, targets: &[ObjectRef], args: &PatchArgs) -> Result<HashMap<String, TypePlan>> {
-    let subresource = args.subresource.as_deref();
     let mut schemas = Schemas::connected(conn);
     let mut plans = HashMap::new();
     for target in targets {
         let key = type_key(target);
-        if plans.contains_key(&key) {
-            continue;
+        if !plans.contains_key(&key) {
+            plans.insert(key, steps::type_plan(&mut schemas, target, args).await?);
         }
-        let resource = &target.resource;
-        let read = match subresource {
-            Some("scale") => Gvk::new("autoscaling", "v1", "Scale"),
-            _ => Gvk::new(&resource.group, &resource.version, &resource.kind),
-        };
-        let typed = schemas.for_gvk(&read).await?;
-        let strategic = takes_strategic(&mut schemas, &typed, target, subresource).await?;
-        let patch_type = choose_type(args.patch_type, strategic, &resource.display_name());
-        plans.insert(key, TypePlan { typed, strategic, patch_type });
     }
     Ok(plans)
 }
@@ -180,57 +155,6 @@ async fn type_plans(conn: &Connection, targets: &[ObjectRef], args: &PatchArgs) 
 /// The key of an object's type in [`type_plans`].
 fn type_key(target: &ObjectRef) -> String {
     format!("{}/{}", target.resource.api_version(), target.resource.plural)
-}
-
-/// How every write of the run is made.
-fn write_options<'a>(args: &'a PatchArgs, plan: &'a TypePlan, retry_budget: Duration) -> WriteOptions<'a> {
-    WriteOptions::new(format!("safe-patch {}", plan.patch_type.name()), &args.field_manager, &Value::Null, retry_budget)
-        .force(args.force)
-        .subresource(args.subresource.as_deref())
-        .validation(args.validate)
-        .schema(&plan.typed.schema, plan.typed.root)
-        .show_secrets(args.show_secrets)
-}
-
-/// The planner of one object: the patch planned against whatever version is live.
-fn planner<'a>(
-    patch: &'a Value,
-    plan: &'a TypePlan,
-    args: &'a PatchArgs,
-    display: &'a str,
-) -> impl FnMut(&Value) -> Result<Planned> + 'a {
-    move |live: &Value| {
-        crate::plan::plan(&plan_input(live, patch, plan.patch_type, &plan.typed, plan.strategic, args, display))
-    }
-}
-
-/// Reads, plans, lints and (unless `--dry-run=client`) dry-runs one object.
-async fn prepare(
-    conn: &Connection,
-    target: ObjectRef,
-    patch: &Value,
-    plan: &TypePlan,
-    args: &PatchArgs,
-    retry_budget: Duration,
-) -> Result<Prepared> {
-    let display = target.display();
-    let live = objects::get(conn, &target, args.subresource.as_deref()).await?;
-    let writer = GuardedWrite::new(conn, &target, write_options(args, plan, retry_budget));
-    let mut planner = planner(patch, plan, args, &display);
-    let mut preview = writer.plan(live, &mut planner)?;
-    // A change refused for exposing a Secret's value is not sent, not even as a dry run.
-    let exposes = !args.allow_secret_exposure && lint::exposes_secret(&preview.planned.findings);
-    if args.dry_run != DryRun::Client && !preview.is_no_change() && !exposes {
-        writer.dry_run(&mut preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))?;
-    }
-    let mut findings = preview.planned.findings.clone();
-    if let Some(server) = &preview.server_result {
-        findings.extend(fieldwise_core::lint::nulls::null_resets(&preview.planned.patch, server));
-    }
-    let (before, after) = (without_server_noise(&preview.live), without_server_noise(preview.result()));
-    let change_key = Effect::between(&before, &after, &plan.typed.schema, plan.typed.root).to_string();
-    drop(writer);
-    Ok(Prepared { target, preview, findings, change_key })
 }
 
 /// Writes one approved change through the one write path, under the run's id.
@@ -245,12 +169,9 @@ async fn write(
     progress: Progress,
     run_id: &str,
 ) -> Result<&'static str> {
-    let Prepared { target, preview, .. } = prepared;
-    let display = target.display();
-    let writer = GuardedWrite::new(conn, &target, write_options(args, plan, retry_budget))
-        .with_provenance(Provenance { run: Some(run_id.to_string()), ..Provenance::default() });
-    let mut planner = planner(patch, plan, args, &display);
-    let committed = writer.commit(preview, &mut planner).await.map_err(|e| explain_rejection(e, &display))?;
+    let target = prepared.target.clone();
+    let provenance = Provenance { run: Some(run_id.to_string()), ..Provenance::default() };
+    let committed = steps::commit(conn, prepared, patch, plan, args, retry_budget, provenance).await?;
     let (object, verb, label) = match &committed {
         Committed::Written(object) => (object, "patched", "patched"),
         Committed::NoChange(object) => (object, "patched (no change)", "unchanged"),
