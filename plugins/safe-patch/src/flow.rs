@@ -98,7 +98,7 @@ async fn patch_one(
     let display = target.display();
     // The object is read once, here: `--edit` edits it, and the patch is planned on it.
     let live = objects::get(conn, target, args.subresource.as_deref()).await?;
-    let plan = steps::type_plan(&mut Schemas::connected(conn), target, args).await?;
+    let plan = steps::type_plan(&mut Schemas::connected(conn), target, &display, args).await?;
     let patch = match source {
         PatchSource::Given(patch) => patch.clone(),
         PatchSource::Edit => {
@@ -120,8 +120,10 @@ async fn patch_one(
         }
     };
     let (preview, findings) = (&prepared.preview, &prepared.findings);
-    // Refused before anything reached the server (not even a dry run, which would hand the
-    // value to admission webhooks): the findings, and the change they refuse.
+    // Refused with the findings and the change they refuse. Such a change never reaches the
+    // server (not even as a dry run, which would hand the value to admission webhooks), unless
+    // the dry run's re-plan against a newer object is what exposes it: refused all the same,
+    // with --dry-run too, as a run of many refuses it.
     if exposes_secret(findings, args) {
         print_findings(findings);
         let label = |side: &str| format!("{display} ({side})");

@@ -13,6 +13,7 @@
 //!    re-planned when another writer got there first; a breaker stops the run when the
 //!    server is gone, and running the same command again finishes the job.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -145,8 +146,9 @@ async fn type_plans(conn: &Connection, targets: &[ObjectRef], args: &PatchArgs) 
     let mut plans = HashMap::new();
     for target in targets {
         let key = type_key(target);
-        if !plans.contains_key(&key) {
-            plans.insert(key, steps::type_plan(&mut schemas, target, args).await?);
+        if let Entry::Vacant(entry) = plans.entry(key) {
+            let label = target.resource.display_name();
+            entry.insert(steps::type_plan(&mut schemas, target, &label, args).await?);
         }
     }
     Ok(plans)

@@ -1,9 +1,10 @@
 //! The steps of one object's patch, the same whether the object is one of a run over many
 //! ([`crate::many`]: one preview for the run) or the only one ([`crate::flow`]: the object's
 //! own diff): the plan of its type ([`TypePlan`]: schema, strategic or not, the patch type),
-//! then [`prepare`] (read, plan, lint, dry-run on the server), the refusal by its findings
-//! ([`Prepared::refusal`]), and [`commit`] (the one guarded write path, which re-plans on a
-//! race). What differs between the two is only how the preview is shown and approved.
+//! then [`prepare`] (read, plan, lint, dry-run on the server), and [`commit`] (the one guarded
+//! write path, which re-plans on a race). What differs between the two is how the preview is
+//! shown, refused by its findings (the same rules: a Secret's value exposed, then a finding
+//! that needs `--force`) and approved.
 
 use std::time::Duration;
 
@@ -36,8 +37,9 @@ pub struct TypePlan {
     pub patch_type: PatchType,
 }
 
-/// The plan of `target`'s type.
-pub async fn type_plan(schemas: &mut Schemas, target: &ObjectRef, args: &PatchArgs) -> Result<TypePlan> {
+/// The plan of `target`'s type; `label` names what the patch type's note is about (the
+/// object in a run of one, its type in a run of many).
+pub async fn type_plan(schemas: &mut Schemas, target: &ObjectRef, label: &str, args: &PatchArgs) -> Result<TypePlan> {
     let subresource = args.subresource.as_deref();
     let resource = &target.resource;
     let read = match subresource {
@@ -46,7 +48,7 @@ pub async fn type_plan(schemas: &mut Schemas, target: &ObjectRef, args: &PatchAr
     };
     let typed = schemas.for_gvk(&read).await?;
     let strategic = takes_strategic(schemas, &typed, target, subresource).await?;
-    let patch_type = choose_type(args.patch_type, strategic, &resource.display_name());
+    let patch_type = choose_type(args.patch_type, strategic, label);
     Ok(TypePlan { typed, strategic, patch_type })
 }
 

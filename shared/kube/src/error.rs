@@ -19,7 +19,8 @@ use crate::local::error::LocalError;
 /// Everything that can go wrong between the command line and the cluster.
 #[derive(Debug)]
 pub enum Error {
-    /// The command line itself is wrong (flags, arguments, input files).
+    /// The command line itself is wrong (flags, arguments); the connection flags' own
+    /// errors are [`ConnError::Usage`], input that is not taken [`LocalError::Input`].
     Usage(String),
     /// The reader of stdout went away (`| head`): stop quietly, see [`crate::output::stdout`].
     StdoutClosed,
