@@ -11,8 +11,6 @@
 
 use std::fmt;
 
-use crate::conn::exec_credential::CredentialError;
-
 /// What went wrong between the kubeconfig and the server's answer.
 #[derive(Debug)]
 pub enum ConnError {
@@ -61,6 +59,58 @@ pub enum ConnError {
     /// The Kubernetes client failed in a way that is neither the server's answer nor
     /// the transport (a request it could not build, an answer it could not decode).
     Client(Box<kube::Error>),
+}
+
+/// Why a kubeconfig user's exec credential plugin gave no credential. Worded as kubectl
+/// words it, and never quoting what the plugin printed on stdout: that is where a
+/// credential would be (the plugin's stderr reaches the terminal directly, as with kubectl).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CredentialError {
+    /// The command is not there.
+    #[error("exec: executable {command} not found{}", install_hint(.hint))]
+    NotFound {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// The kubeconfig's `exec.installHint`, if any.
+        hint: Option<String>,
+    },
+    /// The command could not be started for another reason.
+    #[error("exec: executable {command} could not be started: {reason}")]
+    CannotStart {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// What the operating system said.
+        reason: String,
+    },
+    /// The command exited with a failure.
+    #[error("exec: executable {command} failed with {status}")]
+    Failed {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// `exit code N`, or the signal that ended it.
+        status: String,
+    },
+    /// The plugin needs a terminal (`interactiveMode: Always`) and standard input is not one.
+    #[error("exec plugin {command} cannot support interactive mode: standard input is not a terminal")]
+    NeedsTerminal {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+    },
+    /// The kubeconfig's exec entry has no command.
+    #[error("the kubeconfig user's exec entry has no command")]
+    NoCommand,
+    /// What the plugin printed is not a usable ExecCredential; `problem` never quotes it.
+    #[error("exec plugin {command}: {problem}")]
+    BadOutput {
+        /// The kubeconfig's `exec.command`.
+        command: String,
+        /// What is wrong, without the output's content.
+        problem: String,
+    },
+}
+
+fn install_hint(hint: &Option<String>) -> String {
+    hint.as_deref().map(str::trim).filter(|h| !h.is_empty()).map(|h| format!(" ({h})")).unwrap_or_default()
 }
 
 /// Result with [`ConnError`].
