@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fieldwise_core::lint::{Finding, Severity};
+use fieldwise_core::lint::{self, Finding};
 use fieldwise_core::ownership;
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
@@ -29,6 +29,7 @@ use fieldwise_kube::write::{Committed, PatchType, WriteOptions};
 use serde_json::Value;
 
 use crate::plan::{choose_type, plan, plan_input};
+use crate::prepared::Prepared;
 use crate::preview::{finding_line, show_diff};
 use crate::PatchArgs;
 use crate::{edit, input, many, steps};
@@ -124,14 +125,14 @@ async fn patch_one(
     // server (not even as a dry run, which would hand the value to admission webhooks), unless
     // the dry run's re-plan against a newer object is what exposes it: refused all the same,
     // with --dry-run too, as a run of many refuses it.
-    if exposes_secret(findings, args) {
+    if !args.allow_secret_exposure && lint::exposes_secret(findings) {
         print_findings(findings);
         let label = |side: &str| format!("{display} ({side})");
         let (live, result) = (&preview.live, &preview.planned.result);
         if let Some(diff) = show_diff(&label("live"), &label("patched"), live, result, args.show_secrets, false) {
             eprint!("{diff}");
         }
-        return Ok(refuse_exposure(findings, &display));
+        return Ok(refuse(&prepared, args, &display));
     }
     if let Some(server) = &preview.server_result {
         if without_server_noise(server) != without_server_noise(&preview.planned.result) {
@@ -176,10 +177,8 @@ async fn patch_one(
         print_outcome(args, &display, preview.result(), &format!("patched ({how})"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let blocking = findings.iter().filter(|f| f.severity == Severity::NeedsForce).count();
-    if blocking > 0 && !args.force {
-        eprintln!("error: not writing {display}: {blocking} finding(s) above need --force");
-        return Ok(exit_code::exit(exit_code::REFUSED));
+    if prepared.refusal(args.force, args.allow_secret_exposure).is_some() {
+        return Ok(refuse(&prepared, args, &display));
     }
     if !prompt::approved(args.yes, &format!("Patch {display}?")) {
         eprintln!("Not patched.");
@@ -193,17 +192,11 @@ async fn patch_one(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether a finding puts a Secret's value where it is not secret, without `--allow-secret-exposure`.
-fn exposes_secret(findings: &[Finding], args: &PatchArgs) -> bool {
-    !args.allow_secret_exposure && fieldwise_core::lint::exposes_secret(findings)
-}
-
-/// The refusal of a write that would expose a Secret's value (exit 2; nothing was sent).
-fn refuse_exposure(findings: &[Finding], display: &str) -> ExitCode {
-    let exposing = findings.iter().filter(|f| f.severity == Severity::ExposesSecret).count();
-    eprintln!(
-        "error: not writing {display}: {exposing} finding(s) above put a Secret's value where it is not secret; nothing was written (--allow-secret-exposure writes it anyway)"
-    );
+/// The refusal of a write by its findings ([`crate::prepared::Prepared::refusal`], the words
+/// of a run of many): exit 2, nothing was sent.
+fn refuse(prepared: &Prepared, args: &PatchArgs, display: &str) -> ExitCode {
+    let why = prepared.refusal(args.force, args.allow_secret_exposure).unwrap_or_default();
+    eprintln!("error: not writing {display}: {why}");
     exit_code::exit(exit_code::REFUSED)
 }
 

@@ -20,17 +20,52 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Why a finding stops this object from being written, if one does: a lint that needs
-    /// `--force`, or a Secret's value put where it is not secret without
-    /// `--allow-secret-exposure` (which `--force` does not cover), as the single write refuses.
-    pub fn refusal(&self, force: bool, allow_secret_exposure: bool) -> Option<&'static str> {
-        let any = |severity: Severity| self.findings.iter().any(|f| f.severity == severity);
-        if !allow_secret_exposure && fieldwise_core::lint::exposes_secret(&self.findings) {
-            Some("a finding above puts a Secret's value where it is not secret (--allow-secret-exposure writes it anyway)")
-        } else if !force && any(Severity::NeedsForce) {
-            Some("a finding above needs --force")
-        } else {
-            None
-        }
+    /// Why a finding stops this object from being written, if one does: a Secret's value put
+    /// where it is not secret without `--allow-secret-exposure` (which `--force` does not
+    /// cover), else a lint that needs `--force`. Counted, in the words of a refusal line
+    /// (`error: not writing NAME: WHY`), for a run of many and for the run of one alike.
+    pub fn refusal(&self, force: bool, allow_secret_exposure: bool) -> Option<String> {
+        refusal(&self.findings, force, allow_secret_exposure)
+    }
+}
+
+/// [`Prepared::refusal`] of `findings`.
+pub fn refusal(findings: &[Finding], force: bool, allow_secret_exposure: bool) -> Option<String> {
+    let count = |severity: Severity| findings.iter().filter(|f| f.severity == severity).count();
+    let above = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 finding above {one}"),
+        n => format!("{n} findings above {many}"),
+    };
+    let (exposing, needing_force) = (count(Severity::ExposesSecret), count(Severity::NeedsForce));
+    if !allow_secret_exposure && exposing > 0 {
+        Some(format!(
+            "{} a Secret's value where it is not secret; nothing was written (--allow-secret-exposure writes it anyway)",
+            above(exposing, "puts", "put")
+        ))
+    } else if !force && needing_force > 0 {
+        Some(format!("{} --force", above(needing_force, "needs", "need")))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(severity: Severity) -> Finding {
+        Finding::new(severity, "data.a", "a lint")
+    }
+
+    #[test]
+    fn exposure_comes_first_and_force_does_not_cover_it() {
+        let findings = [finding(Severity::NeedsForce), finding(Severity::ExposesSecret)];
+        let why = refusal(&findings, true, false).expect("refused");
+        assert!(why.starts_with("1 finding above puts a Secret's value"), "{why}");
+        assert_eq!(refusal(&findings, false, true).as_deref(), Some("1 finding above needs --force"));
+        assert_eq!(refusal(&findings, true, true), None);
+        let two = [finding(Severity::NeedsForce), finding(Severity::NeedsForce)];
+        assert_eq!(refusal(&two, false, false).as_deref(), Some("2 findings above need --force"));
+        assert_eq!(refusal(&[], false, false), None);
     }
 }
