@@ -31,8 +31,9 @@ use serde_json::Value;
 use crate::plan::{choose_type, plan, plan_input};
 use crate::prepared::Prepared;
 use crate::preview::{finding_line, show_diff};
+use crate::steps::{self, Patching};
 use crate::PatchArgs;
-use crate::{edit, input, many, steps};
+use crate::{edit, input, many};
 
 /// Where the patch comes from.
 pub enum PatchSource {
@@ -113,7 +114,8 @@ async fn patch_one(
             }
         }
     };
-    let prepared = match steps::prepare(conn, target.clone(), Some(live), &patch, &plan, args, retry_budget).await {
+    let patching = Patching { conn, patch: &patch, args, retry_budget };
+    let prepared = match patching.prepare(target.clone(), Some(live), &plan).await {
         Ok(prepared) => prepared,
         Err(not_prepared) => {
             print_findings(&not_prepared.findings);
@@ -184,7 +186,7 @@ async fn patch_one(
         eprintln!("Not patched.");
         return Ok(exit_code::exit(exit_code::REFUSED));
     }
-    let committed = steps::commit(conn, prepared, &patch, &plan, args, retry_budget, Provenance::default()).await?;
+    let committed = patching.commit(prepared, &plan, Provenance::default()).await?;
     match committed {
         Committed::Written(written) => print_outcome(args, &display, &written, "patched")?,
         Committed::NoChange(object) => print_outcome(args, &display, &object, "patched (no change)")?,

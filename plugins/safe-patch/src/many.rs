@@ -3,7 +3,7 @@
 //! then every write through the one write path, as a run that can be undone as one.
 //!
 //! 1. The selection is refused when larger than `--max-objects`.
-//! 2. Every object is read, planned, linted and dry-run on the server ([`steps::prepare`],
+//! 2. Every object is read, planned, linted and dry-run on the server ([`Patching::prepare`],
 //!    as a single object is), `--concurrency` at a time (the shared bulk runner,
 //!    [`bulk::map`]), before anything is written. The
 //!    preview ([`crate::run_preview`]) groups the objects by identical change, one diff per
@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::prepared::Prepared;
 use crate::run_preview::{self, count};
-use crate::steps::{self, TypePlan};
+use crate::steps::{self, Patching, TypePlan};
 use crate::PatchArgs;
 
 /// Runs the patch on every target (see the module docs).
@@ -57,13 +57,14 @@ pub async fn run(
         return Ok(exit_code::exit(exit_code::REFUSED));
     }
     let plans = type_plans(conn, &targets, args).await?;
+    let patching = Patching { conn, patch, args, retry_budget };
     let options = BulkOptions::with_concurrency(usize::from(args.concurrency));
     let total = targets.len();
 
     let progress = Progress::by_objects(total, "previewing");
     let mapped = bulk::map(targets.clone(), options, &progress, |target| {
         let plan = &plans[&type_key(&target)];
-        async move { steps::prepare(conn, target, None, patch, plan, args, retry_budget).await.map_err(|n| n.error) }
+        async move { patching.prepare(target, None, plan).await.map_err(|n| n.error) }
     })
     .await;
     progress.finish();
@@ -124,7 +125,7 @@ pub async fn run(
         |prepared| {
             let plan = &plans[&type_key(&prepared.target)];
             let (progress, run_id) = (progress.clone(), run_id.as_str());
-            write(conn, prepared, patch, plan, args, retry_budget, progress, run_id)
+            write(patching, prepared, plan, progress, run_id)
         },
     )
     .await;
@@ -160,20 +161,17 @@ fn type_key(target: &ObjectRef) -> String {
 }
 
 /// Writes one approved change through the one write path, under the run's id.
-#[allow(clippy::too_many_arguments)]
 async fn write(
-    conn: &Connection,
+    patching: Patching<'_>,
     prepared: Prepared,
-    patch: &Value,
     plan: &TypePlan,
-    args: &PatchArgs,
-    retry_budget: Duration,
     progress: Progress,
     run_id: &str,
 ) -> Result<&'static str> {
+    let args = patching.args;
     let target = prepared.target.clone();
     let provenance = Provenance { run: Some(run_id.to_string()), ..Provenance::default() };
-    let committed = steps::commit(conn, prepared, patch, plan, args, retry_budget, provenance).await?;
+    let committed = patching.commit(prepared, plan, provenance).await?;
     let (object, verb, label) = match &committed {
         Committed::Written(object) => (object, "patched", "patched"),
         Committed::NoChange(object) => (object, "patched (no change)", "unchanged"),

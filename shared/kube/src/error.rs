@@ -249,11 +249,6 @@ impl Error {
         }
     }
 
-    /// Whether the type is no longer served ([`ConnError::NoLongerServed`]).
-    pub fn is_no_longer_served(&self) -> bool {
-        matches!(self, Error::Conn(ConnError::NoLongerServed { .. }))
-    }
-
     /// Whether the server said the object is not there.
     pub fn is_not_found(&self) -> bool {
         self.server_code() == Some(404)
@@ -526,8 +521,7 @@ mod tests {
     use super::*;
 
     fn api_error(body: serde_json::Value) -> Error {
-        let status: kube::core::Status = serde_json::from_value(body).expect("a Status");
-        ConnError::from_kube(kube::Error::Api(status.boxed()), "https://127.0.0.1:6443").into()
+        crate::conn::error::tests::api_error(body).into()
     }
 
     #[test]
@@ -561,7 +555,7 @@ mod tests {
         let gone = api_error(serde_json::json!({"status": "Failure", "code": 404, "reason": "NotFound",
             "message": "the server could not find the requested resource"}));
         let gone = Error::no_longer_served(gone).expect("a 404 on a collection");
-        assert!(gone.is_no_longer_served());
+        assert!(matches!(gone, Error::Conn(ConnError::NoLongerServed { .. })), "{gone:?}");
         assert!(Error::no_longer_served(Error::usage("x")).is_err());
     }
 

@@ -294,10 +294,12 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn api_error(body: serde_json::Value) -> ConnError {
+    /// The error of a Status answer `body`, as the client hands it over (also for the top
+    /// error's tests).
+    pub(crate) fn api_error(body: serde_json::Value) -> ConnError {
         let status: kube::core::Status = serde_json::from_value(body).expect("a Status");
         ConnError::from_kube(kube::Error::Api(status.boxed()), "https://127.0.0.1:6443")
     }
