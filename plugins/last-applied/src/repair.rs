@@ -103,6 +103,14 @@ pub async fn run(kube: KubeFlags, args: RepairArgs) -> Result<ExitCode> {
     } else {
         targets::from_args(selection.args, &catalog, &conn)?.into_iter().map(|t| (t, Source::Live)).collect()
     };
+    // Several objects are a run: without a terminal to confirm each on, nothing is written
+    // without --yes, as every writer's run over many objects refuses (one object's repair
+    // proceeds after its preview, as safe-patch's does).
+    if work.len() > 1 && args.write.dry_run == DryRun::None && !args.write.yes && !prompt::interactive() {
+        if let Some(code) = prompt::run_refusal(false, "", "repairing", "repaired", work.len()) {
+            return Ok(code);
+        }
+    }
     let mut code = ExitCode::SUCCESS;
     for (target, source) in &work {
         let repair = Repair { conn: &conn, target, source, args: &args, retry_budget, interactive: true };

@@ -441,6 +441,20 @@ impl Error {
 /// Why an object reference could not be built from a manifest or owner reference.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReferenceError {
+    /// A name, namespace or subresource no request can name: client-go refuses it before
+    /// building a URL ([`crate::api::request_url`]), since sent as it is it would reach
+    /// another path, another object or the query.
+    #[error("invalid {what} {text:?}{}: [{problems}]", origin.as_ref().map(|o| format!(" ({o})")).unwrap_or_default())]
+    InvalidSegment {
+        /// client-go's word for the part: `resource name`, `namespace`, `subresource`.
+        what: &'static str,
+        /// The text as given.
+        text: String,
+        /// Where it came from, when not an argument (`metadata.name in d.yaml`).
+        origin: Option<String>,
+        /// apimachinery's problems, space-separated as Go prints a slice.
+        problems: String,
+    },
     /// The object lacks a field every reference needs.
     #[error("{origin}: the object has no {what}; every object needs apiVersion, kind and metadata.name")]
     MissingField {

@@ -196,6 +196,16 @@ fn endless_or_huge_input_is_refused_at_the_size_limit() {
             },
             zero(),
         ),
+        (
+            // Issue 44: read whole (4.2 GB) before; now the same limit as any input.
+            "--kubeconfig /dev/zero",
+            {
+                let mut c = plugin(&cluster, "kubectl-owners", &dir);
+                c.args(["--kubeconfig", "/dev/zero", "cm/x"]);
+                c
+            },
+            Stdio::null(),
+        ),
     ];
     for (what, mut cmd, stdin) in cases {
         let (out, took) = timed(&mut cmd, stdin, limit);

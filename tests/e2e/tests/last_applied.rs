@@ -701,8 +701,9 @@ fn refusal_line(out: &Output, doing: &str) -> String {
     line.replacen(doing, "WRITING", 1)
 }
 
-/// `repair --from-scan` and `migrate --from-scan` write many objects: without a terminal and
-/// without `--yes` they write nothing and exit 2, in the words of `safe-patch`'s bulk run; with
+/// `repair --from-scan`, `migrate --from-scan` and `repair` of several named objects or files
+/// write many objects: without a terminal and without `--yes` they write nothing and exit 2, in
+/// the words of `safe-patch`'s bulk run (repair of several named objects wrote them all); with
 /// `--yes` they write, each result line naming the object's namespace.
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
@@ -728,13 +729,31 @@ fn from_scan_writers_without_a_terminal_or_yes_write_nothing_as_every_bulk_run()
     assert_eq!(safe_patch.status.code(), Some(2), "{}", text(&safe_patch.stderr));
     let expected = refusal_line(&safe_patch, "patching");
 
-    for (command, doing) in [("repair", "repairing"), ("migrate", "migrating")] {
-        let out = la(&cluster, &dir, &ns, &[command, "--from-scan", "cm"]);
+    // Several objects by scan, by name and by a directory of files: one rule for every run.
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    for name in ["a", "b"] {
+        write_file(&files, &format!("{name}.yaml"), &configmap(name, &[("k", "v")]));
+    }
+    let files = files.to_str().unwrap();
+    let runs: [(&str, &str, Vec<&str>); 5] = [
+        ("repair", "repairing", vec!["repair", "--from-scan", "cm"]),
+        ("migrate", "migrating", vec!["migrate", "--from-scan", "cm"]),
+        ("repair", "repairing", vec!["repair", "cm/a", "cm/b"]),
+        ("repair", "repairing", vec!["repair", "cm", "a", "b"]),
+        ("repair", "repairing", vec!["repair", "-f", files]),
+    ];
+    for (command, doing, args) in runs {
+        let out = la(&cluster, &dir, &ns, &args);
+        let command = format!("{command} {}", args[1..].join(" "));
         assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "", "{command}: no result lines");
         assert!(refusal_line(&out, doing).starts_with("error: not WRITING 2 objects: "), "{command}");
         assert_eq!(refusal_line(&out, doing), expected, "{command}: the same words as safe-patch");
     }
+    // A dry run writes nothing and needs no --yes.
+    let out = la(&cluster, &dir, &ns, &["repair", "cm/a", "cm/b", "--dry-run=server"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     std::thread::sleep(Duration::from_secs(2)); // the audit log is written in batches
     assert_eq!(writes_in(&cluster, &ns), 0, "nothing was sent");
     for (name, before) in ["a", "b"].iter().zip(&before) {

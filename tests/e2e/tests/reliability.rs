@@ -10,13 +10,18 @@
 //! from issue #22, keyed-list re-plan races repeated round after round
 //! (`reliability/keyed_races.rs`), undo onto an object recreated since its
 //! backup, and bulk runs stopped by SIGINT, SIGTERM, a second SIGINT and
-//! SIGKILL (`reliability/signals.rs`).
+//! SIGKILL (`reliability/signals.rs`); from issue #44, names that would reach another object
+//! (`reliability/names.rs`) and hostile Helm releases (`reliability/hostile_releases.rs`).
 //! The figures each test measures go to `target/reports/RELIABILITY.md` (see
 //! `reliability/report.rs`), written by the run that measured them; `scripts/publish-reports`
 //! copies it to `docs/`.
 
+#[path = "reliability/hostile_releases.rs"]
+mod hostile_releases;
 #[path = "reliability/keyed_races.rs"]
 mod keyed_races;
+#[path = "reliability/names.rs"]
+mod names;
 #[path = "reliability/report.rs"]
 mod report;
 #[path = "reliability/signals.rs"]

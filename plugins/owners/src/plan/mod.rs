@@ -245,7 +245,8 @@ pub async fn run(kube: &KubeFlags, args: &PlanArgs) -> Result<ExitCode> {
         Input::Unreadable(_, _) => String::new(),
     };
     let (planner_ref, results_ref, progress_ref) = (&planner, &results, &progress);
-    let options = BulkOptions::with_concurrency(usize::from(args.concurrency));
+    // Dry runs only: a stop signal ends the plan at once, saying nothing was written.
+    let options = BulkOptions::reading(usize::from(args.concurrency));
     let run = bulk::run_stream(futures::stream::iter(numbered), options, name, |input| async move {
         let (index, entry, outcome) = match input {
             Input::Unreadable(i, message) => (i, Entry::Unreadable(message), Ok("unreadable")),

@@ -4,12 +4,17 @@
 //! `helm.sh/release.v1`) or a ConfigMap of the same name, under the key `release`: the
 //! release as JSON, gzipped, then base64 (Helm's `pkg/storage/driver/util.go`,
 //! `encodeRelease`/`decodeRelease`). A Secret's data is base64 once more on the wire; the
-//! glue removes that layer and hands the stored text here. [`decode`] undoes the rest as
-//! `decodeRelease` does (base64, then gunzip only when the bytes start with gzip's magic),
-//! and [`choose`] picks the revision Helm would (`Deployed`: the latest deployed one).
+//! glue removes that layer and hands the stored text here. [`choose`] picks the revision
+//! Helm would (`Deployed`: the latest deployed one) from the labels Helm puts on each stored
+//! object (`version`, `status`), so only that one revision is ever decoded; [`decode`] undoes
+//! the rest as `decodeRelease` does (base64, then gunzip only when the bytes start with
+//! gzip's magic), within a size limit, and refuses what Helm's own decoding would not
+//! read (a version that is no revision number, a manifest that is no text).
 //! Tested with payloads built as Helm builds them, in the tests below.
 //!
-//! A release may hold Secrets of the chart: errors never quote the stored bytes.
+//! A release is data anyone who can write a Secret may have written: gunzipped without a
+//! limit, 1 MB stored became gigabytes. A release may hold Secrets of the chart: errors
+//! never quote the stored bytes.
 
 use std::io::Read;
 
@@ -65,50 +70,137 @@ pub enum ReleaseError {
         /// Column of the problem.
         column: usize,
     },
-    /// A field the plan needs is missing or has the wrong type.
+    /// A field the plan needs is missing.
     #[error("its JSON has no {0}")]
     Missing(&'static str),
+    /// A field has a type Helm never writes there.
+    #[error("its JSON has {field} as {found}, not {expected}")]
+    WrongType {
+        /// The field, as Helm's JSON names it (`version`, `manifest`).
+        field: &'static str,
+        /// What Helm writes there.
+        expected: &'static str,
+        /// What was found, by kind only (never the value).
+        found: &'static str,
+    },
+    /// Decompressed, the release is larger than the limit on one input.
+    #[error("decompressed, it is larger than {limit} bytes, the limit on one input (FIELDWISE_MAX_INPUT_BYTES)")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
 }
 
 /// gzip's magic bytes, as Helm's `magicGzip`.
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 
 /// Decodes what Helm stored under `release` (after the Secret's own base64 layer):
-/// base64, gunzip when gzipped, JSON.
-pub fn decode(stored: &str) -> Result<Release, ReleaseError> {
+/// base64, gunzip when gzipped (stopping past `limit` bytes), JSON.
+pub fn decode(stored: &str, limit: u64) -> Result<Release, ReleaseError> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(stored.trim()).map_err(|_| ReleaseError::NotBase64)?;
     let json = if bytes.starts_with(&GZIP_MAGIC) {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(bytes.as_slice()).read_to_end(&mut out).map_err(|_| ReleaseError::Gzip)?;
+        flate2::read::GzDecoder::new(bytes.as_slice())
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut out)
+            .map_err(|_| ReleaseError::Gzip)?;
         out
     } else {
         bytes
     };
+    if json.len() as u64 > limit {
+        return Err(ReleaseError::TooLarge { limit });
+    }
     let value: Value =
         serde_json::from_slice(&json).map_err(|e| ReleaseError::Json { line: e.line(), column: e.column() })?;
-    let text = |pointer: &str, what: &'static str| {
-        value.pointer(pointer).and_then(Value::as_str).map(str::to_string).ok_or(ReleaseError::Missing(what))
+    let text = |pointer: &str, what: &'static str| match value.pointer(pointer) {
+        None | Some(Value::Null) => Err(ReleaseError::Missing(what)),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(ReleaseError::WrongType { field: what, expected: "text", found: kind_of(other) }),
+    };
+    // Optional text: a release of a chart without templates has no manifest; Helm 3 records
+    // no apply method.
+    let optional = |field: &'static str| match value.get(field) {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(ReleaseError::WrongType { field, expected: "text", found: kind_of(other) }),
     };
     Ok(Release {
         name: text("/name", "name")?,
         namespace: text("/namespace", "namespace")?,
-        version: value.get("version").and_then(Value::as_u64).ok_or(ReleaseError::Missing("version"))?,
+        version: revision_number(value.get("version"))?,
         status: text("/info/status", "info.status")?,
-        // A release of a chart without templates has no manifest.
-        manifest: value.get("manifest").and_then(Value::as_str).unwrap_or_default().to_string(),
-        apply_method: value.get("apply_method").and_then(Value::as_str).unwrap_or_default().to_string(),
+        manifest: optional("manifest")?,
+        apply_method: optional("apply_method")?,
     })
+}
+
+/// Helm's `version`: a Go `int` that Helm counts from 1.
+fn revision_number(value: Option<&Value>) -> Result<u64, ReleaseError> {
+    let value = value.filter(|v| !v.is_null()).ok_or(ReleaseError::Missing("version"))?;
+    value.as_u64().filter(|n| (1..=i64::MAX as u64).contains(n)).ok_or(ReleaseError::WrongType {
+        field: "version",
+        expected: "a revision number (a whole number from 1 to 2^63-1)",
+        found: kind_of(value),
+    })
+}
+
+/// What a JSON value is, for messages that must not quote it.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.as_u64().is_some() => "a whole number out of range",
+        Value::Number(n) if n.as_i64().is_some() => "a negative number",
+        Value::Number(_) => "a number that is not whole or out of range",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Helm's status of the revision in effect.
 pub const DEPLOYED: &str = "deployed";
 
+/// One stored revision as its labels describe it (Helm labels every stored object with
+/// its `version` and `status`), before anything of it is decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRevision {
+    /// The Secret or ConfigMap that holds it (`sh.helm.release.v1.web.v3`).
+    pub object: String,
+    /// Its `version` label.
+    pub version: u64,
+    /// Its `status` label.
+    pub status: String,
+}
+
 /// The revision a plan reads: `revision` when given, else the latest deployed one (Helm's
-/// `Storage.Deployed`). `None` when there is no such revision.
-pub fn choose(releases: Vec<Release>, revision: Option<u64>) -> Option<Release> {
+/// `Storage.Deployed`, which selects by the same labels). `None` when there is no such revision.
+pub fn choose(revisions: &[StoredRevision], revision: Option<u64>) -> Option<&StoredRevision> {
     match revision {
-        Some(n) => releases.into_iter().find(|r| r.version == n),
-        None => releases.into_iter().filter(|r| r.status == DEPLOYED).max_by_key(|r| r.version),
+        Some(n) => revisions.iter().find(|r| r.version == n),
+        None => revisions.iter().filter(|r| r.status == DEPLOYED).max_by_key(|r| r.version),
+    }
+}
+
+impl Release {
+    /// Refuses a decoded revision that is not the one its storage says it is: another
+    /// release's name, another namespace than the one it is stored in (its objects would be
+    /// planned there), another version than its label.
+    pub fn check_stored(&self, name: &str, namespace: &str, version: u64) -> Result<(), String> {
+        if self.name != name {
+            return Err(format!("its JSON names release {:?}, not {name:?}", self.name));
+        }
+        if self.namespace != namespace {
+            return Err(format!(
+                "its JSON says namespace {:?}, but it is stored in namespace {namespace:?}",
+                self.namespace
+            ));
+        }
+        if self.version != version {
+            return Err(format!("its JSON says version {}, but its version label says {version}", self.version));
+        }
+        Ok(())
     }
 }
 
@@ -152,6 +244,8 @@ mod tests {
 
     use super::*;
 
+    const LIMIT: u64 = 32 << 20;
+
     /// What Helm's `encodeRelease` stores: base64 of gzip of JSON.
     fn encode(release: &Value) -> String {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
@@ -170,7 +264,7 @@ mod tests {
         // The Secret's data on the wire: base64 once more; the glue removes this layer.
         let wire = base64::engine::general_purpose::STANDARD.encode(&stored);
         let text = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(wire).unwrap()).unwrap();
-        let decoded = decode(&text).unwrap();
+        let decoded = decode(&text, LIMIT).unwrap();
         assert_eq!(
             decoded,
             Release {
@@ -191,42 +285,101 @@ mod tests {
     fn helm_4s_apply_method_says_whether_the_revision_was_applied_server_side() {
         let mut ssa = release(2, "deployed");
         ssa["apply_method"] = "ssa".into();
-        assert!(!decode(&encode(&ssa)).unwrap().written_client_side());
+        assert!(!decode(&encode(&ssa), LIMIT).unwrap().written_client_side());
         let mut csa = release(2, "deployed");
         csa["apply_method"] = "csa".into();
-        assert!(decode(&encode(&csa)).unwrap().written_client_side());
+        assert!(decode(&encode(&csa), LIMIT).unwrap().written_client_side());
     }
 
     #[test]
     fn json_without_gzip_is_read_as_helm_reads_it() {
         let stored = base64::engine::general_purpose::STANDARD.encode(release(1, "superseded").to_string());
-        assert_eq!(decode(&stored).unwrap().status, "superseded");
+        assert_eq!(decode(&stored, LIMIT).unwrap().status, "superseded");
     }
 
     #[test]
     fn bad_payloads_name_the_problem_never_the_data() {
-        assert_eq!(decode("not base64 at all: s3cr3t!"), Err(ReleaseError::NotBase64));
+        assert_eq!(decode("not base64 at all: s3cr3t!", LIMIT), Err(ReleaseError::NotBase64));
         let broken = base64::engine::general_purpose::STANDARD.encode([0x1f, 0x8b, 0x08, 1, 2, 3]);
-        assert_eq!(decode(&broken), Err(ReleaseError::Gzip));
+        assert_eq!(decode(&broken, LIMIT), Err(ReleaseError::Gzip));
         let not_json = base64::engine::general_purpose::STANDARD.encode("password: s3cr3t");
-        let err = decode(&not_json).unwrap_err();
+        let err = decode(&not_json, LIMIT).unwrap_err();
         assert_eq!(err, ReleaseError::Json { line: 1, column: 1 });
         assert!(!err.to_string().contains("s3cr3t"));
         let no_status = base64::engine::general_purpose::STANDARD.encode(r#"{"name":"a","namespace":"b","version":1}"#);
-        assert_eq!(decode(&no_status), Err(ReleaseError::Missing("info.status")));
+        assert_eq!(decode(&no_status, LIMIT), Err(ReleaseError::Missing("info.status")));
     }
 
     #[test]
     fn the_latest_deployed_revision_unless_one_is_named() {
-        let all = || {
-            [(1, "superseded"), (2, "deployed"), (3, "failed"), (4, "pending-upgrade")]
-                .map(|(v, s)| decode(&encode(&release(v, s))).unwrap())
-                .to_vec()
+        let all: Vec<StoredRevision> = [(1, "superseded"), (2, "deployed"), (3, "failed"), (4, "pending-upgrade")]
+            .map(|(version, status)| StoredRevision {
+                object: format!("sh.helm.release.v1.web.v{version}"),
+                version,
+                status: status.into(),
+            })
+            .to_vec();
+        assert_eq!(choose(&all, None).map(|r| r.version), Some(2));
+        assert_eq!(choose(&all, Some(3)).map(|r| r.object.as_str()), Some("sh.helm.release.v1.web.v3"));
+        assert_eq!(choose(&all, Some(9)), None);
+        let undeployed: Vec<_> = all.into_iter().filter(|r| r.status != DEPLOYED).collect();
+        assert_eq!(choose(&undeployed, None), None);
+    }
+
+    #[test]
+    fn a_release_that_expands_past_the_limit_is_refused_without_expanding_it_all() {
+        // 64 MiB of zeros gzip to about 64 KiB: a small Secret, a huge release.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let zeros = vec![b'0'; 1 << 20];
+        for _ in 0..64 {
+            gz.write_all(&zeros).unwrap();
+        }
+        let stored = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
+        assert!(stored.len() < 200_000, "{}", stored.len());
+        assert_eq!(decode(&stored, 1 << 20), Err(ReleaseError::TooLarge { limit: 1 << 20 }));
+        // The same bound on a release stored without gzip.
+        let plain = base64::engine::general_purpose::STANDARD.encode(release(1, "deployed").to_string());
+        assert_eq!(decode(&plain, 10), Err(ReleaseError::TooLarge { limit: 10 }));
+    }
+
+    #[test]
+    fn fields_of_a_type_helm_never_writes_are_refused_by_kind_never_by_value() {
+        let with = |field: &str, value: Value| {
+            let mut r = release(3, "deployed");
+            r[field] = value;
+            decode(&encode(&r), LIMIT)
         };
-        assert_eq!(choose(all(), None).map(|r| r.version), Some(2));
-        assert_eq!(choose(all(), Some(3)).map(|r| r.version), Some(3));
-        assert_eq!(choose(all(), Some(9)), None);
-        assert_eq!(choose(all().into_iter().filter(|r| r.status != DEPLOYED).collect(), None), None);
+        let wrong = |field: &'static str, found: &'static str| {
+            let expected =
+                if field == "version" { "a revision number (a whole number from 1 to 2^63-1)" } else { "text" };
+            Err(ReleaseError::WrongType { field, expected, found })
+        };
+        assert_eq!(with("manifest", json!({"apiVersion": "v1"})), wrong("manifest", "an object"));
+        assert_eq!(with("manifest", json!(["s3cr3t"])), wrong("manifest", "a list"));
+        assert_eq!(with("version", json!(-1)), wrong("version", "a negative number"));
+        assert_eq!(with("version", json!(0)), wrong("version", "a whole number out of range"));
+        assert_eq!(with("version", json!(u64::MAX)), wrong("version", "a whole number out of range"));
+        assert_eq!(with("version", json!(1e300)), wrong("version", "a number that is not whole or out of range"));
+        assert_eq!(with("version", json!("3")), wrong("version", "text"));
+        assert_eq!(with("apply_method", json!(1)), wrong("apply_method", "text"));
+        assert_eq!(
+            with("name", json!(7)),
+            Err(ReleaseError::WrongType { field: "name", expected: "text", found: "a whole number out of range" })
+        );
+        // 2^64 is read as a float, as Go's decoder refuses it for an int.
+        let stored = base64::engine::general_purpose::STANDARD
+            .encode(r#"{"name":"web","namespace":"shop","version":18446744073709551616,"info":{"status":"deployed"}}"#);
+        assert_eq!(decode(&stored, LIMIT), wrong("version", "a number that is not whole or out of range"));
+        assert_eq!(with("manifest", Value::Null).map(|r| r.manifest), Ok(String::new()));
+    }
+
+    #[test]
+    fn a_revision_stored_as_another_is_refused() {
+        let decoded = decode(&encode(&release(3, "deployed")), LIMIT).unwrap();
+        assert_eq!(decoded.check_stored("web", "shop", 3), Ok(()));
+        assert!(decoded.check_stored("web", "prod", 3).unwrap_err().contains("stored in namespace \"prod\""));
+        assert!(decoded.check_stored("api", "shop", 3).unwrap_err().contains("not \"api\""));
+        assert!(decoded.check_stored("web", "shop", 4).unwrap_err().contains("version label says 4"));
     }
 
     #[test]

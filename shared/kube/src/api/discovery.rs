@@ -68,16 +68,19 @@ pub struct ResourceType {
 }
 
 impl ResourceType {
-    /// Refuses a subresource the type does not have (when discovery listed its subresources).
+    /// Refuses a subresource the type does not have, as aggregated discovery lists them
+    /// (a type with none lists none): sent, the server's 404 would read like a type it no
+    /// longer serves.
     pub fn check_subresource(&self, name: &str) -> Result<()> {
-        if self.subresources.is_empty() || self.subresources.iter().any(|s| s == name) {
+        if self.subresources.iter().any(|s| s == name) {
             return Ok(());
         }
-        Err(Error::usage(format!(
-            "{} has no subresource \"{name}\" (it has: {})",
-            self.display_name(),
-            self.subresources.join(", ")
-        )))
+        let has = if self.subresources.is_empty() {
+            "it has none".to_string()
+        } else {
+            format!("it has: {}", self.subresources.join(", "))
+        };
+        Err(Error::usage(format!("{} has no subresource \"{name}\" ({has})", self.display_name())))
     }
 
     /// `apps/v1`, or `v1` for the core group.
@@ -111,29 +114,6 @@ impl ResourceType {
     /// Whether the server allows `verb` on this type.
     pub fn supports(&self, verb: &str) -> bool {
         self.verbs.iter().any(|v| v == verb)
-    }
-
-    /// The URL path of the collection, in `namespace` when the type is namespaced.
-    pub fn collection_path(&self, namespace: Option<&str>) -> String {
-        let base = if self.group.is_empty() {
-            format!("/api/{}", self.version)
-        } else {
-            format!("/apis/{}/{}", self.group, self.version)
-        };
-        match (self.namespaced, namespace) {
-            (true, Some(ns)) => format!("{base}/namespaces/{ns}/{}", self.plural),
-            _ => format!("{base}/{}", self.plural),
-        }
-    }
-
-    /// The URL path of one object (and optionally a subresource of it).
-    pub fn object_path(&self, namespace: Option<&str>, name: &str, subresource: Option<&str>) -> String {
-        let mut path = format!("{}/{}", self.collection_path(namespace), name);
-        if let Some(sub) = subresource {
-            path.push('/');
-            path.push_str(sub);
-        }
-        path
     }
 
     /// Whether `word` names this type by plural, singular, short name or kind (case-insensitive).
@@ -515,10 +495,13 @@ mod tests {
     fn paths_and_names() {
         let c = catalog();
         let d = c.resolve("deploy").unwrap();
-        assert_eq!(d.object_path(Some("ns"), "x", Some("scale")), "/apis/apps/v1/namespaces/ns/deployments/x/scale");
+        assert_eq!(
+            crate::api::request_url::object_path(d, Some("ns"), "x", Some("scale")).unwrap(),
+            "/apis/apps/v1/namespaces/ns/deployments/x/scale"
+        );
         assert_eq!(d.display_name(), "deployment.apps");
         let p = c.resolve("po").unwrap();
-        assert_eq!(p.collection_path(None), "/api/v1/pods");
+        assert_eq!(crate::api::request_url::collection_path(p, None).unwrap(), "/api/v1/pods");
         assert_eq!(p.display_name(), "pod");
     }
 }

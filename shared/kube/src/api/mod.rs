@@ -10,6 +10,8 @@
 //! - [`helm_release`]: a Helm release read as Helm stores it (Secrets or ConfigMaps), no helm binary.
 //! - [`object_prune`]: the objects an apply of a new set deletes, read live with what may block them.
 //! - [`applyset`]: an ApplySet's parent and the members `kubectl apply --prune --applyset` deletes.
+//! - [`request_url`]: every request URL, from checked, percent-encoded path segments and an
+//!   encoded query, in one place.
 //! - [`objects`]: GET of one object, and the one request path every read goes through.
 //! - [`listing`]: every LIST: scope and selectors, "every type", the bounded, paged,
 //!   metadata-first engine, and the bounded fan-out the plugins use.
@@ -26,6 +28,7 @@ pub mod object_prune;
 pub mod objects;
 pub mod openapi;
 pub mod reference;
+pub mod request_url;
 pub mod selection;
 pub mod target;
 pub mod watch;

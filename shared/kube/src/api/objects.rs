@@ -16,7 +16,7 @@ pub async fn get(conn: &Connection, target: &ObjectRef, subresource: Option<&str
     if let Some(name) = subresource {
         target.resource.check_subresource(name)?;
     }
-    send(conn, Request::get(target.path(subresource)).body(Vec::new())).await
+    send(conn, Request::get(target.path(subresource)?).body(Vec::new())).await
 }
 
 /// GETs what is at an API path (`/api/v1/namespaces/x/configmaps/y`), as
@@ -36,16 +36,4 @@ pub async fn send(conn: &Connection, request: http::Result<Request<Vec<u8>>>) ->
     // The one read path: every Secret value the process sees is known to the redaction boundary.
     crate::redact::remember(&answer);
     Ok(answer)
-}
-
-/// Percent-encodes a query value.
-pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }

@@ -31,6 +31,7 @@ use fieldwise_core::schema::Gvk;
 use serde_json::Value;
 
 use crate::api::discovery::{ResourceCatalog, ResourceType};
+use crate::api::request_url::{self, SegmentKind};
 use crate::api::target::TargetArgs;
 use crate::conn::client::Connection;
 use crate::error::{Error, ReferenceError, Result};
@@ -62,9 +63,10 @@ impl ObjectRef {
         }
     }
 
-    /// The URL path of the object (or a subresource of it).
-    pub fn path(&self, subresource: Option<&str>) -> String {
-        self.resource.object_path(self.namespace.as_deref(), &self.name, subresource)
+    /// The URL path of the object (or a subresource of it); a name, namespace or
+    /// subresource no path segment can hold is refused ([`request_url`]).
+    pub fn path(&self, subresource: Option<&str>) -> Result<String, ReferenceError> {
+        request_url::object_path(&self.resource, self.namespace.as_deref(), &self.name, subresource)
     }
 
     /// The objects `TYPE/NAME ...` or `TYPE NAME ...` arguments name; a lone `TYPE`
@@ -76,6 +78,9 @@ impl ObjectRef {
             .iter()
             .map(|(kind, name)| {
                 let resource = catalog.resolve(kind)?.clone();
+                if !name.is_empty() {
+                    request_url::check_segment(SegmentKind::Name, name, None)?;
+                }
                 let namespace = resource.namespaced.then(|| scope.namespace.clone());
                 Ok(ObjectRef { resource, namespace, name: name.clone() })
             })
@@ -155,6 +160,8 @@ fn typed_name<'c>(
     let gvk = gvk.ok_or_else(|| missing("apiVersion and kind"))?;
     let name = object.pointer(name_at.1).and_then(Value::as_str).filter(|n| !n.is_empty());
     let name = name.ok_or_else(|| missing(name_at.0))?;
+    // Refused here, where the file is known, before any request names it.
+    request_url::check_segment(SegmentKind::Name, name, Some(&format!("{} in {source}", name_at.0)))?;
     let resource = catalog.by_gvk(&gvk).ok_or_else(|| ReferenceError::NoMatchForKind {
         origin: source.to_string(),
         kind: gvk.kind.clone(),
@@ -289,7 +296,7 @@ mod tests {
         let r = ObjectRef::from_manifest(&deployment(None), "d.yaml", &c, &scope("dev", false)).unwrap();
         assert_eq!((r.resource.group.as_str(), r.resource.plural.as_str()), ("apps", "deployments"));
         assert_eq!(r.display(), "deployment.apps/web");
-        assert_eq!(r.path(None), "/apis/apps/v1/namespaces/dev/deployments/web");
+        assert_eq!(r.path(None).unwrap(), "/apis/apps/v1/namespaces/dev/deployments/web");
         // The version in the manifest is the version used, preferred or not.
         let beta = json!({"apiVersion": "stable.example.com/v1beta1", "kind": "CronTab", "metadata": {"name": "c"}});
         let r = ObjectRef::from_manifest(&beta, "c.yaml", &c, &scope("dev", false)).unwrap();
@@ -343,7 +350,7 @@ mod tests {
             let r = ObjectRef::from_manifest(&role, "r.yaml", &c, &scope("b", explicit)).unwrap();
             assert_eq!(r.namespace, None);
             assert_eq!(r.display(), "clusterrole.rbac.authorization.k8s.io/reader");
-            assert_eq!(r.path(None), "/apis/rbac.authorization.k8s.io/v1/clusterroles/reader");
+            assert_eq!(r.path(None).unwrap(), "/apis/rbac.authorization.k8s.io/v1/clusterroles/reader");
         }
         let ns = ObjectRef::from_args(&["namespace/x".to_string()], &c, &scope("b", true)).unwrap();
         assert_eq!(ns[0].namespace, None);

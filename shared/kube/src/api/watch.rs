@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use crate::api::discovery::{ResourceCatalog, ResourceType};
 use crate::api::listing::{self, Scope, Selectors};
-use crate::api::objects::encode;
 use crate::api::reference::{NamespaceScope, ObjectRef};
+use crate::api::request_url;
 use crate::api::selection::{self, Selection};
 use crate::conn::client::Connection;
 use crate::error::{Error, Result};
@@ -223,13 +223,12 @@ async fn open_watch(
     version: &str,
 ) -> Result<LocalBoxStream<'static, kube::Result<WatchEvent<Value>>>> {
     let mut params = query.selectors.query();
-    params.extend([
-        "watch=1".to_string(),
-        "allowWatchBookmarks=true".to_string(),
-        format!("resourceVersion={}", encode(version)),
-        format!("timeoutSeconds={WATCH_SECONDS}"),
-    ]);
-    let url = format!("{}?{}", query.resource.collection_path(query.namespace.as_deref()), params.join("&"));
+    params
+        .push("watch", "1")
+        .push("allowWatchBookmarks", "true")
+        .push("resourceVersion", version)
+        .push("timeoutSeconds", WATCH_SECONDS.to_string());
+    let url = params.on(&request_url::collection_path(&query.resource, query.namespace.as_deref())?);
     let request = Request::get(url).body(Vec::new()).map_err(|e| Error::malformed("the watch request", e))?;
     let events = conn.client.request_events::<Value>(request).await.map_err(|e| conn.error(e))?;
     Ok(events.boxed_local())

@@ -39,7 +39,11 @@ pub fn check_user(user: &mut AuthInfo, name: &str, flags: &KubeFlags) -> Result<
         let what = if flags.token.is_some() { "--token".to_string() } else { format!("token of {entry}") };
         check(token.expose_secret(), &what)?;
     } else if let Some(path) = user.token_file.clone().filter(|p| !p.is_empty()) {
-        let text = std::fs::read_to_string(&path)
+        // Within the input limit, as every file read whole; a token is text.
+        let text = crate::local::input::read_file_bytes(std::path::Path::new(&path), "the file")
+            .and_then(|bytes| {
+                String::from_utf8(bytes).map_err(|_| crate::local::error::LocalError::input("it is not UTF-8 text"))
+            })
             .map_err(|e| ConnError::Kubeconfig(format!("cannot read the tokenFile {path} of {entry}: {e}")))?;
         let token = text.trim();
         check(token, &format!("token in the tokenFile {path} of {entry}"))?;

@@ -8,10 +8,11 @@ use std::path::Path;
 
 use kube::config::Kubeconfig;
 
-/// Reads the kubeconfig file at `path`. The error says what is wrong without quoting a
-/// value from the file (a misplaced token must not reach the terminal).
+/// Reads the kubeconfig file at `path`, within the input limit (`--kubeconfig /dev/zero`
+/// is refused after 32 MiB, not read until memory runs out). The error says what is wrong
+/// without quoting a value from the file (a misplaced token must not reach the terminal).
 pub fn read(path: &Path) -> Result<Kubeconfig, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let bytes = crate::local::input::read_file_bytes(path, "the file").map_err(|e| e.to_string())?;
     parse(&text_of(&bytes)?, path.parent())
 }
 

@@ -45,7 +45,7 @@ impl ServerCache {
 
     /// The bytes stored under `name` (a relative path such as `discovery/apis.json`), if any.
     pub fn read(&self, name: &str) -> Option<Vec<u8>> {
-        fs::read(self.dir.join(name)).ok()
+        crate::local::input::read_own_file(&self.dir.join(name)).ok()
     }
 
     /// Stores `bytes` under `name`, replacing what was there in one step.

@@ -41,15 +41,7 @@ pub fn max_input_bytes() -> Result<u64> {
 /// `the file "x.yaml"`),
 /// stopping at the size limit, and checks its nesting ([`check_text`]).
 pub fn read_text(reader: impl Read, source: &str) -> Result<String> {
-    let limit = max_input_bytes()?;
-    let mut bytes = Vec::new();
-    reader
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| LocalError::input(format!("{source} cannot be read: {e}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large(source, limit));
-    }
+    let bytes = read_bytes(reader, source)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         LocalError::input(format!(
             "{source} is not UTF-8 text (byte {} is not): give a YAML or JSON file",
@@ -63,12 +55,56 @@ pub fn read_text(reader: impl Read, source: &str) -> Result<String> {
 /// Reads one input file ([`read_text`]); a regular file over the limit is refused before
 /// it is read.
 pub fn read_file(path: &Path, source: &str) -> Result<String> {
+    read_text(open_within_limit(path, source)?, source)
+}
+
+/// The bytes of one input, whatever they are (a kubeconfig in UTF-16, a token file, a
+/// cache entry), read up to the size limit ([`max_input_bytes`]) and refused past it
+/// before the rest is read: `--kubeconfig /dev/zero` costs one limit, not all memory.
+pub fn read_bytes(reader: impl Read, source: &str) -> Result<Vec<u8>> {
+    let limit = max_input_bytes()?;
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| LocalError::input(format!("{source} cannot be read: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(source, limit));
+    }
+    Ok(bytes)
+}
+
+/// [`read_bytes`] of a file; a regular file over the limit is refused before it is read.
+pub fn read_file_bytes(path: &Path, source: &str) -> Result<Vec<u8>> {
+    read_bytes(open_within_limit(path, source)?, source)
+}
+
+/// A file the plugins wrote themselves (a cache entry, a backup record, a journal marker),
+/// read whole within the input limit; the system's error is kept (a caller tells a file
+/// removed meanwhile, `NotFound`, from others), and a file past the limit is `InvalidData`.
+pub fn read_own_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let limit = max_input_bytes().unwrap_or(DEFAULT_MAX_INPUT_BYTES);
+    let too_large = || std::io::Error::new(std::io::ErrorKind::InvalidData, too_large("the file", limit).to_string());
+    let file = std::fs::File::open(path)?;
+    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > limit) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// Opens `path` for reading, refusing a regular file larger than the limit at once.
+fn open_within_limit(path: &Path, source: &str) -> Result<std::fs::File> {
     let file = std::fs::File::open(path).map_err(|e| LocalError::input(format!("{source} cannot be read: {e}")))?;
     let limit = max_input_bytes()?;
     if file.metadata().is_ok_and(|m| m.is_file() && m.len() > limit) {
         return Err(too_large(source, limit));
     }
-    read_text(file, source)
+    Ok(file)
 }
 
 /// Checks text already in memory (`-p`): its size, and how deep its JSON nests.
@@ -152,6 +188,23 @@ mod tests {
         assert_eq!(read_text(&b"a: 1\n"[..], "stdin").unwrap(), "a: 1\n");
         let err = read_text(&[0xff, 0xfe][..], "stdin").unwrap_err().to_string();
         assert!(err.contains("not UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn files_read_whole_stop_at_the_limit_whatever_they_are() {
+        // A device that never ends (`--kubeconfig /dev/zero`) and a file of our own.
+        let err = read_file_bytes(Path::new("/dev/zero"), "the file").unwrap_err().to_string();
+        assert!(err.contains("the file is larger than 32 MiB"), "{err}");
+        let err = read_own_file(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{err}");
+        let missing = read_own_file(Path::new("/nonexistent/fieldwise")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound, "a file removed meanwhile is told apart");
+        let dir = std::env::temp_dir().join(format!("fw-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("small"), b"ok").unwrap();
+        assert_eq!(read_own_file(&dir.join("small")).unwrap(), b"ok");
+        assert_eq!(read_file_bytes(&dir.join("small"), "the file").unwrap(), b"ok");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -34,12 +34,20 @@ pub struct BulkOptions {
     pub concurrency: usize,
     /// Stop starting writes after this many transport failures in a row.
     pub stop_after_transport_failures: usize,
+    /// The work only reads (`owners plan`'s dry runs): a stop signal ends it at once, saying
+    /// nothing was written, since there is no write to let finish.
+    pub reads_only: bool,
 }
 
 impl BulkOptions {
     /// `concurrency` writes at once; the breaker opens after 3 transport failures in a row.
     pub fn with_concurrency(concurrency: usize) -> Self {
-        BulkOptions { concurrency: concurrency.max(1), stop_after_transport_failures: 3 }
+        BulkOptions { concurrency: concurrency.max(1), stop_after_transport_failures: 3, reads_only: false }
+    }
+
+    /// [`with_concurrency`](Self::with_concurrency) for work that writes nothing.
+    pub fn reading(concurrency: usize) -> Self {
+        BulkOptions { reads_only: true, ..Self::with_concurrency(concurrency) }
     }
 }
 
@@ -239,8 +247,8 @@ where
 {
     let items: Vec<I> = items.into_iter().collect();
     let total = items.len();
-    // Until the summary is printed, a first stop signal lets the run finish what it started.
-    let _in_flight = InFlight::start();
+    // Until the summary is printed, a first stop signal lets the run finish the writes it started.
+    let _in_flight = (!options.reads_only).then(InFlight::start);
     let stop = interrupt::stopped();
     let mut summary = drive(stream::iter(items.into_iter().map(Ok)), options, progress, name, work, stop).await;
     // A list is known in full: whatever was not reached was not tried either.
@@ -265,8 +273,8 @@ where
     F: Fn(I) -> Fut,
     Fut: Future<Output = Result<&'static str>>,
 {
-    // Until the summary is printed, a first stop signal lets the run finish what it started.
-    let _in_flight = InFlight::start();
+    // Until the summary is printed, a first stop signal lets the run finish the writes it started.
+    let _in_flight = (!options.reads_only).then(InFlight::start);
     drive(items, options, &Progress::hidden(), name, work, interrupt::stopped()).await
 }
 
@@ -422,7 +430,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let summary = runtime.block_on(run(
             0..100,
-            BulkOptions { concurrency: 4, stop_after_transport_failures: 3 },
+            BulkOptions::with_concurrency(4),
             |i| format!("cm/{i}"),
             |i| async move {
                 if i < 10 {
@@ -485,7 +493,7 @@ mod tests {
         let started = Cell::new(0usize);
         let mapped = runtime.block_on(map(
             (0..50).collect(),
-            BulkOptions { concurrency: 3, stop_after_transport_failures: 3 },
+            BulkOptions::with_concurrency(3),
             &Progress::hidden(),
             |i: usize| {
                 started.set(started.get() + 1);

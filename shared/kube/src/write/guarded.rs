@@ -290,7 +290,7 @@ impl<'a> GuardedWrite<'a> {
         record.provenance = self.provenance.clone();
         record.patch_type = Some(planned.patch_type.name().to_string());
         let (key, settle_against) = (ObjectKey::of(self.conn, self.target), live.clone());
-        let read_path = self.target.path(self.options.subresource);
+        let read_path = self.target.path(self.options.subresource)?;
         let mut pending = off_thread({
             let store = store.clone();
             move || {

@@ -6,8 +6,9 @@
 use http::Request;
 use serde_json::Value;
 
-use crate::api::objects::{encode, send};
+use crate::api::objects::send;
 use crate::api::reference::ObjectRef;
+use crate::api::request_url::Query;
 use crate::conn::client::Connection;
 use crate::error::{Error, Refusal, Result};
 
@@ -91,17 +92,18 @@ pub struct PatchRequest<'a> {
 pub async fn patch(conn: &Connection, target: &ObjectRef, request: &PatchRequest<'_>) -> Result<Value> {
     // Strict unless asked otherwise: a field the type does not have (a patch meant for
     // another kind, a typo) is refused, not dropped.
-    let mut query = vec![
-        format!("fieldManager={}", encode(request.field_manager)),
-        format!("fieldValidation={}", request.validation.query_value()),
-    ];
+    if let Some(name) = request.subresource {
+        target.resource.check_subresource(name)?;
+    }
+    let mut query = Query::new();
+    query.push("fieldManager", request.field_manager).push("fieldValidation", request.validation.query_value());
     if request.dry_run {
-        query.push("dryRun=All".into());
+        query.push("dryRun", "All");
     }
     if request.force && request.patch_type == PatchType::Apply {
-        query.push("force=true".into());
+        query.push("force", "true");
     }
-    let url = format!("{}?{}", target.path(request.subresource), query.join("&"));
+    let url = query.on(&target.path(request.subresource)?);
     let body = serde_json::to_vec(request.body).map_err(|e| Error::malformed("the patch (encoding it)", e))?;
     let http = Request::patch(url).header(http::header::CONTENT_TYPE, content_type(request.patch_type)).body(body);
     send(conn, http).await

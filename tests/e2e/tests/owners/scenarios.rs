@@ -197,7 +197,11 @@ impl<'a> Writes<'a> {
                 let mut object = base.clone();
                 object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
                     base.to_string().into();
-                let collection = self.target.resource.collection_path(self.target.namespace.as_deref());
+                let collection = fieldwise_kube::api::request_url::collection_path(
+                    &self.target.resource,
+                    self.target.namespace.as_deref(),
+                )
+                .expect("a valid path");
                 let post = http::Request::post(format!("{collection}?fieldManager=kubectl-client-side-apply"))
                     .header(http::header::CONTENT_TYPE, "application/json")
                     .body(serde_json::to_vec(&object).expect("JSON"));

@@ -352,7 +352,9 @@ impl Writer<'_> {
 
     /// Creates the object with a POST, as `kubectl create` and client-side `kubectl apply` do.
     async fn post(&mut self, object: &Value, manager: &str, what: &str) {
-        let collection = self.target.resource.collection_path(self.target.namespace.as_deref());
+        let collection =
+            fieldwise_kube::api::request_url::collection_path(&self.target.resource, self.target.namespace.as_deref())
+                .expect("a valid path");
         let post = http::Request::post(format!("{collection}?fieldManager={manager}"))
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(serde_json::to_vec(object).expect("JSON"));

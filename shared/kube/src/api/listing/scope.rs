@@ -2,7 +2,7 @@
 //! ([`Selectors`]: `-l` and `--field-selector`), said once for every command that lists.
 
 use crate::api::discovery::ResourceType;
-use crate::api::objects::encode;
+use crate::api::request_url::Query;
 use crate::conn::client::Connection;
 
 /// Which namespaces a listing covers, as kubectl's `-n` and `-A` choose them.
@@ -85,14 +85,14 @@ impl Selectors {
         self.label.is_none() && self.field.is_none()
     }
 
-    /// The query parameters, percent-encoded.
-    pub(crate) fn query(&self) -> Vec<String> {
-        let mut query = Vec::new();
+    /// The query parameters.
+    pub(crate) fn query(&self) -> Query {
+        let mut query = Query::new();
         if let Some(s) = &self.label {
-            query.push(format!("labelSelector={}", encode(s)));
+            query.push("labelSelector", s.as_str());
         }
         if let Some(s) = &self.field {
-            query.push(format!("fieldSelector={}", encode(s)));
+            query.push("fieldSelector", s.as_str());
         }
         query
     }
@@ -135,7 +135,7 @@ mod tests {
     #[test]
     fn selectors_are_sent_percent_encoded() {
         let s = Selectors { label: Some("app in (a,b)".into()), field: Some("metadata.name=x".into()) };
-        assert_eq!(s.query(), ["labelSelector=app%20in%20%28a%2Cb%29", "fieldSelector=metadata.name%3Dx"]);
+        assert_eq!(s.query().on(""), "?labelSelector=app+in+%28a%2Cb%29&fieldSelector=metadata.name%3Dx");
         assert!(Selectors::default().is_empty() && !Selectors::label(Some("a=b")).is_empty());
     }
 }

@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use crate::api::discovery::ResourceType;
 use crate::api::listing::Selectors;
-use crate::api::objects::{self, encode, send};
+use crate::api::objects::{self, send};
 use crate::api::reference::ObjectRef;
+use crate::api::request_url;
 use crate::conn::client::Connection;
 use crate::error::Result;
 
@@ -78,24 +79,19 @@ impl Source for Connection {
 }
 
 /// The URL of a page request.
-pub(crate) fn page_url(request: &PageRequest<'_>) -> String {
+pub(crate) fn page_url(request: &PageRequest<'_>) -> Result<String> {
     let mut query = request.selectors.query();
     if let Some(limit) = request.limit {
-        query.push(format!("limit={limit}"));
+        query.push("limit", limit.to_string());
     }
     if let Some(t) = request.token {
-        query.push(format!("continue={}", encode(t)));
+        query.push("continue", t);
     }
-    let url = request.resource.collection_path(request.namespace);
-    if query.is_empty() {
-        url
-    } else {
-        format!("{url}?{}", query.join("&"))
-    }
+    Ok(query.on(&request_url::collection_path(request.resource, request.namespace)?))
 }
 
 async fn fetch_page(conn: &Connection, request: PageRequest<'_>) -> Result<Page> {
-    let mut http = Request::get(page_url(&request));
+    let mut http = Request::get(page_url(&request)?);
     if request.representation == Representation::Metadata {
         http = http.header(http::header::ACCEPT, PARTIAL_METADATA_LIST);
     }

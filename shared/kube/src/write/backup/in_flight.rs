@@ -93,7 +93,9 @@ pub(super) fn find_abandoned(root: &Path, cluster: &str) -> Vec<Abandoned> {
         if held.try_lock().is_err() {
             continue; // its writer is alive (or another process is settling it)
         }
-        let content = fs::read(&marker).ok().and_then(|bytes| serde_json::from_slice::<MarkerContent>(&bytes).ok());
+        let content = crate::local::input::read_own_file(&marker)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<MarkerContent>(&bytes).ok());
         match content {
             Some(content) => {
                 found.push(Abandoned { record: root.join(content.record), read: content.read, marker, _held: held })

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::local::input::read_own_file;
 use crate::local::private_fs::create_dirs;
 use crate::write::backup::atomic::{held_by_a_live_process, remove_abandoned, remove_record, TempFile, TEMP_DIR};
 use crate::write::backup::in_flight::{find_abandoned, Abandoned, Marker, IN_FLIGHT_DIR};
@@ -332,7 +333,7 @@ impl PendingBackup {
 
 /// One record; `None` when it is not there (any more).
 fn read_record(file: &Path) -> Result<Option<BackupRecord>> {
-    match fs::read(file) {
+    match read_own_file(file) {
         Ok(text) => serde_json::from_slice::<BackupRecord>(&text)
             .map(|record| Some(record.normalized()))
             .map_err(|e| Error::malformed(format!("the backup {} (damaged)", file.display()), e)),
@@ -349,7 +350,7 @@ fn read_dir_records(dir: &Path) -> Result<Vec<Backup>> {
         if file.extension().and_then(|e| e.to_str()) != Some("json") || !file.is_file() {
             continue;
         }
-        let text = match fs::read(&file) {
+        let text = match read_own_file(&file) {
             Ok(text) => text,
             // Pruned or settled by another process since the directory was read.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
