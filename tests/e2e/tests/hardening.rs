@@ -877,3 +877,42 @@ fn a_bulk_patch_interrupted_while_previewing_says_nothing_was_written() {
     let written = list["items"].as_array().expect("items").iter().filter(|cm| cm["data"]["k"] != "v").count();
     assert_eq!(written, 0, "nothing was written");
 }
+
+/// `owners plan` writes nothing (its requests are dry runs): SIGTERM while it plans ends it at
+/// once saying so (issue 44.9), where it said "the writes in flight were finished".
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_plan_stopped_by_sigterm_says_nothing_was_written() {
+    let cluster = require_cluster!();
+    let dir = scratch("interrupt-plan");
+    let ns = cluster.namespace("fw-hard-plan-term");
+    let mut list = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for i in 0..150 {
+        list.push_str(&format!("- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: cm-{i:03}}}, data: {{k: v}}}}\n"));
+    }
+    let file = fieldwise_e2e::write_file(&dir, "many.yaml", &list);
+    // A warm discovery cache, so the signal finds the run planning rather than discovering.
+    assert!(run(plugin(&cluster, "kubectl-owners", &dir).args(["-n", &ns, "plan", "-f", &file, "--concurrency", "1"]))
+        .status
+        .code()
+        .is_some());
+    let child = plugin(&cluster, "kubectl-owners", &dir)
+        .args(["-n", &ns, "plan", "-f", &file, "--concurrency", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn owners plan");
+    std::thread::sleep(Duration::from_millis(600));
+    let kill = run(Command::new("kill").arg("-TERM").arg(child.id().to_string()));
+    assert!(kill.status.success(), "{}", describe(&kill));
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(143), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("writes in flight"), "{stderr}");
+    assert_eq!(
+        stderr.lines().last(),
+        Some("error: interrupted (SIGTERM): stopped before any write was sent: nothing was written"),
+        "{}",
+        describe(&out)
+    );
+}

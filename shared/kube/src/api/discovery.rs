@@ -68,6 +68,24 @@ pub struct ResourceType {
 }
 
 impl ResourceType {
+    /// A type of the core group (`v1`) that the glue reads by itself, without discovery
+    /// (namespaces, Helm's release Secrets and ConfigMaps): `get` and `list`, as every served
+    /// core type allows, with no short names and no subresources.
+    pub fn core_v1(plural: &str, kind: &str, namespaced: bool) -> ResourceType {
+        ResourceType {
+            group: String::new(),
+            version: "v1".into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            short_names: vec![],
+            namespaced,
+            verbs: vec!["get".into(), "list".into()],
+            subresources: vec![],
+            preferred: true,
+        }
+    }
+
     /// Refuses a subresource the type does not have, as aggregated discovery lists them
     /// (a type with none lists none): sent, the server's 404 would read like a type it no
     /// longer serves.

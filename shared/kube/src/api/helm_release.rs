@@ -78,21 +78,9 @@ enum Driver {
 impl Driver {
     /// The core type the driver stores revisions as.
     fn resource(self) -> ResourceType {
-        let (plural, kind) = match self {
-            Driver::Secret => ("secrets", "Secret"),
-            Driver::ConfigMap => ("configmaps", "ConfigMap"),
-        };
-        ResourceType {
-            group: String::new(),
-            version: "v1".into(),
-            plural: plural.into(),
-            singular: kind.to_lowercase(),
-            kind: kind.into(),
-            short_names: vec![],
-            namespaced: true,
-            verbs: vec!["get".into(), "list".into()],
-            subresources: vec![],
-            preferred: true,
+        match self {
+            Driver::Secret => ResourceType::core_v1("secrets", "Secret", true),
+            Driver::ConfigMap => ResourceType::core_v1("configmaps", "ConfigMap", true),
         }
     }
 

@@ -183,18 +183,7 @@ mod tests {
     use super::*;
 
     fn configmaps() -> ResourceType {
-        ResourceType {
-            group: String::new(),
-            version: "v1".into(),
-            plural: "configmaps".into(),
-            singular: "configmap".into(),
-            kind: "ConfigMap".into(),
-            short_names: vec!["cm".into()],
-            namespaced: true,
-            verbs: vec![],
-            subresources: vec![],
-            preferred: true,
-        }
+        ResourceType::core_v1("configmaps", "ConfigMap", true)
     }
 
     fn deployments() -> ResourceType {

@@ -173,7 +173,7 @@ fn a_subresource_the_type_does_not_have_is_refused_before_sending() {
             "--yes",
         ]));
         let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
         assert!(stderr.contains("has no subresource \"bogus\"") && stderr.contains(has), "{stderr}");
         assert!(!stderr.contains("discovery") && !stderr.contains("no longer serves"), "{stderr}");
     }

@@ -499,18 +499,7 @@ async fn send<T>(tx: &mut Events<T>, event: TypeEvent<T>) -> Result<()> {
 
 /// The core `namespaces` type (cluster-scoped, v1), as discovery describes it.
 fn namespaces_type() -> ResourceType {
-    ResourceType {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "namespaces".into(),
-        singular: "namespace".into(),
-        kind: "Namespace".into(),
-        short_names: vec!["ns".into()],
-        namespaced: false,
-        verbs: vec!["get".into(), "list".into()],
-        subresources: vec![],
-        preferred: true,
-    }
+    ResourceType { short_names: vec!["ns".into()], ..ResourceType::core_v1("namespaces", "Namespace", false) }
 }
 
 /// Every object of `resource` in `scope` that `selectors` select, whole: [`Lister::list`]
