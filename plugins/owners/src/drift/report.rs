@@ -7,6 +7,7 @@ use fieldwise_core::fieldpath::value_at;
 use fieldwise_core::ownership::policy::defaults::DEFAULT_RULE;
 use fieldwise_core::ownership::policy::{emit, DriftFix, ObjectCheck, Policy};
 use fieldwise_core::ownership::ManagedFieldsEntry;
+use fieldwise_kube::api::unread::Unreadable;
 use fieldwise_kube::conn::version;
 use fieldwise_kube::output::junit::{self, Outcome, TestCase};
 use fieldwise_kube::output::sarif;
@@ -204,29 +205,44 @@ impl DriftReport {
     }
 
     /// The report in `output` (`None`: the tables and the summary line).
+    /// Every format names what could not be read (`unread`): a line, a list, a test case
+    /// each, a notification each.
     pub fn render(
         &self,
         output: Option<DriftOutput>,
         policy: &Policy,
         policy_path: &str,
+        unread: &Unreadable,
         style: TimeStyle,
         now: Timestamp,
     ) -> Result<String> {
         Ok(match output {
-            None => self.text(style, now),
-            Some(DriftOutput::Json) => printer::render(&self.document(policy_path), OutputFormat::Json)?,
-            Some(DriftOutput::Yaml) => printer::render(&self.document(policy_path), OutputFormat::Yaml)?,
-            Some(DriftOutput::Junit) => self.junit(now),
+            None => self.text(unread, style, now),
+            Some(DriftOutput::Json) => printer::render(&self.document(policy_path, unread), OutputFormat::Json)?,
+            Some(DriftOutput::Yaml) => printer::render(&self.document(policy_path, unread), OutputFormat::Yaml)?,
+            Some(DriftOutput::Junit) => self.junit(unread, now),
             Some(DriftOutput::Sarif) => {
-                let mut text = serde_json::to_string_pretty(&self.sarif(policy, policy_path))?;
+                let mut text = serde_json::to_string_pretty(&self.sarif(policy, policy_path, unread))?;
                 text.push('\n');
                 text
             }
         })
     }
 
-    fn summary_line(&self) -> String {
+    /// The last line. With types or objects not read it says so, never a bare "No
+    /// violations" as if all was checked.
+    fn summary_line(&self, unread: &Unreadable) -> String {
         let s = &self.summary;
+        if !unread.is_empty() {
+            return format!(
+                "{} violation{} in the {} object{} read; {} not read.",
+                s.violations,
+                plural(s.violations),
+                s.objects,
+                plural(s.objects),
+                unread.count_text()
+            );
+        }
         match s.violations {
             0 => format!("No violations in {} object{}.", s.objects, plural(s.objects)),
             n => format!(
@@ -239,33 +255,40 @@ impl DriftReport {
         }
     }
 
-    fn text(&self, style: TimeStyle, now: Timestamp) -> String {
+    fn text(&self, unread: &Unreadable, style: TimeStyle, now: Timestamp) -> String {
         let mut out = String::new();
         for object in self.failing() {
             out.push_str(&object.text(style, now));
             out.push('\n');
         }
-        out.push_str(&self.summary_line());
+        if let Some(line) = unread.text_line() {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out.push_str(&self.summary_line(unread));
         out.push('\n');
         out
     }
 
-    fn document(&self, policy_path: &str) -> Value {
+    fn document(&self, policy_path: &str, unread: &Unreadable) -> Value {
         json!({
             "apiVersion": REPORT_API_VERSION,
             "kind": "DriftReport",
             "policy": policy_path,
             "objects": self.failing().map(ObjectReport::json).collect::<Vec<_>>(),
+            "unread": unread.to_json(),
             "summary": {
                 "objects": self.summary.objects,
                 "objectsWithViolations": self.summary.objects_with_violations,
                 "violations": self.summary.violations,
+                "unread": unread.items().len(),
+                "complete": unread.is_empty(),
             },
         })
     }
 
-    fn junit(&self, now: Timestamp) -> String {
-        let cases: Vec<TestCase> = self
+    fn junit(&self, unread: &Unreadable, now: Timestamp) -> String {
+        let mut cases: Vec<TestCase> = self
             .objects
             .iter()
             .map(|o| TestCase {
@@ -285,10 +308,11 @@ impl DriftReport {
                 },
             })
             .collect();
+        cases.extend(junit::unread_cases(unread));
         junit::report("kubectl owners drift", &cases)
     }
 
-    fn sarif(&self, policy: &Policy, policy_path: &str) -> Value {
+    fn sarif(&self, policy: &Policy, policy_path: &str, unread: &Unreadable) -> Value {
         let mut rules: Vec<sarif::Rule> = policy
             .rules
             .iter()
@@ -318,7 +342,7 @@ impl DriftReport {
                 })
             })
             .collect();
-        sarif::log("kubectl-owners", version::LONG_VERSION, &rules, &findings)
+        sarif::log("kubectl-owners", version::LONG_VERSION, &rules, &findings, unread)
     }
 }
 
