@@ -429,4 +429,34 @@ mod tests {
         let doc: Value = serde_json::from_str(&streamed(std::slice::from_ref(&f), Format::Json)).unwrap();
         assert_eq!(doc["findings"][0]["detail"], "the whole one");
     }
+
+    #[test]
+    fn a_scan_with_a_type_not_read_says_so_in_the_table_and_in_json_lines() {
+        let progress = ListingProgress::new(2);
+        let secrets = Skipped {
+            resource: ResourceType { plural: "secrets".into(), kind: "Secret".into(), ..configmaps() },
+            reason: "Forbidden: secrets is forbidden".into(),
+            gone: false,
+        };
+        let mut unread = Unreadable::new(false);
+        unread.add(secrets.unread(Some("prod")));
+        let report = |format: Format| {
+            let mut sink = Vec::new();
+            let mut writer = ReportWriter::new(&mut sink, format, Some("prod".into()), &progress);
+            writer.begin().unwrap();
+            writer.type_done(4);
+            writer.skipped(secrets.clone()).unwrap();
+            writer.finish(&unread).unwrap();
+            String::from_utf8(sink).unwrap()
+        };
+        assert_eq!(
+            report(Format::Table),
+            "Not read (1 type): secrets (Forbidden); the check is incomplete.\nNo last-applied problems in the 4 objects of 1 types read; 1 type not read.\n"
+        );
+        let lines = report(Format::JsonLines);
+        let record: Value = serde_json::from_str(lines.trim_end()).unwrap();
+        assert_eq!(record, json!({"skipped": {"apiVersion": "v1", "resource": "secrets", "reason": "Forbidden: secrets is forbidden"}}));
+        let doc: Value = serde_json::from_str(&report(Format::Json)).unwrap();
+        assert_eq!(doc["skipped"][0]["resource"], "secrets");
+    }
 }

@@ -10,11 +10,14 @@
 //! from issue #22, keyed-list re-plan races repeated round after round
 //! (`reliability/keyed_races.rs`), undo onto an object recreated since its
 //! backup, and bulk runs stopped by SIGINT, SIGTERM, a second SIGINT and
-//! SIGKILL (`reliability/signals.rs`).
+//! SIGKILL (`reliability/signals.rs`); from issue #44, every check run by an account that
+//! may read nothing, in every output format (`reliability/blind_gates.rs`).
 //! The figures each test measures go to `target/reports/RELIABILITY.md` (see
 //! `reliability/report.rs`), written by the run that measured them; `scripts/publish-reports`
 //! copies it to `docs/`.
 
+#[path = "reliability/blind_gates.rs"]
+mod blind_gates;
 #[path = "reliability/keyed_races.rs"]
 mod keyed_races;
 #[path = "reliability/report.rs"]

@@ -378,3 +378,70 @@ pub fn emitted(policy: &Policy, tool: GitOpsTool, output: Option<DriftOutput>) -
     text.push_str(&printer::render(&emitted.value, OutputFormat::Yaml)?);
     Ok(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldwise_core::ownership::policy::parse_policy;
+    use fieldwise_kube::api::unread::Unread;
+
+    fn policy() -> Policy {
+        parse_policy(
+            "apiVersion: fieldwise.dev/v1alpha1\nkind: OwnershipPolicy\nrules:\n- name: web\n  match:\n    kinds: [ConfigMap]\n  managers: [ci]\n",
+        )
+        .unwrap()
+    }
+
+    /// Secrets not read; `allowed`: with --allow-unreadable.
+    fn secrets_unread(allowed: bool) -> Unreadable {
+        let mut unread = Unreadable::new(allowed);
+        unread.add(Unread {
+            api_version: "v1".into(),
+            resource: "secrets".into(),
+            namespace: Some("prod".into()),
+            name: None,
+            reason: "Forbidden: secrets is forbidden: User \"x\" cannot list resource \"secrets\"".into(),
+        });
+        unread
+    }
+
+    fn render(output: Option<DriftOutput>, unread: &Unreadable) -> String {
+        let now = Timestamp::now();
+        DriftReport::default().render(output, &policy(), "p.yaml", unread, TimeStyle::Absolute, now).unwrap()
+    }
+
+    #[test]
+    fn a_run_that_read_nothing_never_reads_as_clean_in_any_format() {
+        let unread = secrets_unread(false);
+        let text = render(None, &unread);
+        assert_eq!(
+            text,
+            "Not read (1 type): secrets (Forbidden); the check is incomplete.\n0 violations in the 0 objects read; 1 type not read.\n"
+        );
+        for output in [DriftOutput::Json, DriftOutput::Yaml] {
+            let rendered = render(Some(output), &unread);
+            let doc: Value = match output {
+                DriftOutput::Json => serde_json::from_str(&rendered).unwrap(),
+                _ => fieldwise_core::yaml::to_json(&rendered).unwrap(),
+            };
+            assert_eq!(doc["unread"][0]["resource"], "secrets", "{rendered}");
+            assert_eq!(doc["summary"]["complete"], false, "{rendered}");
+            assert_eq!(doc["summary"]["unread"], 1, "{rendered}");
+        }
+        let xml = render(Some(DriftOutput::Junit), &unread);
+        assert!(xml.contains("tests=\"1\" failures=\"0\" errors=\"1\">"), "{xml}");
+        let log: Value = serde_json::from_str(&render(Some(DriftOutput::Sarif), &unread)).unwrap();
+        assert_eq!(log["runs"][0]["invocations"][0]["executionSuccessful"], false, "{log}");
+    }
+
+    #[test]
+    fn everything_read_keeps_the_clean_line_and_an_empty_list() {
+        let all_read = Unreadable::new(false);
+        assert_eq!(render(None, &all_read), "No violations in 0 objects.\n");
+        let doc: Value = serde_json::from_str(&render(Some(DriftOutput::Json), &all_read)).unwrap();
+        assert_eq!(doc["unread"], json!([]));
+        assert_eq!(doc["summary"]["complete"], true);
+        let allowed = render(None, &secrets_unread(true));
+        assert!(allowed.starts_with("Not read (1 type): secrets (Forbidden); allowed by --allow-unreadable.\n"));
+    }
+}
