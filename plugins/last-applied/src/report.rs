@@ -455,7 +455,10 @@ mod tests {
         );
         let lines = report(Format::JsonLines);
         let record: Value = serde_json::from_str(lines.trim_end()).unwrap();
-        assert_eq!(record, json!({"skipped": {"apiVersion": "v1", "resource": "secrets", "reason": "Forbidden: secrets is forbidden"}}));
+        assert_eq!(
+            record,
+            json!({"skipped": {"apiVersion": "v1", "resource": "secrets", "reason": "Forbidden: secrets is forbidden"}})
+        );
         let doc: Value = serde_json::from_str(&report(Format::Json)).unwrap();
         assert_eq!(doc["skipped"][0]["resource"], "secrets");
     }

@@ -32,7 +32,7 @@ use fieldwise_kube::api::unread;
 use fieldwise_kube::cli::gate_flags::GateFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
-use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::error::Result;
 use fieldwise_kube::exit_code;
 use fieldwise_kube::output::OutputFormat;
 use futures::stream::{self, Stream, StreamExt};

@@ -73,7 +73,9 @@ fn drift_that_may_read_only_configmaps_fails_and_every_format_names_secrets() {
     let policy = policy(&dir);
     cluster.kubectl_ok(&["create", "configmap", "settings", "-n", &ns, "--from-literal=a=b"]);
     let token = configmap_reader(&cluster, &ns);
-    let check = |extra: &[&str]| owners(&cluster, &ns, &token, &[&["drift", "cm,secrets", "--policy", &policy], extra].concat());
+    let check = |extra: &[&str]| {
+        owners(&cluster, &ns, &token, &[&["drift", "cm,secrets", "--policy", &policy], extra].concat())
+    };
 
     // Text: the ConfigMap is checked, Secrets are named, and the summary is not a clean one.
     let out = check(&[]);
@@ -169,7 +171,9 @@ fn drift_of_named_objects_names_the_missing_and_the_forbidden_one() {
     assert_eq!(doc["summary"]["objects"], 1, "{doc}");
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains(&format!("could not read 2 objects: configmaps/nosuch in namespace {ns}, secrets/db in namespace {ns}")),
+        stderr.contains(&format!(
+            "could not read 2 objects: configmaps/nosuch in namespace {ns}, secrets/db in namespace {ns}"
+        )),
         "{stderr}"
     );
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
@@ -256,7 +260,11 @@ fn plan_of_an_object_the_account_may_not_read_is_not_a_clean_plan() {
     assert_eq!(resources(&doc["unread"]), ["secrets"], "{doc}");
     // No Secret value in any output.
     for out in [plan(&[]), plan(&["-o", "json"])] {
-        assert!(!text(&out.stdout).contains("\"r\"") && !text(&out.stderr).contains("stringData"), "{}", describe(&out));
+        assert!(
+            !text(&out.stdout).contains("\"r\"") && !text(&out.stderr).contains("stringData"),
+            "{}",
+            describe(&out)
+        );
     }
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
@@ -274,7 +282,10 @@ fn watching_a_missing_object_or_a_forbidden_type_is_refused_unless_allowed() {
     let out = admin(&["watch", "cm/nosuch", "--for", "20s"]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains(&format!("error: could not read 1 object: configmaps/nosuch in namespace {ns};")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("error: could not read 1 object: configmaps/nosuch in namespace {ns};")),
+        "{stderr}"
+    );
     assert!(!stderr.contains("Watching"), "{stderr}");
 
     // Allowed: it waits for the object and names it as not there.

@@ -151,7 +151,7 @@ pub async fn run(kube: &KubeFlags, args: &DriftArgs) -> Result<ExitCode> {
     match &policy {
         None => {
             // A policy learned without some types is not today's owners: the same gate.
-            for line in unread.text_line() {
+            if let Some(line) = unread.text_line() {
                 eprintln!("note: {line}");
             }
             let policy = sink.learner.policy();

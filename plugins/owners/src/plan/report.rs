@@ -3,6 +3,7 @@
 
 use fieldwise_core::lint::Finding;
 use fieldwise_core::ownership::{Fix, Manager, ManagerKind};
+use fieldwise_kube::api::unread::Unread;
 use serde_json::Value;
 
 /// One manager, as reports name it.

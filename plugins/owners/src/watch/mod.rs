@@ -242,7 +242,6 @@ fn started_watching(unread: &Unreadable, objects: usize, limit: Option<Duration>
     Ok(())
 }
 
-
 /// `--field TEXT` as a path: kubectl's or JSONPath's spelling, list items by key
 /// (`containers[name=app]`) as typed.
 fn field_filter(text: &str) -> Result<Path> {

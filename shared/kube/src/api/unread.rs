@@ -118,8 +118,7 @@ pub fn reason(error: &Error) -> String {
 /// it and names it), rather than a failure that ends the check: forbidden (403), not found
 /// (404, a type no longer served included), or a type the server will not list (405, 406).
 pub fn is_refusal_to_read(error: &Error) -> bool {
-    matches!(error.server_code(), Some(403..=406))
-        || matches!(error, Error::Conn(ConnError::NoLongerServed { .. }))
+    matches!(error.server_code(), Some(403..=406)) || matches!(error, Error::Conn(ConnError::NoLongerServed { .. }))
 }
 
 /// Whether `error` says a type is gone: the server no longer serves it (a

@@ -24,9 +24,8 @@ struct Check {
 /// Whether the stdout of `format` names `configmaps` as not read, in that format's own way.
 fn names_on_stdout(format: Option<&str>, out: &Output) -> bool {
     let stdout = text(&out.stdout);
-    let listed = |list: &Value| {
-        list.as_array().is_some_and(|l| l.iter().any(|u| u["resource"].as_str() == Some("configmaps")))
-    };
+    let listed =
+        |list: &Value| list.as_array().is_some_and(|l| l.iter().any(|u| u["resource"].as_str() == Some("configmaps")));
     match format {
         None => stdout.contains("Not read (") && stdout.contains("configmaps"),
         Some("json") | Some("yaml") => {
@@ -42,14 +41,14 @@ fn names_on_stdout(format: Option<&str>, out: &Output) -> bool {
             listed(&record["unread"]) || record["skipped"]["resource"] == "configmaps"
         }),
         // A test case in error (or skipped, when allowed) whose message is the server's refusal.
-        Some("junit") => stdout.lines().any(|l| {
-            (l.contains("<error message=") || l.contains("<skipped message=")) && l.contains("configmaps")
-        }),
+        Some("junit") => stdout
+            .lines()
+            .any(|l| (l.contains("<error message=") || l.contains("<skipped message=")) && l.contains("configmaps")),
         Some("sarif") => {
             let log: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-            log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
-                .as_array()
-                .is_some_and(|n| n.iter().any(|n| n["message"]["text"].as_str().is_some_and(|t| t.starts_with("configmaps"))))
+            log["runs"][0]["invocations"][0]["toolExecutionNotifications"].as_array().is_some_and(|n| {
+                n.iter().any(|n| n["message"]["text"].as_str().is_some_and(|t| t.starts_with("configmaps")))
+            })
         }
         _ => false,
     }
@@ -188,7 +187,10 @@ fn every_check_run_blind_fails_and_names_what_it_could_not_read_in_every_format(
         "named it on stdout, in the format asked for (every case but `-o name` and a refused watch)",
         format!("{named_stdout} of {can_name}"),
     );
-    section.figure("with --allow-unreadable: exited 0 (nothing found in what was read)", format!("{passed_allowed} of {cases}"));
+    section.figure(
+        "with --allow-unreadable: exited 0 (nothing found in what was read)",
+        format!("{passed_allowed} of {cases}"),
+    );
     section.figure("with --allow-unreadable: still named on stdout", format!("{named_allowed} of {can_name_allowed}"));
     assert!(wrong.is_empty(), "{} case(s) went blind:\n{}", wrong.len(), wrong.join("\n"));
     let _ = std::fs::remove_dir_all(&dir);
