@@ -77,12 +77,13 @@ fn drift_that_may_read_only_configmaps_fails_and_every_format_names_secrets() {
         owners(&cluster, &ns, &token, &[&["drift", "cm,secrets", "--policy", &policy], extra].concat())
     };
 
-    // Text: the ConfigMap is checked, Secrets are named, and the summary is not a clean one.
+    // Text: the ConfigMaps (settings, and kube-root-ca.crt every namespace has) are checked,
+    // Secrets are named, and the summary is not a clean one.
     let out = check(&[]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("Not read (1 type): secrets (Forbidden); the check is incomplete."), "{stdout}");
-    assert!(stdout.contains("0 violations in the 1 object read; 1 type not read."), "{stdout}");
+    assert!(stdout.contains("0 violations in the 2 objects read; 1 type not read."), "{stdout}");
     assert!(!stdout.contains("No violations"), "{stdout}");
     assert!(text(&out.stderr).contains("error: could not read 1 type: secrets;"), "{}", describe(&out));
 
@@ -97,15 +98,15 @@ fn drift_that_may_read_only_configmaps_fails_and_every_format_names_secrets() {
         };
         assert_eq!(resources(&doc["unread"]), ["secrets"], "{doc}");
         assert!(doc["unread"][0]["reason"].as_str().unwrap().starts_with("Forbidden: secrets is forbidden"), "{doc}");
-        assert_eq!(doc["summary"]["objects"], 1, "{doc}");
+        assert_eq!(doc["summary"]["objects"], 2, "{doc}");
         assert_eq!(doc["summary"]["complete"], false, "{doc}");
     }
 
-    // JUnit: the ConfigMap passed, Secrets in error.
+    // JUnit: the ConfigMaps passed, Secrets in error.
     let out = check(&["-o", "junit"]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let xml = text(&out.stdout);
-    assert!(xml.contains("tests=\"2\" failures=\"0\" errors=\"1\">"), "{xml}");
+    assert!(xml.contains("tests=\"3\" failures=\"0\" errors=\"1\">"), "{xml}");
     assert!(xml.contains("<testcase classname=\"secrets\" name=\"(every object)\">"), "{xml}");
     assert!(xml.contains("<error message=\"not read: Forbidden: secrets is forbidden"), "{xml}");
 
@@ -133,7 +134,7 @@ fn drift_that_may_read_only_configmaps_fails_and_every_format_names_secrets() {
     let out = check(&["--allow-unreadable", "-o", "junit"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let xml = text(&out.stdout);
-    assert!(xml.contains("tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"1\">"), "{xml}");
+    assert!(xml.contains("tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"1\">"), "{xml}");
     let out = check(&["--allow-unreadable", "-o", "sarif"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let log: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -192,8 +193,9 @@ fn scan_that_may_read_only_configmaps_fails_and_every_format_names_secrets() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("Not read (1 type): secrets (Forbidden); the check is incomplete."), "{stdout}");
-    assert!(stdout.contains("in the 1 objects of 1 types read; 1 type not read."), "{stdout}");
-    assert!(!stdout.contains("No last-applied problems in 1 objects"), "{stdout}");
+    // settings (by kubectl create, no annotation: missing) and kube-root-ca.crt.
+    assert!(stdout.contains("1 finding in the 2 objects of 1 types read; 1 type not read."), "{stdout}");
+    assert!(!stdout.contains("No last-applied problems"), "{stdout}");
     assert!(text(&out.stderr).contains("error: could not read 1 type: secrets;"), "{}", describe(&out));
     for format in ["json", "yaml"] {
         let out = scan(&["-o", format]);
