@@ -6,6 +6,7 @@
 use fieldwise_core::last_applied::Finding;
 use fieldwise_kube::api::discovery::ResourceType;
 use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::api::unread::Unread;
 use serde_json::Value;
 
 /// One object with problems, and the full object when the scan fetched it and was asked
@@ -27,4 +28,20 @@ pub struct Skipped {
     pub resource: ResourceType,
     /// The server's answer.
     pub reason: String,
+    /// The server no longer serves the type (removed since discovery was read): it has no
+    /// objects left to read ([`fieldwise_kube::api::unread::is_gone`]).
+    pub gone: bool,
+}
+
+impl Skipped {
+    /// What the gate counts of it ([`fieldwise_kube::api::unread`]).
+    pub fn unread(&self, namespace: Option<&str>) -> Unread {
+        Unread {
+            api_version: self.resource.api_version(),
+            resource: self.resource.plural_group(),
+            namespace: namespace.filter(|_| self.resource.namespaced).map(String::from),
+            name: None,
+            reason: self.reason.clone(),
+        }
+    }
 }

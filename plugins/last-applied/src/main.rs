@@ -74,9 +74,15 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Report objects whose annotation is missing, stale, oversized or leaking (exit 3 when any).
-    #[command(after_help = "Examples:
+    #[command(after_help = "Exit codes: 0 clean; 3 problems found; 1 an error, or types the account may not list
+(named in every format) unless --allow-unreadable.
+
+Examples:
   # Every namespace and every listable type
   kubectl last-applied scan -A
+
+  # As an account that may not read everything: scan what it may, name the rest, exit as if complete
+  kubectl last-applied scan -A --allow-unreadable
 
   # Only Deployments and ConfigMaps labelled app=web, as JSON
   kubectl last-applied scan deploy,cm -n prod -l app=web -o json")]

@@ -11,6 +11,7 @@
 use std::io::Write;
 
 use fieldwise_core::yaml;
+use fieldwise_kube::api::unread::Unreadable;
 use fieldwise_kube::error::Result;
 use fieldwise_kube::output::stdout;
 use serde_json::{json, Value};
@@ -129,10 +130,16 @@ impl<'a, W: Write> ReportWriter<'a, W> {
 
     /// Notes a type that could not be listed: on stderr at once for the table and JSON Lines,
     /// in the document's `skipped` list otherwise.
+    /// JSON Lines also get a record of it on stdout (`{"skipped": {...}}`), so a pipeline
+    /// that reads only stdout sees what was not scanned.
     pub fn skipped(&mut self, s: Skipped) -> Result<()> {
         if matches!(self.format, Format::Table | Format::JsonLines | Format::Name) {
             let line = format!("skipped {}: {}", s.resource.plural_group(), s.reason);
             self.progress.suspend(|| eprintln!("{line}"));
+        }
+        if self.format == Format::JsonLines {
+            let record = json!({"skipped": skipped_value(&s)});
+            self.out(&format!("{}\n", serde_json::to_string(&record)?))?;
         }
         self.skipped.push(s);
         Ok(())
@@ -150,17 +157,28 @@ impl<'a, W: Write> ReportWriter<'a, W> {
         self.controller_copies += count;
     }
 
-    /// Writes what comes after the findings; returns how many findings were reported.
-    pub fn finish(mut self) -> Result<usize> {
+    /// Writes what comes after the findings; returns how many findings were reported. The
+    /// table ends with what the scan could not read (`unread`, the gate's) and never calls
+    /// such a scan clean.
+    pub fn finish(mut self, unread: &Unreadable) -> Result<usize> {
         self.flush_rows()?;
-        let skipped: Vec<Value> = self
-            .skipped
-            .iter()
-            .map(|s| json!({"apiVersion": s.resource.api_version(), "resource": s.resource.plural_group(), "reason": s.reason}))
-            .collect();
+        let skipped: Vec<Value> = self.skipped.iter().map(skipped_value).collect();
         let scanned = json!({"types": self.types, "objects": self.objects, "controllerCopies": self.controller_copies});
         let tail = json!({"skipped": skipped, "scanned": scanned});
         let text = match self.format {
+            Format::Table if !unread.is_empty() => {
+                let line = unread.text_line().unwrap_or_default();
+                let found = match self.findings {
+                    0 => "No last-applied problems".to_string(),
+                    n => format!("{n} finding{}", if n == 1 { "" } else { "s" }),
+                };
+                format!(
+                    "{line}\n{found} in the {} objects of {} types read; {} not read.\n",
+                    self.objects,
+                    self.types,
+                    unread.count_text()
+                )
+            }
             Format::Table if self.findings == 0 => {
                 let copies = match self.controller_copies {
                     0 => String::new(),
@@ -219,6 +237,11 @@ impl<'a, W: Write> ReportWriter<'a, W> {
         let sink = &mut self.sink;
         self.progress.suspend(|| sink.write_all(text.as_bytes()).and_then(|()| sink.flush())).map_err(stdout::from_io)
     }
+}
+
+/// A skipped type as the document's `skipped` list and a JSON Lines record hold it.
+fn skipped_value(s: &Skipped) -> Value {
+    json!({"apiVersion": s.resource.api_version(), "resource": s.resource.plural_group(), "reason": s.reason})
 }
 
 /// One document per finding of `f` (one object may have several).
@@ -297,7 +320,7 @@ mod tests {
             writer.flagged(f).unwrap();
         }
         writer.type_done(7);
-        writer.finish().unwrap();
+        writer.finish(&Unreadable::default()).unwrap();
         String::from_utf8(sink).unwrap()
     }
 
@@ -366,7 +389,7 @@ mod tests {
         wide.target.namespace = Some("kube-system-and-more".into());
         writer.flagged(&wide).unwrap();
         writer.type_done(3);
-        writer.finish().unwrap();
+        writer.finish(&Unreadable::default()).unwrap();
         let table = String::from_utf8(sink).unwrap();
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 4, "{table}");
@@ -386,7 +409,7 @@ mod tests {
             writer.begin().unwrap();
             writer.controller_copies(2);
             writer.type_done(5);
-            writer.finish().unwrap();
+            writer.finish(&Unreadable::default()).unwrap();
             String::from_utf8(sink).unwrap()
         };
         assert_eq!(
@@ -405,5 +428,38 @@ mod tests {
         assert!(streamed(std::slice::from_ref(&f), Format::Table).contains("stale     the brief one\n"));
         let doc: Value = serde_json::from_str(&streamed(std::slice::from_ref(&f), Format::Json)).unwrap();
         assert_eq!(doc["findings"][0]["detail"], "the whole one");
+    }
+
+    #[test]
+    fn a_scan_with_a_type_not_read_says_so_in_the_table_and_in_json_lines() {
+        let progress = ListingProgress::new(2);
+        let secrets = Skipped {
+            resource: ResourceType { plural: "secrets".into(), kind: "Secret".into(), ..configmaps() },
+            reason: "Forbidden: secrets is forbidden".into(),
+            gone: false,
+        };
+        let mut unread = Unreadable::new(false);
+        unread.add(secrets.unread(Some("prod")));
+        let report = |format: Format| {
+            let mut sink = Vec::new();
+            let mut writer = ReportWriter::new(&mut sink, format, Some("prod".into()), &progress);
+            writer.begin().unwrap();
+            writer.type_done(4);
+            writer.skipped(secrets.clone()).unwrap();
+            writer.finish(&unread).unwrap();
+            String::from_utf8(sink).unwrap()
+        };
+        assert_eq!(
+            report(Format::Table),
+            "Not read (1 type): secrets (Forbidden); the check is incomplete.\nNo last-applied problems in the 4 objects of 1 types read; 1 type not read.\n"
+        );
+        let lines = report(Format::JsonLines);
+        let record: Value = serde_json::from_str(lines.trim_end()).unwrap();
+        assert_eq!(
+            record,
+            json!({"skipped": {"apiVersion": "v1", "resource": "secrets", "reason": "Forbidden: secrets is forbidden"}})
+        );
+        let doc: Value = serde_json::from_str(&report(Format::Json)).unwrap();
+        assert_eq!(doc["skipped"][0]["resource"], "secrets");
     }
 }

@@ -28,12 +28,13 @@ use fieldwise_kube::api::listing::{
 };
 use fieldwise_kube::api::openapi::{Schemas, TypeSchema};
 use fieldwise_kube::api::reference::ObjectRef;
+use fieldwise_kube::api::unread;
+use fieldwise_kube::cli::gate_flags::GateFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
-use fieldwise_kube::error::{Error, Result};
+use fieldwise_kube::error::Result;
 use fieldwise_kube::exit_code;
 use fieldwise_kube::output::OutputFormat;
-use fieldwise_kube::ConnError;
 use futures::stream::{self, Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -67,6 +68,10 @@ pub struct ScanArgs {
     /// Print one JSON object per finding and line (JSON Lines) instead of one document.
     #[arg(long, conflicts_with = "output")]
     pub json_lines: bool,
+
+    /// --allow-unreadable.
+    #[command(flatten)]
+    pub gate: GateFlags,
 }
 
 /// What a scan reports, in order: per type, its flagged objects, then that the type is done
@@ -102,18 +107,27 @@ pub async fn run(kube: KubeFlags, args: ScanArgs) -> Result<ExitCode> {
     let progress = ListingProgress::new(scan.types.len());
     let mut report = ReportWriter::new(std::io::stdout(), format, scan.namespace(), &progress);
     report.begin()?;
+    // What the scan could not read fails it (the gate); a type removed since discovery, of
+    // every type, has nothing left to read and is only reported as skipped.
+    let mut unread = args.gate.gate();
+    let namespace = scan.namespace();
     let mut stream = std::pin::pin!(scan.events(false, &progress));
     while let Some(event) = stream.next().await {
         match event? {
             ScanEvent::Flagged(f) => report.flagged(&f)?,
-            ScanEvent::Skipped(s) => report.skipped(s)?,
+            ScanEvent::Skipped(s) => {
+                if !s.gone || !args.types.is_empty() {
+                    unread.add(s.unread(namespace.as_deref()));
+                }
+                report.skipped(s)?
+            }
             ScanEvent::TypeDone { objects, .. } => report.type_done(objects),
             ScanEvent::ControllerCopies(count) => report.controller_copies(count),
         }
     }
     progress.finish();
-    let findings = report.finish()?;
-    Ok(exit_code::found_if(findings > 0))
+    let findings = report.finish(&unread)?;
+    unread.end(if findings > 0 { exit_code::FOUND } else { exit_code::DONE })
 }
 
 /// A scan ready to run: its types (sorted by `plural.group`, the report's order) and the
@@ -179,11 +193,8 @@ impl<'a> Scan<'a> {
                 // Not allowed, or not really listable: report it and go on with the rest.
                 TypeEvent::Skipped { resource, error } => {
                     progress.type_done();
-                    let reason = match &error {
-                        Error::Conn(ConnError::Api { reason, message, .. }) => format!("{reason}: {message}"),
-                        other => other.to_string(),
-                    };
-                    vec![Ok(ScanEvent::Skipped(Skipped { resource, reason }))]
+                    let skipped = Skipped { resource, reason: unread::reason(&error), gone: unread::is_gone(&error) };
+                    vec![Ok(ScanEvent::Skipped(skipped))]
                 }
                 TypeEvent::Failed { error, .. } => {
                     progress.type_done();

@@ -117,6 +117,15 @@ pub enum Error {
         /// What to do about it, or why it happens.
         hint: String,
     },
+    /// A check could not read all it was asked to check (forbidden, not found, no longer
+    /// served) and `--allow-unreadable` was not given: it fails, as a gate that could not
+    /// look must (see [`crate::api::unread`]).
+    NotRead {
+        /// How much: `31 types`, `1 type and 2 objects`.
+        count: String,
+        /// Each, as kubectl names it (`secrets`, `configmaps/web in namespace shop`).
+        names: Vec<String>,
+    },
     /// An external program the user chose (the editor) could not run or failed.
     Program {
         /// The command line.
@@ -382,6 +391,17 @@ impl Error {
             }
             Error::Unsupported { what } => write!(f, "{what}"),
             Error::Missing { object, what, hint } => write!(f, "{object} has no {what}{hint}"),
+            Error::NotRead { count, names } => {
+                const SHOWN: usize = 10;
+                let mut listed = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+                if names.len() > SHOWN {
+                    listed.push_str(&format!(" and {} more", names.len() - SHOWN));
+                }
+                write!(
+                    f,
+                    "could not read {count}: {listed}; the check is incomplete (the report names why each was not read; --allow-unreadable lets it pass without them)"
+                )
+            }
             Error::Program { command, start_error: Some(e), .. } => write!(f, "cannot run {command:?}: {e}"),
             Error::Program { command, status, .. } => {
                 let status = status.map_or_else(|| "failed".to_string(), |s| s.to_string());

@@ -239,6 +239,14 @@ impl Cluster {
         name
     }
 
+    /// A token of a new ServiceAccount `name` in `namespace` (from `kubectl create token`),
+    /// bound to nothing: it may read no object (only discovery, as every authenticated user),
+    /// until a test binds it to a role.
+    pub fn service_account_token(&self, namespace: &str, name: &str) -> String {
+        self.kubectl_ok(&["create", "serviceaccount", name, "-n", namespace]);
+        self.kubectl_ok(&["create", "token", name, "-n", namespace, "--duration=30m"]).trim().to_string()
+    }
+
     /// Reads an object as JSON with kubectl.
     pub fn get_json(&self, namespace: &str, what: &str) -> serde_json::Value {
         let out = self.kubectl_ok(&["get", "-n", namespace, what, "-o", "json", "--show-managed-fields"]);

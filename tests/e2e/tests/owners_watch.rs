@@ -381,6 +381,7 @@ fn a_watch_from_a_version_the_server_no_longer_has_lists_again() {
             resource: catalog.resolve("widgets").expect("widgets").clone(),
             namespace: Some(ns.clone()),
             selectors: Selectors { label: None, field: Some("metadata.name=x".into()) },
+            object: Some("x".into()),
         };
         let mut events = std::pin::pin!(watch_from(&conn, query, "1".into()));
         events.next().await.expect("an event").expect("not an error")

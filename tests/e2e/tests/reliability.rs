@@ -11,13 +11,17 @@
 //! (`reliability/keyed_races.rs`), undo onto an object recreated since its
 //! backup, and bulk runs stopped by SIGINT, SIGTERM, a second SIGINT and
 //! SIGKILL (`reliability/signals.rs`); from issue #44, names that would reach another object
-//! (`reliability/names.rs`) and hostile Helm releases (`reliability/hostile_releases.rs`).
+//! (`reliability/names.rs`), hostile Helm releases (`reliability/hostile_releases.rs`), every
+//! check run by an account that may read nothing, in every output format
+//! (`reliability/blind_gates.rs`), and `owners watch` through outages (`reliability/watch_faults.rs`).
 //! The figures each test measures go to `target/reports/RELIABILITY.md` (see
 //! `reliability/report.rs`), written by the run that measured them; `scripts/publish-reports`
 //! copies it to `docs/`.
 
 #[path = "reliability/hostile_releases.rs"]
 mod hostile_releases;
+#[path = "reliability/blind_gates.rs"]
+mod blind_gates;
 #[path = "reliability/keyed_races.rs"]
 mod keyed_races;
 #[path = "reliability/names.rs"]

@@ -17,6 +17,8 @@ use fieldwise_kube::api::listing::{
     listable_types, AsListed, ListOptions, Lister, Representation, Scope, Selectors, TypeEvent,
 };
 use fieldwise_kube::api::selection;
+use fieldwise_kube::api::unread::{self, Unread, Unreadable};
+use fieldwise_kube::cli::gate_flags::GateFlags;
 use fieldwise_kube::cli::selection_flags::SelectionFlags;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::duration::{self, Units};
@@ -33,7 +35,8 @@ use self::report::{DriftReport, ObjectReport};
 use crate::age::TimeStyle;
 
 const EXAMPLES: &str = "Exit codes: 0 no violation; 3 violations found; 1 error (a policy that cannot be read,
-objects that cannot be listed).
+objects that cannot be listed, or types and objects the account may not read or that do not exist,
+unless --allow-unreadable: every output format names them either way).
 
 Examples:
   # Learn a policy from today's owners, then gate on it in CI
@@ -114,6 +117,10 @@ pub struct DriftArgs {
     /// Machine output: json or yaml (shape: docs/ownership-policy.md), junit, or sarif.
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<DriftOutput>,
+
+    /// --allow-unreadable.
+    #[command(flatten)]
+    pub gate: GateFlags,
 }
 
 /// Runs `kubectl owners drift`.
@@ -139,18 +146,24 @@ pub async fn run(kube: &KubeFlags, args: &DriftArgs) -> Result<ExitCode> {
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
     let mut sink = Sink { policy: policy.as_ref(), since, learner: Learner::default(), report: DriftReport::default() };
-    each_object(&conn, &catalog, args, |object| sink.add(object)).await?;
+    let mut unread = args.gate.gate();
+    each_object(&conn, &catalog, args, &mut unread, |object| sink.add(object)).await?;
     match &policy {
         None => {
+            // A policy learned without some types is not today's owners: the same gate.
+            if let Some(line) = unread.text_line() {
+                eprintln!("note: {line}");
+            }
             let policy = sink.learner.policy();
             stdout::write(&report::learned(&policy, args.output)?)?;
-            Ok(ExitCode::SUCCESS)
+            unread.end(exit_code::DONE)
         }
         Some(policy) => {
             let path = args.policy.as_deref().unwrap_or_default();
             let report = sink.report;
-            stdout::write(&report.render(args.output, policy, path, args.time, Timestamp::now())?)?;
-            Ok(exit_code::found_if(report.summary.violations > 0))
+            stdout::write(&report.render(args.output, policy, path, &unread, args.time, Timestamp::now())?)?;
+            let found = report.summary.violations > 0;
+            unread.end(if found { exit_code::FOUND } else { exit_code::DONE })
         }
     }
 }
@@ -212,24 +225,31 @@ impl Sink<'_> {
 
 /// Calls `add` with every selected object: the named or `-f` objects of the one selection,
 /// or the objects of its types (every listable type with no TYPE and no file), streamed page
-/// by page through the listing engine, so memory stays flat however many there are.
+/// by page through the listing engine, so memory stays flat however many there are. What the
+/// server declines to show (forbidden, not found) goes into `unread`, for the report and the
+/// gate; a type removed since discovery, of every type, has nothing left to read and is only
+/// noted. Any other failure ends the check.
 async fn each_object(
     conn: &Connection,
     catalog: &ResourceCatalog,
     args: &DriftArgs,
+    unread: &mut Unreadable,
     mut add: impl FnMut(Value) -> Result<()>,
 ) -> Result<()> {
     let query = &args.selection.query;
     let scope = Scope::of(conn, query.all_namespaces);
-    // Types the user named must be listed; of every type, one the server forbids is skipped.
     let named_types = args.selection.names_objects();
     let types = if named_types {
         let selected = args.selection.for_reading();
         match selection::listed_types(catalog, &selected)? {
             Some(types) => types,
             None => {
-                for selected in selection::read_selected(conn, catalog, &selected).await? {
-                    add(selected.live)?;
+                for (target, live) in selection::read_each(conn, catalog, &selected).await? {
+                    match live {
+                        Ok(live) => add(live)?,
+                        Err(e) if unread::is_refusal_to_read(&e) => unread.add(Unread::of_object(&target, &e)),
+                        Err(e) => return Err(e),
+                    }
                 }
                 return Ok(());
             }
@@ -246,8 +266,13 @@ async fn each_object(
         match event {
             TypeEvent::Page(items) => items.into_iter().try_for_each(&mut add)?,
             TypeEvent::Done { .. } => {}
-            TypeEvent::Skipped { error, .. } if named_types => return Err(error),
-            TypeEvent::Skipped { resource, error } => eprintln!("note: {} skipped: {error}", resource.plural),
+            TypeEvent::Skipped { resource, error } if !named_types && unread::is_gone(&error) => {
+                eprintln!("note: {} skipped: {error}", resource.plural)
+            }
+            TypeEvent::Skipped { resource, error } => {
+                let namespace = lister.scope().namespace_for(&resource).map(String::from);
+                unread.add(Unread::of_type(&resource, namespace.as_deref(), &error));
+            }
             TypeEvent::Failed { error, .. } => return Err(error),
         }
     }

@@ -7,6 +7,7 @@ use fieldwise_core::fieldpath::value_at;
 use fieldwise_core::ownership::policy::defaults::DEFAULT_RULE;
 use fieldwise_core::ownership::policy::{emit, DriftFix, ObjectCheck, Policy};
 use fieldwise_core::ownership::ManagedFieldsEntry;
+use fieldwise_kube::api::unread::Unreadable;
 use fieldwise_kube::conn::version;
 use fieldwise_kube::output::junit::{self, Outcome, TestCase};
 use fieldwise_kube::output::sarif;
@@ -204,29 +205,44 @@ impl DriftReport {
     }
 
     /// The report in `output` (`None`: the tables and the summary line).
+    /// Every format names what could not be read (`unread`): a line, a list, a test case
+    /// each, a notification each.
     pub fn render(
         &self,
         output: Option<DriftOutput>,
         policy: &Policy,
         policy_path: &str,
+        unread: &Unreadable,
         style: TimeStyle,
         now: Timestamp,
     ) -> Result<String> {
         Ok(match output {
-            None => self.text(style, now),
-            Some(DriftOutput::Json) => printer::render(&self.document(policy_path), OutputFormat::Json)?,
-            Some(DriftOutput::Yaml) => printer::render(&self.document(policy_path), OutputFormat::Yaml)?,
-            Some(DriftOutput::Junit) => self.junit(now),
+            None => self.text(unread, style, now),
+            Some(DriftOutput::Json) => printer::render(&self.document(policy_path, unread), OutputFormat::Json)?,
+            Some(DriftOutput::Yaml) => printer::render(&self.document(policy_path, unread), OutputFormat::Yaml)?,
+            Some(DriftOutput::Junit) => self.junit(unread, now),
             Some(DriftOutput::Sarif) => {
-                let mut text = serde_json::to_string_pretty(&self.sarif(policy, policy_path))?;
+                let mut text = serde_json::to_string_pretty(&self.sarif(policy, policy_path, unread))?;
                 text.push('\n');
                 text
             }
         })
     }
 
-    fn summary_line(&self) -> String {
+    /// The last line. With types or objects not read it says so, never a bare "No
+    /// violations" as if all was checked.
+    fn summary_line(&self, unread: &Unreadable) -> String {
         let s = &self.summary;
+        if !unread.is_empty() {
+            return format!(
+                "{} violation{} in the {} object{} read; {} not read.",
+                s.violations,
+                plural(s.violations),
+                s.objects,
+                plural(s.objects),
+                unread.count_text()
+            );
+        }
         match s.violations {
             0 => format!("No violations in {} object{}.", s.objects, plural(s.objects)),
             n => format!(
@@ -239,33 +255,40 @@ impl DriftReport {
         }
     }
 
-    fn text(&self, style: TimeStyle, now: Timestamp) -> String {
+    fn text(&self, unread: &Unreadable, style: TimeStyle, now: Timestamp) -> String {
         let mut out = String::new();
         for object in self.failing() {
             out.push_str(&object.text(style, now));
             out.push('\n');
         }
-        out.push_str(&self.summary_line());
+        if let Some(line) = unread.text_line() {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out.push_str(&self.summary_line(unread));
         out.push('\n');
         out
     }
 
-    fn document(&self, policy_path: &str) -> Value {
+    fn document(&self, policy_path: &str, unread: &Unreadable) -> Value {
         json!({
             "apiVersion": REPORT_API_VERSION,
             "kind": "DriftReport",
             "policy": policy_path,
             "objects": self.failing().map(ObjectReport::json).collect::<Vec<_>>(),
+            "unread": unread.to_json(),
             "summary": {
                 "objects": self.summary.objects,
                 "objectsWithViolations": self.summary.objects_with_violations,
                 "violations": self.summary.violations,
+                "unread": unread.items().len(),
+                "complete": unread.is_empty(),
             },
         })
     }
 
-    fn junit(&self, now: Timestamp) -> String {
-        let cases: Vec<TestCase> = self
+    fn junit(&self, unread: &Unreadable, now: Timestamp) -> String {
+        let mut cases: Vec<TestCase> = self
             .objects
             .iter()
             .map(|o| TestCase {
@@ -285,10 +308,11 @@ impl DriftReport {
                 },
             })
             .collect();
+        cases.extend(junit::unread_cases(unread));
         junit::report("kubectl owners drift", &cases)
     }
 
-    fn sarif(&self, policy: &Policy, policy_path: &str) -> Value {
+    fn sarif(&self, policy: &Policy, policy_path: &str, unread: &Unreadable) -> Value {
         let mut rules: Vec<sarif::Rule> = policy
             .rules
             .iter()
@@ -318,7 +342,7 @@ impl DriftReport {
                 })
             })
             .collect();
-        sarif::log("kubectl-owners", version::LONG_VERSION, &rules, &findings)
+        sarif::log("kubectl-owners", version::LONG_VERSION, &rules, &findings, unread)
     }
 }
 
@@ -353,4 +377,71 @@ pub fn emitted(policy: &Policy, tool: GitOpsTool, output: Option<DriftOutput>) -
     }
     text.push_str(&printer::render(&emitted.value, OutputFormat::Yaml)?);
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldwise_core::ownership::policy::parse_policy;
+    use fieldwise_kube::api::unread::Unread;
+
+    fn policy() -> Policy {
+        parse_policy(
+            "apiVersion: fieldwise.dev/v1alpha1\nkind: OwnershipPolicy\nrules:\n- name: web\n  match:\n    kinds: [ConfigMap]\n  managers: [ci]\n",
+        )
+        .unwrap()
+    }
+
+    /// Secrets not read; `allowed`: with --allow-unreadable.
+    fn secrets_unread(allowed: bool) -> Unreadable {
+        let mut unread = Unreadable::new(allowed);
+        unread.add(Unread {
+            api_version: "v1".into(),
+            resource: "secrets".into(),
+            namespace: Some("prod".into()),
+            name: None,
+            reason: "Forbidden: secrets is forbidden: User \"x\" cannot list resource \"secrets\"".into(),
+        });
+        unread
+    }
+
+    fn render(output: Option<DriftOutput>, unread: &Unreadable) -> String {
+        let now = Timestamp::now();
+        DriftReport::default().render(output, &policy(), "p.yaml", unread, TimeStyle::Absolute, now).unwrap()
+    }
+
+    #[test]
+    fn a_run_that_read_nothing_never_reads_as_clean_in_any_format() {
+        let unread = secrets_unread(false);
+        let text = render(None, &unread);
+        assert_eq!(
+            text,
+            "Not read (1 type): secrets (Forbidden); the check is incomplete.\n0 violations in the 0 objects read; 1 type not read.\n"
+        );
+        for output in [DriftOutput::Json, DriftOutput::Yaml] {
+            let rendered = render(Some(output), &unread);
+            let doc: Value = match output {
+                DriftOutput::Json => serde_json::from_str(&rendered).unwrap(),
+                _ => fieldwise_core::yaml::to_json(&rendered).unwrap(),
+            };
+            assert_eq!(doc["unread"][0]["resource"], "secrets", "{rendered}");
+            assert_eq!(doc["summary"]["complete"], false, "{rendered}");
+            assert_eq!(doc["summary"]["unread"], 1, "{rendered}");
+        }
+        let xml = render(Some(DriftOutput::Junit), &unread);
+        assert!(xml.contains("tests=\"1\" failures=\"0\" errors=\"1\">"), "{xml}");
+        let log: Value = serde_json::from_str(&render(Some(DriftOutput::Sarif), &unread)).unwrap();
+        assert_eq!(log["runs"][0]["invocations"][0]["executionSuccessful"], false, "{log}");
+    }
+
+    #[test]
+    fn everything_read_keeps_the_clean_line_and_an_empty_list() {
+        let all_read = Unreadable::new(false);
+        assert_eq!(render(None, &all_read), "No violations in 0 objects.\n");
+        let doc: Value = serde_json::from_str(&render(Some(DriftOutput::Json), &all_read)).unwrap();
+        assert_eq!(doc["unread"], json!([]));
+        assert_eq!(doc["summary"]["complete"], true);
+        let allowed = render(None, &secrets_unread(true));
+        assert!(allowed.starts_with("Not read (1 type): secrets (Forbidden); allowed by --allow-unreadable.\n"));
+    }
 }

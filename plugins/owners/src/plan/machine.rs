@@ -51,6 +51,7 @@ pub fn document(
             "removalsUnverified": summary.unverified,
             "disagreements": summary.disagreements,
             "errors": summary.errors + input_errors.len(),
+            "unread": summary.unread,
             "failing": summary.failing,
             "pruned": prunes.iter().filter(|p| !p.kept()).count(),
             "kept": prunes.iter().filter(|p| p.kept()).count(),

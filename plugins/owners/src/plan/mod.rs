@@ -24,6 +24,8 @@ use fieldwise_kube::api::manifests::{self, Manifest};
 use fieldwise_kube::api::object_prune::{self, Prune};
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::NamespaceScope;
+use fieldwise_kube::api::unread::Unreadable;
+use fieldwise_kube::cli::gate_flags::GateFlags;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::flags::KubeFlags;
 use fieldwise_kube::exit_code;
@@ -40,7 +42,8 @@ use self::report::{FailOn, ObjectReport, Summary};
 const EXAMPLES: &str = "Exit codes: 0 nothing fails --fail-on; 3 an object fails it (by default: a conflict or a
 server refusal; with --fail-on prunes, an object the Helm upgrade or the ApplySet's prune
 deletes); 1 an error (a file that cannot be read, an object that cannot be planned, a
-prediction the apiserver's dry run disagrees with, the server unreachable).
+prediction the apiserver's dry run disagrees with, the server unreachable, or a live object the
+account may not read, unless --allow-unreadable: every format names it either way).
 
 Examples:
   # The plan of a directory, as kubectl apply --server-side would apply it
@@ -145,6 +148,10 @@ pub struct PlanArgs {
     /// Show Secret values (hidden as *** by default; an unset value is shown as unset).
     #[arg(long = "show-secrets")]
     show_secrets: bool,
+
+    /// --allow-unreadable.
+    #[command(flatten)]
+    gate: GateFlags,
 
     /// How many objects are planned at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -304,6 +311,8 @@ struct Results<'a> {
     unreadable: Vec<String>,
     failed: usize,
     summary: Summary,
+    /// Live objects that could not be read, and `--allow-unreadable`: the gate.
+    unread: Unreadable,
 }
 
 impl<'a> Results<'a> {
@@ -320,6 +329,7 @@ impl<'a> Results<'a> {
             unreadable: Vec::new(),
             failed: 0,
             summary: Summary::default(),
+            unread: args.gate.gate(),
         }
     }
 
@@ -355,6 +365,9 @@ impl<'a> Results<'a> {
             Entry::Object(report) => *report,
         };
         self.summary.add(&report, &self.args.fail_on);
+        if let Some(unread) = &report.unread {
+            self.unread.add(unread.clone());
+        }
         if let Ok(planned) = &report.result {
             // A person's one-off writes go to Helm; a controller's would be written again.
             for row in planned.conflicts.iter().filter(|r| r.class == ManagerKind::Human) {
@@ -401,6 +414,9 @@ impl<'a> Results<'a> {
                     );
                 }
                 print!("{}", text::prunes(&self.prunes));
+                if let Some(unread) = self.unread.text_line() {
+                    println!("{unread}");
+                }
                 println!("{line}");
             }
             Some(PlanOutput::Name) => {
@@ -411,11 +427,13 @@ impl<'a> Results<'a> {
             }
             Some(PlanOutput::Junit) => print!("{}", machine::junit(&self.kept, &self.unreadable, &self.args.fail_on)),
             Some(PlanOutput::Json) => {
-                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary, &self.prunes);
+                let mut doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary, &self.prunes);
+                doc["unread"] = self.unread.to_json();
                 print!("{}", printer::render(&doc, fieldwise_kube::output::OutputFormat::Json)?);
             }
             Some(PlanOutput::Yaml) => {
-                let doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary, &self.prunes);
+                let mut doc = machine::document(&info, &self.kept, &self.unreadable, &self.summary, &self.prunes);
+                doc["unread"] = self.unread.to_json();
                 print!("{}", printer::render(&doc, fieldwise_kube::output::OutputFormat::Yaml)?);
             }
         }
@@ -435,6 +453,7 @@ impl<'a> Results<'a> {
             return Err(Error::usage(why.join("; ")));
         }
         let prunes_fail = self.args.fail_on.contains(&FailOn::Prunes) && pruned > 0;
-        Ok(exit_code::found_if(self.summary.failing > 0 || prunes_fail))
+        let found = self.summary.failing > 0 || prunes_fail;
+        self.unread.end(if found { exit_code::FOUND } else { exit_code::DONE })
     }
 }

@@ -17,6 +17,7 @@ use fieldwise_kube::api::manifests::Manifest;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{display_name, NamespaceScope, ObjectRef};
+use fieldwise_kube::api::unread::{self, Unread};
 use fieldwise_kube::conn::client::Connection;
 use fieldwise_kube::write::classify::is_transport_failure;
 use fieldwise_kube::write::{self, Answers, ApplyDryRun, DryRunAnswer, DryRuns, Judged};
@@ -67,6 +68,7 @@ impl Planner<'_> {
             display: display_name(&config),
             source: source.clone(),
             result: Err(String::new()),
+            unread: None,
         };
         let target = match ObjectRef::from_manifest(&config, &source, self.catalog, &self.scope) {
             Ok(target) => target,
@@ -93,6 +95,12 @@ impl Planner<'_> {
         match self.plan_resolved(&target, config).await {
             Ok(planned) => report.result = Ok(planned),
             Err(e) if is_transport_failure(&e) => return Err(e),
+            // The object (or its type's schema) may not be read: there is no plan, and the
+            // run's gate decides; a dry run the server refuses is a refusal in the plan.
+            Err(e) if unread::is_refusal_to_read(&e) => {
+                report.unread = Some(Unread::of_object(&target, &e));
+                report.result = Err(e.to_string());
+            }
             Err(e) => report.result = Err(e.to_string()),
         }
         Ok(report)

@@ -3,6 +3,7 @@
 
 use fieldwise_core::lint::Finding;
 use fieldwise_core::ownership::{Fix, Manager, ManagerKind};
+use fieldwise_kube::api::unread::Unread;
 use serde_json::Value;
 
 /// One manager, as reports name it.
@@ -208,6 +209,9 @@ pub struct ObjectReport {
     pub display: String,
     /// The plan, or why there is none.
     pub result: Result<Planned, String>,
+    /// The live object could not be read (forbidden): no plan, and the gate decides
+    /// (`--allow-unreadable`).
+    pub unread: Option<Unread>,
 }
 
 /// What fails the run (`--fail-on`).
@@ -295,6 +299,8 @@ pub struct Summary {
     pub disagreements: usize,
     /// Objects that could not be planned.
     pub errors: usize,
+    /// Objects whose live state could not be read (forbidden): not planned.
+    pub unread: usize,
     /// Objects failing `--fail-on`.
     pub failing: usize,
 }
@@ -303,6 +309,10 @@ impl Summary {
     /// Counts one object.
     pub fn add(&mut self, report: &ObjectReport, fail_on: &[FailOn]) {
         self.objects += 1;
+        if report.unread.is_some() {
+            self.unread += 1;
+            return;
+        }
         let Ok(p) = &report.result else {
             self.errors += 1;
             return;
@@ -335,6 +345,7 @@ impl Summary {
             (self.defaulted, "with fields defaulted again (no change)"),
             (self.disagreements, "disagreeing with the server"),
             (self.errors, "not planned (errors)"),
+            (self.unread, "not read"),
         ] {
             if n > 0 {
                 line.push_str(&format!(", {n} {what}"));

@@ -20,7 +20,9 @@ use fieldwise_core::ownership::blame::{attribute, changed_fields, Attribution};
 use fieldwise_core::ownership::fights::{FightRules, FightWatch, Finding};
 use fieldwise_core::ownership::{managed_fields_of, ManagedFieldsEntry};
 use fieldwise_kube::api::discovery::ResourceCatalog;
+use fieldwise_kube::api::unread::{self, Unread, Unreadable};
 use fieldwise_kube::api::watch::{self, Event};
+use fieldwise_kube::cli::gate_flags::GateFlags;
 use fieldwise_kube::cli::selection_flags::SelectionFlags;
 use fieldwise_kube::conn::client;
 use fieldwise_kube::conn::duration::{self, Units};
@@ -73,10 +75,15 @@ pub struct WatchArgs {
     /// docs/owners-output.md).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
+
+    /// --allow-unreadable (here: watch a named object that does not exist yet, and wait for it).
+    #[command(flatten)]
+    pub gate: GateFlags,
 }
 
-const EXAMPLES: &str = "Exit codes: 0 no fight seen; 1 error; 3 a fight was seen; 130/143 stopped by SIGINT/SIGTERM
-(after the summary).
+const EXAMPLES: &str = "Exit codes: 0 no fight seen; 1 error (a named object that does not exist, or types the
+account may not list or watch, unless --allow-unreadable); 3 a fight was seen; 130/143 stopped by
+SIGINT/SIGTERM (after the summary).
 
 Examples:
   # Who changes this Deployment, field by field, until Ctrl-C
@@ -86,7 +93,10 @@ Examples:
   kubectl owners watch deploy/web --field spec.replicas --for 10m
 
   # Every ConfigMap labelled app=web in every namespace, as JSON Lines, until the first fight
-  kubectl owners watch cm -l app=web -A -o json --until-fight";
+  kubectl owners watch cm -l app=web -A -o json --until-fight
+
+  # A ConfigMap that does not exist yet: wait for it instead of failing with NotFound
+  kubectl owners watch cm/settings --allow-unreadable";
 
 /// What is kept of one object between its versions: the object (for the comparison) and
 /// its managedFields entries.
@@ -134,11 +144,22 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
     let _summarizing = Summarizing::start();
     let mut events = std::pin::pin!(watch::watch_all(&conn, queries.clone()));
     let mut listed = 0;
+    let mut unread = args.gate.gate();
     let deadline = tokio::time::sleep(limit.unwrap_or(duration::MAX).min(Duration::from_secs(100 * 365 * 86_400)));
     let mut deadline = std::pin::pin!(deadline);
     let ending = loop {
         let (query, event) = tokio::select! {
             next = events.next() => match next {
+                // A query the server will not list or watch: named, and the gate decides
+                // once every query has been listed.
+                Some((query, Err(e))) if listed < queries.len() && unread::is_refusal_to_read(&e) => {
+                    unread.add(Unread::of_type(&queries[query].resource, queries[query].namespace.as_deref(), &e));
+                    listed += 1;
+                    if listed == queries.len() {
+                        started_watching(&unread, known.len(), limit, args.until_fight)?;
+                    }
+                    continue;
+                }
                 Some((query, event)) => (query, event?),
                 None => break Ending::Closed,
             },
@@ -149,12 +170,15 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
         let mut seen = Vec::new();
         match event {
             Event::Listed(objects) => {
+                if let (true, Some(target)) = (objects.is_empty(), queries[query].target()) {
+                    unread.add(Unread::not_found(&target));
+                }
                 for object in objects {
                     remember(&mut known, query, object);
                 }
                 listed += 1;
                 if listed == queries.len() {
-                    eprintln!("Watching {} object(s); {}", known.len(), records::stop_hint(limit, args.until_fight));
+                    started_watching(&unread, known.len(), limit, args.until_fight)?;
                 }
             }
             Event::Added(object) | Event::Modified(object) => {
@@ -201,8 +225,21 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
     };
     printer.summary.seconds = started.elapsed().as_secs_f64();
     printer.summary.ending = Some(ending);
-    printer.finish()?;
+    printer.finish(&unread)?;
     Ok(exit_code::found_if(printer.summary.fights > 0))
+}
+
+/// The line that says the watch started, once every query is listed; or, when something
+/// could not be listed (a named object that does not exist, a type the account may not list
+/// or watch), the gate's refusal: `kubectl get -w cm/nosuch` fails with NotFound too.
+fn started_watching(unread: &Unreadable, objects: usize, limit: Option<Duration>, until_fight: bool) -> Result<()> {
+    unread.end(exit_code::DONE)?;
+    let waiting = match unread.text_line() {
+        Some(line) => format!(" {line}"),
+        None => String::new(),
+    };
+    eprintln!("Watching {objects} object(s); {}{waiting}", records::stop_hint(limit, until_fight));
+    Ok(())
 }
 
 /// `--field TEXT` as a path: kubectl's or JSONPath's spelling, list items by key

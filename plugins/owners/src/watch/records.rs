@@ -10,6 +10,7 @@ use fieldwise_core::fieldpath::Path;
 use fieldwise_core::ownership::blame::{Attribution, FieldChange, Writer};
 use fieldwise_core::ownership::fights::{Churn, Fight, FoughtObject};
 use fieldwise_kube::api::reference::display_name;
+use fieldwise_kube::api::unread::Unreadable;
 use fieldwise_kube::output::{stdout, values};
 use fieldwise_kube::redact;
 use fieldwise_kube::Result;
@@ -261,13 +262,21 @@ impl Printer {
     }
 
     /// The summary record or line.
-    pub fn finish(&mut self) -> Result<()> {
+    /// The summary, naming what was not watched (`unread`, allowed by `--allow-unreadable`).
+    pub fn finish(&mut self, unread: &Unreadable) -> Result<()> {
         let s = &self.summary;
         let ended = s.ending.map_or("closed", Ending::word);
         if self.json {
-            return line(json!({"type": "summary", "changes": s.changes, "objects": s.objects.len(),
+            let mut record = json!({"type": "summary", "changes": s.changes, "objects": s.objects.len(),
                                "unattributed": s.unattributed, "deleted": s.deleted, "fights": s.fights,
-                               "churn": s.churn, "seconds": (s.seconds * 10.0).round() / 10.0, "ended": ended}));
+                               "churn": s.churn, "seconds": (s.seconds * 10.0).round() / 10.0, "ended": ended});
+            if !unread.is_empty() {
+                record["unread"] = unread.to_json();
+            }
+            return line(record);
+        }
+        if let Some(unread) = unread.text_line() {
+            stdout::write(&format!("{unread}\n"))?;
         }
         stdout::write(&format!(
             "Watched {:.1}s (ended by {ended}): {} change(s) to {} object(s), {} unattributed, {} deleted; \

@@ -16,6 +16,7 @@
 //! - [`listing`]: every LIST: scope and selectors, "every type", the bounded, paged,
 //!   metadata-first engine, and the bounded fan-out the plugins use.
 //! - [`selection`]: the objects a command acts on, named, selected (`-l`, `--all`, `-A`) or from `-f`.
+//! - [`unread`]: what a check could not read, and the gate that fails it for that.
 //! - [`watch`](mod@watch): a selection listed, then followed change by change (resumed, relisted on 410 Gone).
 
 pub mod applyset;
@@ -31,4 +32,5 @@ pub mod reference;
 pub mod request_url;
 pub mod selection;
 pub mod target;
+pub mod unread;
 pub mod watch;

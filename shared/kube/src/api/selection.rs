@@ -107,6 +107,28 @@ pub async fn read_selected(
     read.into_iter().collect()
 }
 
+/// The objects `selection` names, as [`read_selected`] reads them, each read's answer kept
+/// apart: for a check that goes on without the objects it may not read and names them
+/// ([`crate::api::unread`]). Choosing the objects (a bad argument or file, a query's list)
+/// still fails first.
+pub async fn read_each(
+    conn: &Connection,
+    catalog: &ResourceCatalog,
+    selection: &Selection<'_>,
+) -> Result<Vec<(ObjectRef, Result<Value>)>> {
+    let found = find(conn, catalog, selection, Representation::Full).await?;
+    Ok(listing::map_concurrently(found, READ_CONCURRENCY, |found| async move {
+        match found {
+            Found::Listed(target, live) => (target, Ok(live)),
+            Found::Named(target) | Found::Described(target, _) => {
+                let live = objects::get(conn, &target, None).await;
+                (target, live)
+            }
+        }
+    })
+    .await)
+}
+
 /// An object of the selection, as far as choosing it went.
 #[derive(Debug)]
 pub(crate) enum Found {

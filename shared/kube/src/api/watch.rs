@@ -38,6 +38,9 @@ pub struct Query {
     pub namespace: Option<String>,
     /// `-l`, `--field-selector`, or `metadata.name=NAME` for a named object.
     pub selectors: Selectors,
+    /// The object's name when the query follows one named object (`TYPE/NAME`, `-f`): a list
+    /// without it means the object does not exist, which `kubectl get -w` refuses with NotFound.
+    pub object: Option<String>,
 }
 
 impl Query {
@@ -47,7 +50,14 @@ impl Query {
             namespace: target.namespace,
             selectors: Selectors { label: None, field: Some(format!("metadata.name={}", target.name)) },
             resource: target.resource,
+            object: Some(target.name),
         }
+    }
+
+    /// The named object it follows, when it follows one.
+    pub fn target(&self) -> Option<ObjectRef> {
+        let name = self.object.clone()?;
+        Some(ObjectRef { resource: self.resource.clone(), namespace: self.namespace.clone(), name })
     }
 }
 
@@ -80,6 +90,7 @@ pub fn queries(conn: &Connection, catalog: &ResourceCatalog, selection: &Selecti
                         namespace: listed.namespace_for(resource).map(String::from),
                         resource: resource.clone(),
                         selectors: selectors.clone(),
+                        object: None,
                     });
                 }
             }

@@ -7,12 +7,14 @@
 //! - [`completion`]: shell completion of resource types and names, and its install.
 //! - [`selection_flags`]: the selection's flags (`TYPE/NAME`, `-f`, `-R`, `-k`, `-l`,
 //!   `--field-selector`, `--all`, `-A`), declared once.
+//! - [`gate_flags`]: `--allow-unreadable`, declared once for every check that gates on what it read.
 
 pub mod completion;
 #[cfg(feature = "test-hooks")]
 pub mod conventions;
 pub mod edit;
 pub mod entry;
+pub mod gate_flags;
 pub mod prompt;
 pub mod selection_flags;
 

@@ -1,6 +1,9 @@
 //! JUnit XML reports, the format CI systems read test results from (GitLab, Jenkins,
 //! Azure Pipelines, GitHub actions that publish test reports): one `<testsuite>` of
-//! `<testcase>`s, each passed, failed (a finding) or in error (it could not be checked).
+//! `<testcase>`s, each passed, failed (a finding), in error (it could not be checked) or
+//! skipped (not checked, allowed).
+
+use crate::api::unread::Unreadable;
 
 /// How one test case ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +18,11 @@ pub enum Outcome {
         kind: String,
         /// The details, as text.
         body: String,
+    },
+    /// It was not checked, and that is allowed (`--allow-unreadable`): `message` says why.
+    Skipped {
+        /// Why, in one line.
+        message: String,
     },
     /// It could not be checked.
     Error {
@@ -48,7 +56,7 @@ pub struct TestCase {
 /// assert!(xml.contains(r#"tests="1" failures="0" errors="0""#));
 /// ```
 pub fn report(suite: &str, cases: &[TestCase]) -> String {
-    let (mut failures, mut errors) = (0, 0);
+    let (mut failures, mut errors, mut skipped) = (0, 0, 0);
     let mut body = String::new();
     for case in cases {
         body.push_str(&format!(
@@ -71,6 +79,10 @@ pub fn report(suite: &str, cases: &[TestCase]) -> String {
                     escape(details)
                 ));
             }
+            Outcome::Skipped { message } => {
+                skipped += 1;
+                body.push_str(&format!("      <skipped message=\"{}\"/>\n", escape(message)));
+            }
             Outcome::Error { message, body: details } if details.is_empty() => {
                 errors += 1;
                 body.push_str(&format!("      <error message=\"{}\"/>\n", escape(message)));
@@ -84,9 +96,38 @@ pub fn report(suite: &str, cases: &[TestCase]) -> String {
     }
     let tests = cases.len();
     let suite = escape(suite);
+    // `skipped` only when some are: the reports of runs that read everything stay as they were.
+    let mut counts = format!("tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\"");
+    if skipped > 0 {
+        counts.push_str(&format!(" skipped=\"{skipped}\""));
+    }
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{suite}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n  <testsuite name=\"{suite}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{body}  </testsuite>\n</testsuites>\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{suite}\" {counts}>\n  <testsuite name=\"{suite}\" {counts}>\n{body}  </testsuite>\n</testsuites>\n"
     )
+}
+
+/// One test case per type or object a check could not read (classname: the type; name: the
+/// object, or `(every object)` for a whole type), so a CI job sees them and `tests` is never
+/// 0 for a check that could not look: in error, or skipped when `--allow-unreadable` allows them.
+pub fn unread_cases(unreadable: &Unreadable) -> Vec<TestCase> {
+    unreadable
+        .items()
+        .iter()
+        .map(|u| TestCase {
+            classname: u.resource.clone(),
+            name: match (&u.name, &u.namespace) {
+                (Some(name), Some(ns)) => format!("{ns}/{name}"),
+                (Some(name), None) => name.clone(),
+                (None, _) => "(every object)".into(),
+            },
+            file: None,
+            outcome: if unreadable.allowed() {
+                Outcome::Skipped { message: format!("not read (allowed by --allow-unreadable): {}", u.reason) }
+            } else {
+                Outcome::Error { message: format!("not read: {}", u.reason), body: String::new() }
+            },
+        })
+        .collect()
 }
 
 /// Text as XML attribute or element content: markup characters as entities, newlines as
@@ -138,5 +179,28 @@ mod tests {
         assert!(xml.contains("<failure message=\"2 violations\" type=\"drift\">a &lt;b&gt;&#10;c</failure>"), "{xml}");
         assert!(xml.contains("<error message=\"bad entry\"/>"), "{xml}");
         assert!(xml.contains("file=\"p.yaml\""), "{xml}");
+    }
+
+    fn unreadable(allowed: bool) -> Unreadable {
+        let mut gate = Unreadable::new(allowed);
+        gate.add(crate::api::unread::Unread {
+            api_version: "v1".into(),
+            resource: "secrets".into(),
+            namespace: None,
+            name: None,
+            reason: "Forbidden: secrets is forbidden".into(),
+        });
+        gate
+    }
+
+    #[test]
+    fn each_type_not_read_is_a_case_in_error_or_skipped_when_allowed() {
+        let xml = report("s", &unread_cases(&unreadable(false)));
+        assert!(xml.contains("tests=\"1\" failures=\"0\" errors=\"1\">"), "{xml}");
+        assert!(xml.contains("<testcase classname=\"secrets\" name=\"(every object)\">"), "{xml}");
+        assert!(xml.contains("<error message=\"not read: Forbidden: secrets is forbidden\"/>"), "{xml}");
+        let xml = report("s", &unread_cases(&unreadable(true)));
+        assert!(xml.contains("tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\""), "{xml}");
+        assert!(xml.contains("<skipped message=\"not read (allowed by --allow-unreadable): Forbidden"), "{xml}");
     }
 }

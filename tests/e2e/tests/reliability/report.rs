@@ -16,7 +16,7 @@ use fieldwise_e2e::run_info::{commit, kubernetes_version, utc_now};
 use fieldwise_e2e::{reports_dir, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
-pub const SECTIONS: [&str; 14] = [
+pub const SECTIONS: [&str; 15] = [
     "Preview/write races",
     "Keyed-list re-plan races",
     "Parallel writers",
@@ -31,6 +31,7 @@ pub const SECTIONS: [&str; 14] = [
     "Signals during a bulk run",
     "Names",
     "Hostile Helm releases",
+    "Blind gates",
 ];
 
 /// What one section measured.
