@@ -175,10 +175,10 @@ pub fn shown_keys<'m>(map: &'m serde_json::Map<String, Value>, spellings: &[Stri
         LAST_APPLIED_ANNOTATION => std::borrow::Cow::Borrowed(key),
         _ => secret_text::mask(key, spellings),
     };
-    let mut taken: HashSet<String> = map.keys().filter(|k| masked_key(k) == k.as_str()).cloned().collect();
+    let mut taken: HashSet<String> = map.keys().filter(|k| masked_key(k.as_str()) == k.as_str()).cloned().collect();
     map.keys()
         .map(|key| {
-            let masked = masked_key(key);
+            let masked = masked_key(key.as_str());
             if masked == key.as_str() {
                 return (key.as_str(), key.clone());
             }
@@ -519,6 +519,7 @@ mod tests {
     /// structural redaction every output uses, with nothing remembered beforehand.
     #[test]
     fn a_secrets_own_values_are_masked_wherever_they_are_copied() {
+        use base64::Engine as _;
         let (value, token) = ("cnry-own-0f3a", "tok<&>en-9c2d");
         let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
         let applied = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db",

@@ -402,6 +402,27 @@ mod tests {
         assert!(std::fs::read_to_string(kept).unwrap().contains("data: ["));
         std::fs::remove_dir_all(Path::new(kept).parent().unwrap()).unwrap();
         std::fs::remove_file(&trap).unwrap();
+
+        // Issue #44, point 6: without --show-secrets a Secret is edited redacted (no value in the
+        // file the editor gets, the label copying one included) and merged back.
+        let live = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "labels": {"copy": "hunter22"}}, "data": {"pw": "aHVudGVyMjI=", "user": "YWRtaW4="}});
+        let seen = scratch.join("seen.yaml");
+        let action = scratch.join("redacted-action.sh");
+        std::fs::write(
+            &action,
+            format!("#!/bin/sh\ncp \"$1\" {}\nsed -i 's/^  user: .*$/  user: bmV3/' \"$1\"\n", seen.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&action, Permissions::from_mode(0o755)).unwrap();
+        std::env::set_var("EDIT_ACTION", &action);
+        let edited = edit_object(&live, "secret/s", false, false).unwrap();
+        let given = std::fs::read_to_string(&seen).unwrap();
+        assert!(!given.contains("hunter22") && !given.contains("aHVudGVyMjI") && !given.contains("YWRtaW4"), "{given}");
+        assert!(given.contains("*** (8 bytes)") && given.contains("copy: '***'"), "{given}");
+        let mut expected = live.clone();
+        expected["data"]["user"] = "bmV3".into();
+        assert_eq!(edited, Edited::Changed(expected));
         std::fs::remove_dir_all(&scratch).unwrap();
     }
 }

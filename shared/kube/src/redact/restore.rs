@@ -24,7 +24,7 @@ use super::{own_spellings, shown_keys};
 /// where no value was hidden.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{path} holds the mask {MASK} where it cannot stand for the value it hid ({why}): keep a masked value exactly as \
+    "{path} holds the mask *** where it cannot stand for the value it hid ({why}): keep a masked value exactly as \
      it was shown to leave it unchanged, or replace it whole with the new value (base64 in data, clear in \
      stringData), or edit with --show-secrets"
 )]
@@ -115,7 +115,7 @@ impl Merge<'_> {
         for (i, item) in edited.iter().enumerate() {
             self.path.push(format!("[{i}]"));
             let merged = match shown.iter().position(|s| s == item) {
-                Some(j) => Ok(original[j].clone()),
+                Some(j) => self.value(original.get(j), shown.get(j), item),
                 None if same_length => self.value(original.get(i), shown.get(i), item),
                 None => self.fresh(None, item),
             };
