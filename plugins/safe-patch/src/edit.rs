@@ -2,7 +2,9 @@
 //! through [`fieldwise_kube::cli::edit`]: a private file (0600, created exclusively) in a
 //! fresh 0700 directory, removed on every exit path; an edit that is not valid YAML
 //! is kept there, its path and the parse error's line and column printed, and on a
-//! terminal the editor re-opens on it. The edit becomes a two-way patch, which then
+//! terminal the editor re-opens on it. A Secret's values are never in the file unless
+//! `--show-secrets`: placeholders stand for them, merged back after the edit; stale
+//! directories of killed edits are removed when an edit starts. The edit becomes a two-way patch, which then
 //! goes through the same preview and guarded write as any other patch. Which
 //! two-way patch (strategic or merge) is the core's choice
 //! ([`fieldwise_core::plan::patch_of_edit`]).
@@ -24,8 +26,9 @@ pub fn edit_to_patch(
     schema: &Schema,
     ty: Option<TypeId>,
     display: &str,
+    show_secrets: bool,
 ) -> Result<Option<Value>> {
-    let edited = match edit_object(live, display, prompt::interactive())? {
+    let edited = match edit_object(live, display, prompt::interactive(), show_secrets)? {
         Edited::Unchanged => return Ok(None),
         Edited::Changed(edited) => edited,
     };

@@ -105,7 +105,7 @@ async fn patch_one(
         PatchSource::Given(patch) => patch.clone(),
         PatchSource::Edit => {
             let (schema, ty) = (&*plan.typed.schema, plan.typed.root);
-            match edit::edit_to_patch(&live, plan.patch_type, schema, ty, &display)? {
+            match edit::edit_to_patch(&live, plan.patch_type, schema, ty, &display, args.show_secrets)? {
                 Some(patch) => patch,
                 None => {
                     eprintln!("Edit cancelled, no changes made.");

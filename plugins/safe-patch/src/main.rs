@@ -232,7 +232,8 @@ pub struct PatchArgs {
     #[arg(long, conflicts_with_all = ["patch", "patch_file", "local", "selector", "field_selector", "all", "all_namespaces"])]
     pub edit: bool,
 
-    /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown).
+    /// Show Secret values in diffs, messages and -o json|yaml (hidden as *** by default; ConfigMaps are always shown),
+    /// and put them in clear in the --edit file (by default it holds placeholders, merged back after the edit).
     #[arg(long)]
     pub show_secrets: bool,
 }

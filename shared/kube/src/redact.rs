@@ -3,10 +3,17 @@
 //! not a backup.
 //!
 //! Three tools, from the most structural to the last line of defence:
-//! - [`redact`]: a Secret object as shown to people or scripts. The values of
-//!   `data` and `stringData`, and of the copy of them in the last-applied
-//!   annotation, become `*** (N bytes)`: key names and sizes stay, so output stays
-//!   useful. ConfigMaps and every other kind are shown as they are.
+//! - [`redact`]: a Secret object as shown to people or scripts, by every output of every
+//!   command (`-o json|yaml`, the owners view and its `--field` and `--manager`, the diff,
+//!   the editor's file). The values of `data` and `stringData`, and of the copy of them in
+//!   the last-applied annotation, become `*** (N bytes)`: key names and sizes stay, so
+//!   output stays useful. Any of the Secret's own values found anywhere else in it (a
+//!   label, an annotation, managedFields, the rest of the last-applied annotation; values
+//!   and map keys; in clear, in base64 or escaped) becomes `***`, by the same rule as
+//!   [`scrub`]. The object carries its values, so this needs nothing remembered: a dry
+//!   run's answer holding a value never read before is masked too. ConfigMaps and every
+//!   other kind are shown as they are. [`restore`] is its inverse for an editor: what the
+//!   user left masked keeps its value.
 //! - [`server_message`]: a server's Status message (or a cause's). The apiserver
 //!   quotes the whole patched object in strict-validation and JSON Patch refusals
 //!   (`Secret "db" is invalid: patch: Invalid value: "{\"apiVersion\":...}": strict
@@ -30,9 +37,19 @@
 //!
 //! `--show-secrets` ([`set_show_secrets`]) is the only way to see values: it turns
 //! [`scrub`] off, and callers skip [`redact`].
+//!
+//! **Short values.** Outside `data` and `stringData`, a value is searched for only when it is
+//! at least [`fieldwise_core::secret_text::MIN_VALUE_LEN`] (4) bytes long, in [`redact`] as in
+//! [`scrub`]: a Secret holding `1` or `on` is no evidence that every `1` or `on` in its labels
+//! is it, and masking them would make the output useless. `data` and `stringData` themselves
+//! are hidden whatever the length. **Identity.** `metadata.name` and `metadata.namespace` are
+//! never masked: every result line and error names the object by them already.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
+
+pub mod restore;
+pub use restore::restore;
 
 use base64::Engine as _;
 use fieldwise_core::secret_text::{self, SecretValue};
@@ -63,21 +80,118 @@ pub fn redacted(len: usize) -> String {
 /// redact(&mut secret);
 /// assert_eq!(secret["data"]["pw"], "*** (7 bytes)");
 /// ```
+///
+/// The Secret's own values elsewhere in it are masked too (`v-hunter22` becomes `v-***`):
+///
+/// ```
+/// use fieldwise_kube::redact::redact;
+/// use serde_json::json;
+///
+/// let mut secret = json!({"apiVersion": "v1", "kind": "Secret", "data": {"pw": "aHVudGVyMjI="},
+///     "metadata": {"name": "db", "labels": {"copy": "hunter22"}, "annotations": {"b64": "aHVudGVyMjI="}}});
+/// redact(&mut secret);
+/// assert_eq!(secret["metadata"]["labels"]["copy"], "***");
+/// assert_eq!(secret["metadata"]["annotations"]["b64"], "***");
+/// ```
 pub fn redact(object: &mut Value) {
     if !is_secret(object) {
         return;
     }
+    let spellings = own_spellings(object);
     redact_data(object);
+    mask_outside_values(object, &spellings, 0);
     let annotation = object.pointer_mut("/metadata/annotations").and_then(|a| a.get_mut(LAST_APPLIED_ANNOTATION));
     if let Some(Value::String(text)) = annotation {
         *text = match serde_json::from_str::<Value>(text) {
             Ok(mut applied) => {
                 redact_data(&mut applied);
+                mask_outside_values(&mut applied, &spellings, 0);
                 applied.to_string()
             }
             Err(_) => redacted(text.len()),
         };
     }
+}
+
+/// Every spelling of every value `object` carries (its `data`, `stringData` and the copy of
+/// them in its last-applied annotation), longest first, as [`secret_text::mask`] wants them.
+pub fn own_spellings(object: &Value) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut spellings: Vec<String> = secret_text::values_of(object)
+        .iter()
+        .flat_map(SecretValue::spellings)
+        .filter(|s| seen.insert(s.clone()))
+        .collect();
+    spellings.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    spellings
+}
+
+/// Masks `spellings` in every string and map key of a Secret (`depth` 0: the object's root)
+/// but where [`redact`] deals with the values structurally (`data`, `stringData`, the
+/// last-applied annotation, which [`mask_map`] leaves alone) and its identity
+/// (`metadata.name`, `metadata.namespace`).
+fn mask_outside_values(object: &mut Value, spellings: &[String], depth: usize) {
+    if spellings.is_empty() {
+        return;
+    }
+    let Value::Object(map) = object else { return };
+    for (key, value) in map.iter_mut() {
+        match (depth, key.as_str()) {
+            (0, "data" | "stringData") | (1, "name" | "namespace") => {}
+            (0, "metadata") => mask_outside_values(value, spellings, 1),
+            _ => *value = mask_value(value, spellings),
+        }
+    }
+}
+
+/// `value` with `spellings` masked in each of its strings and map keys.
+fn mask_value(value: &Value, spellings: &[String]) -> Value {
+    match value {
+        Value::String(text) => Value::String(secret_text::mask(text, spellings).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| mask_value(v, spellings)).collect()),
+        Value::Object(map) => Value::Object(mask_map(map, spellings)),
+        other => other.clone(),
+    }
+}
+
+/// A map with its keys ([`shown_keys`]) and values masked; the last-applied annotation's
+/// value is left alone (its own JSON is redacted as a whole by [`redact`]).
+fn mask_map(map: &serde_json::Map<String, Value>, spellings: &[String]) -> serde_json::Map<String, Value> {
+    shown_keys(map, spellings)
+        .into_iter()
+        .map(|(key, shown)| match key {
+            LAST_APPLIED_ANNOTATION => (shown, map[key].clone()),
+            _ => (shown, mask_value(&map[key], spellings)),
+        })
+        .collect()
+}
+
+/// Each key of `map` (in the map's order) with the key as shown: masked by `spellings`, and
+/// when two keys mask alike, the later ones numbered (`***`, `*** (2)`), so no entry hides
+/// another. [`restore`] finds the original key of a shown one by the same pairs. The
+/// last-applied annotation's name is a well-known name, never masked.
+pub fn shown_keys<'m>(map: &'m serde_json::Map<String, Value>, spellings: &[String]) -> Vec<(&'m str, String)> {
+    let masked_key = |key: &'m str| match key {
+        LAST_APPLIED_ANNOTATION => std::borrow::Cow::Borrowed(key),
+        _ => secret_text::mask(key, spellings),
+    };
+    let mut taken: HashSet<String> = map.keys().filter(|k| masked_key(k.as_str()) == k.as_str()).cloned().collect();
+    map.keys()
+        .map(|key| {
+            let masked = masked_key(key.as_str());
+            if masked == key.as_str() {
+                return (key.as_str(), key.clone());
+            }
+            let mut shown = masked.into_owned();
+            let base = shown.clone();
+            let mut n = 2;
+            while !taken.insert(shown.clone()) {
+                shown = format!("{base} ({n})");
+                n += 1;
+            }
+            (key.as_str(), shown)
+        })
+        .collect()
 }
 
 fn redact_data(object: &mut Value) {
@@ -399,6 +513,53 @@ mod tests {
             cm,
             json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"c": "5"}, "binaryData": {"b": "AAE="}})
         );
+    }
+
+    /// Issue #44, point 4: a Secret's own values copied into its metadata are masked by the
+    /// structural redaction every output uses, with nothing remembered beforehand.
+    #[test]
+    fn a_secrets_own_values_are_masked_wherever_they_are_copied() {
+        use base64::Engine as _;
+        let (value, token) = ("cnry-own-0f3a", "tok<&>en-9c2d");
+        let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+        let applied = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db",
+            "labels": {"copy": value}}, "stringData": {"token": token}});
+        let mut secret = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db", "namespace": "ns",
+                "labels": {"copy": value, "short": "on", value: "as-key"},
+                "annotations": {"note": format!("v-{value}"), "b64": b64(value), "sd": format!("[{token}]"),
+                    LAST_APPLIED_ANNOTATION: applied.to_string()},
+                "finalizers": [format!("example.com/{value}")],
+                "managedFields": [{"manager": "m", "fieldsV1": {"f:metadata": {"f:finalizers": {format!("v:\"example.com/{value}\""): {}}}}}]},
+            "data": {"pw": b64(value), "token": b64(token), "one": b64("on")}});
+        redact(&mut secret);
+        let text = secret.to_string();
+        for spelling in secret_text::spellings(value.as_bytes()).iter().chain(&secret_text::spellings(token.as_bytes()))
+        {
+            assert!(!text.contains(spelling.as_str()), "{spelling} in {text}");
+        }
+        let meta = &secret["metadata"];
+        assert_eq!(meta["labels"], json!({"copy": "***", "short": "on", "***": "as-key"}), "short values stay");
+        assert_eq!(meta["annotations"]["note"], "v-***");
+        assert_eq!(meta["annotations"]["b64"], "***");
+        assert_eq!(meta["annotations"]["sd"], "[***]");
+        assert_eq!(meta["finalizers"][0], "example.com/***");
+        assert!(meta["managedFields"].to_string().contains("example.com/***"), "{}", meta["managedFields"]);
+        let applied: Value =
+            serde_json::from_str(meta["annotations"][LAST_APPLIED_ANNOTATION].as_str().unwrap()).unwrap();
+        assert_eq!(applied["metadata"]["labels"]["copy"], "***");
+        assert_eq!(applied["stringData"]["token"], "*** (13 bytes)");
+        assert_eq!(secret["data"]["one"], "*** (2 bytes)", "data is hidden whatever the length");
+        // The identity is never masked: every result line names the object by it anyway.
+        let mut named =
+            json!({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": value}, "data": {"pw": b64(value)}});
+        redact(&mut named);
+        assert_eq!(named["metadata"]["name"], value);
+        // Two keys masking alike stay two keys.
+        let mut twice = json!({"kind": "Secret", "apiVersion": "v1", "data": {"a": b64("abcd")},
+            "metadata": {"labels": {"x-abcd": "1", "y-abcd": "2", "x-***": "3"}}});
+        redact(&mut twice);
+        assert_eq!(twice["metadata"]["labels"], json!({"x-***": "3", "x-*** (2)": "1", "y-***": "2"}));
     }
 
     #[test]

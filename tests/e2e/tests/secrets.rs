@@ -856,3 +856,212 @@ fn owners_plan_on_a_secret_masks_secret_values_inside_other_fields() {
     assert!(line(".metadata.labels.tier").contains("backend"), "{stdout}");
     assert!(line(".data.password").contains("*** (") && !stdout.contains("another-one"), "{stdout}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue #44, points 4 and 6: a Secret's values copied into its own metadata; `--edit` files.
+
+/// A Secret `copied` whose values are copied into its own metadata, applied with kubectl (so
+/// its last-applied annotation holds the values and the copies) and labelled again by
+/// `kubectl label` (a second manager): `data.password` (label-safe) in the label `copy` and
+/// `copy2`, inside the annotation `note` and in base64 in the annotation `b64`;
+/// `stringData.token` inside the annotation `sdnote`. Both values join the suite's canaries.
+/// Returns the password.
+fn copied_secret(s: &mut Suite) -> String {
+    let password = format!("cnrylbl{}", random_hex());
+    let token = canary("copied");
+    let secret = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "copied", "labels": {"copy": password},
+            "annotations": {"note": format!("v-{password}"), "b64": b64(&password), "sdnote": format!("x {token} y")}},
+        "data": {"password": b64(&password), "user": b64("admin-user")}, "stringData": {"token": token}});
+    s.cluster.kubectl_stdin(&["apply", "-n", &s.ns, "-f", "-"], &secret.to_string());
+    s.cluster.kubectl_ok(&["label", "-n", &s.ns, "secret/copied", &format!("copy2={password}")]);
+    s.canaries.secrets.extend([password.clone(), token]);
+    password
+}
+
+/// Point 4: a Secret's values copied into its own labels and annotations (in clear, inside a
+/// longer value, in base64; and in the last-applied annotation) are masked by `owners` in
+/// every format, `--field` and `--manager`, and by `safe-patch -o json|yaml` with every dry run
+/// and a write; `--show-secrets` shows them to the same search.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_secret_value_copied_into_its_own_metadata_is_masked_in_every_output() {
+    let cluster = require_cluster!();
+    let mut s = Suite::new(cluster);
+    let password = copied_secret(&mut s);
+    let ow = "kubectl-owners";
+    let modes: [&[&str]; 7] = [
+        &[],
+        &["--show-metadata"],
+        &["--field", "metadata.labels.copy"],
+        &["--field", "metadata.annotations"],
+        &["--field", "metadata.annotations.b64"],
+        &["--manager", "kubectl-client-side-apply"],
+        &["--manager", "kubectl-label"],
+    ];
+    for mode in modes {
+        for output in [&[][..], &["-o", "json"], &["-o", "yaml"]] {
+            s.run(ow, &with(&with(&["secret/copied"], mode), output), &[], Exit::Code(0));
+        }
+    }
+    let report = s.run(ow, &["secret/copied", "-o", "json"], &[], Exit::Code(0));
+    let report: Value = serde_json::from_slice(&report.stdout).expect("owners JSON");
+    let fields = report["items"][0]["fields"].to_string();
+    assert!(fields.contains("\"***\"") && fields.contains("v-***"), "the copies are shown masked: {fields}");
+
+    let sp = "kubectl-safe_patch";
+    let label = json!({"metadata": {"labels": {"run": "1"}}}).to_string();
+    for dry_run in [&["--dry-run=server"][..], &["--dry-run=client"], &["--yes"]] {
+        for output in [["-o", "yaml"], ["-o", "json"]] {
+            s.run(sp, &with(&with(&["secret/copied", "-p", &label], dry_run), &output), &[], Exit::Code(0));
+        }
+    }
+    let out = s.run(sp, &["secret/copied", "-p", &label, "--dry-run=server", "-o", "json"], &[], Exit::Code(0));
+    let shown: Value = serde_json::from_slice(&out.stdout).expect("safe-patch JSON");
+    let meta = &shown["metadata"];
+    assert_eq!((&meta["labels"]["copy"], &meta["labels"]["copy2"]), (&json!("***"), &json!("***")), "{shown}");
+    assert_eq!((&meta["annotations"]["note"], &meta["annotations"]["b64"]), (&json!("v-***"), &json!("***")));
+    assert_eq!(meta["annotations"]["sdnote"], "x *** y");
+    assert_eq!(shown["data"]["password"], format!("*** ({} bytes)", password.len()));
+
+    // The positive control: with --show-secrets the same search finds them.
+    for (exe, args) in [
+        (ow, &["secret/copied", "--field", "metadata.labels.copy", "--show-secrets"][..]),
+        (sp, &["secret/copied", "-p", &label, "--dry-run=server", "-o", "yaml", "--show-secrets"][..]),
+    ] {
+        let out = run(s.cluster.plugin(exe).env("FIELDWISE_DATA_DIR", &s.data).args(["-n", &s.ns]).args(args));
+        assert!(
+            !hits(&out.stdout, std::slice::from_ref(&password)).is_empty(),
+            "{exe} {args:?}: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+/// Point 6: `--edit` of a Secret writes placeholders, never values, to the file (the editor
+/// keeps a copy of what it was given, searched with everything else the run wrote); the
+/// values kept as placeholders stay, the one replaced is written, the label changed lands.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn edit_of_a_secret_shows_placeholders_and_merges_the_edit_back() {
+    let cluster = require_cluster!();
+    let mut s = Suite::new(cluster);
+    let password = copied_secret(&mut s);
+    let before = s.cluster.get_json(&s.ns, "secret/copied");
+    let new_user = b64("new-user-value");
+    let editor = s.input(
+        "edit-secret.sh",
+        &format!(
+            "#!/bin/sh\ncp \"$1\" \"$TMPDIR/as-given.yaml\"\n\
+             sed -i -e 's/^  user: .*$/  user: {new_user}/' -e 's/^    copy: .*$/    copy: relabelled/' \"$1\"\n"
+        ),
+    );
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out =
+        s.run("kubectl-safe_patch", &["secret/copied", "--edit", "--yes"], &[("KUBE_EDITOR", &editor)], Exit::Code(0));
+    let given = std::fs::read_to_string(s.work.join(format!("run-{}/tmp/as-given.yaml", s.runs))).unwrap();
+    assert!(given.contains("password: '*** (") || given.contains("password: \"*** ("), "{given}");
+    assert!(given.contains("--show-secrets"), "the header says how to see values: {given}");
+    let after = s.cluster.get_json(&s.ns, "secret/copied");
+    assert_eq!(after["data"]["password"], before["data"]["password"], "{}", text(&out.stderr));
+    assert_eq!(after["data"]["token"], before["data"]["token"]);
+    assert_eq!(after["data"]["user"], new_user.as_str());
+    assert_eq!(after["metadata"]["labels"]["copy"], "relabelled");
+    assert_eq!(after["metadata"]["labels"]["copy2"], password.as_str(), "a masked label kept is unchanged");
+    let annotations = |o: &Value| o["metadata"]["annotations"].clone();
+    assert_eq!(annotations(&after), annotations(&before), "the annotations, last-applied included, are unchanged");
+
+    // A placeholder beside new text is refused, naming the field; nothing is written.
+    let ambiguous = s.input("edit-ambiguous.sh", "#!/bin/sh\nsed -i 's/^    note: .*$/    note: w-***/' \"$1\"\n");
+    std::fs::set_permissions(&ambiguous, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = s.run(
+        "kubectl-safe_patch",
+        &["secret/copied", "--edit", "--yes"],
+        &[("KUBE_EDITOR", &ambiguous)],
+        Exit::Code(1),
+    );
+    assert!(text(&out.stderr).contains("metadata.annotations.note holds the mask ***"), "{}", text(&out.stderr));
+    let unchanged = s.cluster.get_json(&s.ns, "secret/copied");
+    assert_eq!(unchanged["metadata"]["resourceVersion"], after["metadata"]["resourceVersion"]);
+}
+
+/// The `fieldwise-edit-*` directories in `tmp`.
+fn edit_dirs(tmp: &Path) -> Vec<PathBuf> {
+    let entries =
+        std::fs::read_dir(tmp).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_else(|_| Vec::new());
+    entries
+        .into_iter()
+        .filter(|p: &PathBuf| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("fieldwise-edit-")))
+        .collect()
+}
+
+/// Point 6: `--edit` killed with SIGKILL while the editor is open leaves its directory (no
+/// handler runs), holding no Secret value; with `--show-secrets` it holds them, and either
+/// way the next `--edit` removes the leftover, so no value remains in any file under TMPDIR.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn an_edit_killed_with_sigkill_leaves_no_value_and_the_next_edit_removes_its_directory() {
+    let cluster = require_cluster!();
+    let mut s = Suite::new(cluster);
+    copied_secret(&mut s);
+    let root = private_dir("killed");
+    let (tmp, home) = (root.join("tmp"), root.join("home"));
+    for d in [&tmp, &home] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let ready = root.join("editor-pid");
+    let waits = fieldwise_e2e::write_script(
+        &root,
+        "waits.sh",
+        &format!("#!/bin/sh\necho $$ > {}.tmp && mv {0}.tmp {0}\nexec sleep 120\n", ready.display()),
+    );
+    let cancels = fieldwise_e2e::write_script(&root, "cancels.sh", "#!/bin/sh\ntrue\n");
+    let plugin = |editor: &Path| {
+        let mut cmd = s.cluster.plugin("kubectl-safe_patch");
+        cmd.env("TMPDIR", &tmp)
+            .env("HOME", &home)
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("FIELDWISE_DATA_DIR", root.join("data"))
+            .env("KUBE_EDITOR", editor)
+            .args(["-n", &s.ns, "secret/copied", "--edit", "--yes"]);
+        cmd
+    };
+    let canaries = s.canaries.secrets.clone();
+    let leaked = || -> Vec<(PathBuf, Vec<String>)> {
+        fieldwise_e2e::files_below(&tmp, None)
+            .into_iter()
+            .map(|f| {
+                let found = hits(&std::fs::read(&f).unwrap_or_default(), &canaries);
+                (f, found)
+            })
+            .filter(|(_, found)| !found.is_empty())
+            .collect()
+    };
+    for show_secrets in [false, true] {
+        let _ = std::fs::remove_file(&ready);
+        let mut cmd = plugin(&waits);
+        if show_secrets {
+            cmd.arg("--show-secrets");
+        }
+        let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+        let editor_pid = eventually("the editor to start", std::time::Duration::from_secs(60), || {
+            std::fs::read_to_string(&ready).ok().map(|p| p.trim().to_string())
+        });
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let _ = run(Command::new("kill").args(["-9", &editor_pid]));
+        let left = edit_dirs(&tmp);
+        assert_eq!(left.len(), 1, "SIGKILL leaves the session's directory: {left:?}");
+        let edit_file = left[0].join("edit.yaml");
+        assert!(std::fs::metadata(&edit_file).is_ok(), "{}", edit_file.display());
+        match show_secrets {
+            false => assert_eq!(leaked(), Vec::new(), "no Secret value in any file under TMPDIR"),
+            true => assert!(!leaked().is_empty(), "--show-secrets puts the values in the file (the control)"),
+        }
+        let out = run(&mut plugin(&cancels));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(edit_dirs(&tmp), Vec::<PathBuf>::new(), "the next --edit removed the stale directory");
+        assert_eq!(leaked(), Vec::new());
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

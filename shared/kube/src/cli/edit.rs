@@ -12,13 +12,23 @@
 //! and the parse error's line and column printed, and, on a terminal, the editor
 //! re-opened on that text, as kubectl edit does.
 //!
+//! A Secret is edited as it is shown ([`crate::redact::redact`]): its values are
+//! `*** (N bytes)` placeholders, their copies elsewhere (a label, the last-applied annotation)
+//! `***`, so no value is ever written to the file; the edit is merged back onto the live
+//! object ([`crate::redact::restore`]): a placeholder kept means "unchanged", a replaced one is
+//! the new value, a placeholder beside new text is refused. Only `show_secrets`
+//! (`--show-secrets`) puts the values in clear in the file.
+//!
+//! A process killed with SIGKILL removes nothing: the next session removes such leftovers
+//! first ([`stale`]).
+//!
 //! ```no_run
 //! use fieldwise_kube::cli::edit::{edit_object, Edited};
 //! use serde_json::json;
 //!
 //! let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}});
 //! let on_a_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
-//! match edit_object(&live, "configmap/x", on_a_terminal)? {
+//! match edit_object(&live, "configmap/x", on_a_terminal, false)? {
 //!     Edited::Changed(new) => println!("{new}"),
 //!     Edited::Unchanged => println!("Edit cancelled, no changes made."),
 //! }
@@ -37,6 +47,8 @@ use crate::error::{Error, Result};
 use crate::local::private_fs::RemovedAtExit;
 use crate::output::printer;
 
+pub mod stale;
+
 /// The name of the file inside the session's private directory (the directory's name is the random part).
 const FILE_NAME: &str = "edit.yaml";
 
@@ -54,12 +66,13 @@ pub struct EditSession {
 }
 
 impl EditSession {
-    /// Makes a fresh private directory in `std::env::temp_dir()` (`$TMPDIR`) and a file in it holding `text`.
+    /// Makes a fresh private directory in `std::env::temp_dir()` (`$TMPDIR`) and a file in it
+    /// holding `text`, then removes the stale directories of earlier sessions ([`stale`]).
     pub fn create(text: &str) -> Result<Self> {
         let base = std::env::temp_dir();
         let mut last_error = None;
         for _ in 0..ATTEMPTS {
-            let dir = base.join(format!("fieldwise-edit-{}", random_suffix()));
+            let dir = base.join(stale::session_name(&random_suffix()));
             // Exclusive, so not private_fs::create_dirs (which accepts an existing directory):
             // a directory someone made in advance is an error, never reused.
             // Unix modes where there are any (Windows: the user's temp directory's ACL applies).
@@ -78,6 +91,7 @@ impl EditSession {
                             .map_err(|e| io_error("cannot make private", &session.dir, e))?;
                     }
                     session.write_new(text)?;
+                    stale::remove_stale(&base, &session.dir);
                     return Ok(session);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_error = Some(e),
@@ -132,8 +146,10 @@ impl EditSession {
     }
 
     /// Keeps the directory and the file when the session ends, and returns the file's path.
+    /// The directory is marked kept, so later sessions leave it for a while ([`stale`]).
     pub fn keep(mut self) -> PathBuf {
         self.keep = true;
+        let _ = crate::local::private_fs::create_file(&self.dir.join(stale::KEPT_MARKER), true);
         self.file.clone()
     }
 }
@@ -208,26 +224,50 @@ pub fn parse_edit(text: &str) -> std::result::Result<Option<Value>, ParseFailure
 }
 
 /// Opens the editor on `live` (without server noise) as YAML and returns the edited object.
+/// A Secret is edited redacted and merged back, unless `show_secrets` (see the module docs).
 ///
 /// A text that is not valid YAML is kept in the session's private file: when
 /// `interactive` (a terminal: the caller knows, e.g. stdin and stderr are TTYs) the
 /// editor re-opens on it with the error in a header; otherwise (or when the user saves
 /// the same invalid text again) the error, with line and column, and the kept file's
-/// path are returned.
-pub fn edit_object(live: &Value, display: &str, interactive: bool) -> Result<Edited> {
+/// path are returned. An edit of a redacted Secret that cannot be merged back is kept too,
+/// and the error names the field.
+pub fn edit_object(live: &Value, display: &str, interactive: bool, show_secrets: bool) -> Result<Edited> {
     let original = crate::output::diff::without_server_noise(live);
-    let header = format!(
+    let redacted = !show_secrets && crate::redact::is_secret(&original);
+    let mut shown = original.clone();
+    if redacted {
+        crate::redact::redact(&mut shown);
+    }
+    let mut header = format!(
         "# Editing {display}. Save and quit to preview the patch; an unchanged or empty file cancels.\n\
          # The file is private (0600 in a fresh 0700 directory) and removed when the edit ends.\n"
     );
-    let session = EditSession::create(&format!("{header}{}", printer::yaml(&original)?))?;
+    if redacted {
+        header.push_str(
+            "# Secret values are hidden: keep a `*** (N bytes)` or `***` as it is to leave that value unchanged,\n\
+             # or replace it whole with the new value (base64 in data, clear in stringData); --show-secrets edits them in clear.\n",
+        );
+    }
+    let session = EditSession::create(&format!("{header}{}", printer::yaml(&shown)?))?;
     let mut previous_failure: Option<String> = None;
     loop {
         // Line numbers count in the user's text, without the error header of a previous round.
         let text = strip_error_header(&session.run_editor()?);
         match parse_edit(&text) {
             Ok(None) => return Ok(Edited::Unchanged),
-            Ok(Some(edited)) if edited == original => return Ok(Edited::Unchanged),
+            Ok(Some(edited)) if edited == shown => return Ok(Edited::Unchanged),
+            Ok(Some(edited)) if redacted => match crate::redact::restore(&original, &shown, &edited) {
+                Ok(merged) if merged == original => return Ok(Edited::Unchanged),
+                Ok(merged) => return Ok(Edited::Changed(merged)),
+                Err(ambiguous) => {
+                    let kept = session.keep();
+                    return Err(Error::Usage(format!(
+                        "the edit cannot be merged back: {ambiguous}; your changes are kept in {}",
+                        kept.display()
+                    )));
+                }
+            },
             Ok(Some(edited)) => return Ok(Edited::Changed(edited)),
             Err(failure) => {
                 let body = text;
@@ -337,16 +377,16 @@ mod tests {
             "data": {"pw": "aHVudGVyMg=="}});
 
         std::env::set_var("EDIT_ACTION", "sed -i s/aHVudGVyMg==/bmV3/");
-        let edited = edit_object(&live, "secret/s", false).unwrap();
+        let edited = edit_object(&live, "secret/s", false, true).unwrap();
         assert_eq!(
             edited,
             Edited::Changed(serde_json::json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "s"}, "data": {"pw": "bmV3"}}))
         );
         std::env::set_var("EDIT_ACTION", "true");
-        assert_eq!(edit_object(&live, "secret/s", false).unwrap(), Edited::Unchanged);
+        assert_eq!(edit_object(&live, "secret/s", false, true).unwrap(), Edited::Unchanged);
         std::env::set_var("EDIT_ACTION", "sed -i $a\\data:\\x20[");
-        let err = edit_object(&live, "secret/s", false).unwrap_err().to_string();
+        let err = edit_object(&live, "secret/s", false, true).unwrap_err().to_string();
 
         let logged = std::fs::read_to_string(&log).unwrap();
         let lines: Vec<&str> = logged.lines().collect();
@@ -362,6 +402,27 @@ mod tests {
         assert!(std::fs::read_to_string(kept).unwrap().contains("data: ["));
         std::fs::remove_dir_all(Path::new(kept).parent().unwrap()).unwrap();
         std::fs::remove_file(&trap).unwrap();
+
+        // Issue #44, point 6: without --show-secrets a Secret is edited redacted (no value in the
+        // file the editor gets, the label copying one included) and merged back.
+        let live = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "labels": {"copy": "hunter22"}}, "data": {"pw": "aHVudGVyMjI=", "user": "YWRtaW4="}});
+        let seen = scratch.join("seen.yaml");
+        let action = scratch.join("redacted-action.sh");
+        std::fs::write(
+            &action,
+            format!("#!/bin/sh\ncp \"$1\" {}\nsed -i 's/^  user: .*$/  user: bmV3/' \"$1\"\n", seen.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&action, Permissions::from_mode(0o755)).unwrap();
+        std::env::set_var("EDIT_ACTION", &action);
+        let edited = edit_object(&live, "secret/s", false, false).unwrap();
+        let given = std::fs::read_to_string(&seen).unwrap();
+        assert!(!given.contains("hunter22") && !given.contains("aHVudGVyMjI") && !given.contains("YWRtaW4"), "{given}");
+        assert!(given.contains("*** (8 bytes)") && given.contains("copy: '***'"), "{given}");
+        let mut expected = live.clone();
+        expected["data"]["user"] = "bmV3".into();
+        assert_eq!(edited, Edited::Changed(expected));
         std::fs::remove_dir_all(&scratch).unwrap();
     }
 }
