@@ -10,7 +10,8 @@
 //! from issue #22, keyed-list re-plan races repeated round after round
 //! (`reliability/keyed_races.rs`), undo onto an object recreated since its
 //! backup, and bulk runs stopped by SIGINT, SIGTERM, a second SIGINT and
-//! SIGKILL (`reliability/signals.rs`).
+//! SIGKILL (`reliability/signals.rs`); from issue #44, `owners watch` through an apiserver
+//! restart and a black-holed connection (`reliability/watch_faults.rs`).
 //! The figures each test measures go to `target/reports/RELIABILITY.md` (see
 //! `reliability/report.rs`), written by the run that measured them; `scripts/publish-reports`
 //! copies it to `docs/`.
@@ -21,6 +22,8 @@ mod keyed_races;
 mod report;
 #[path = "reliability/signals.rs"]
 mod signals;
+#[path = "reliability/watch_faults.rs"]
+mod watch_faults;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -90,6 +90,8 @@ pub enum Ending {
     Fight,
     /// Every watch ended (nothing left to watch).
     Closed,
+    /// An answer that will not change by asking again (403, 404...): the error follows.
+    Error,
 }
 
 impl Ending {
@@ -99,6 +101,7 @@ impl Ending {
             Ending::Signal => "signal",
             Ending::Fight => "fight",
             Ending::Closed => "closed",
+            Ending::Error => "error",
         }
     }
 }
@@ -117,6 +120,10 @@ pub struct Summary {
     pub seconds: f64,
     /// How it ended.
     pub ending: Option<Ending>,
+    /// Connection outages (each reported once, however many watches it hit).
+    pub outages: usize,
+    /// Whether it ended during an outage: changes since the connection was lost are unknown.
+    pub disconnected: bool,
 }
 
 /// Prints records as they come, counting them for the summary.
@@ -267,11 +274,19 @@ impl Printer {
         if self.json {
             return line(json!({"type": "summary", "changes": s.changes, "objects": s.objects.len(),
                                "unattributed": s.unattributed, "deleted": s.deleted, "fights": s.fights,
-                               "churn": s.churn, "seconds": (s.seconds * 10.0).round() / 10.0, "ended": ended}));
+                               "churn": s.churn, "seconds": (s.seconds * 10.0).round() / 10.0, "ended": ended,
+                               "outages": s.outages, "disconnected": s.disconnected}));
+        }
+        let mut outages = String::new();
+        if s.outages > 0 {
+            outages = format!("; {} connection outage(s)", s.outages);
+        }
+        if s.disconnected {
+            outages.push_str(", ended disconnected");
         }
         stdout::write(&format!(
             "Watched {:.1}s (ended by {ended}): {} change(s) to {} object(s), {} unattributed, {} deleted; \
-             {} fight(s), {} churn.\n",
+             {} fight(s), {} churn{outages}.\n",
             s.seconds,
             s.changes,
             s.objects.len(),

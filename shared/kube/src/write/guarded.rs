@@ -25,7 +25,7 @@ use fieldwise_core::write::guard::{guard, server_values_on_plan};
 use fieldwise_core::write::replan::{decide, Approved, Conflict, Replan};
 use serde_json::Value;
 
-use super::backoff::Backoff;
+use crate::conn::backoff::Backoff;
 use super::classify::{classify, Answer};
 use super::guard::{request_of, resource_version, GuardedRequest};
 use super::interrupt::{self, InFlight};

@@ -16,7 +16,7 @@ use fieldwise_e2e::run_info::{commit, kubernetes_version, utc_now};
 use fieldwise_e2e::{reports_dir, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
-pub const SECTIONS: [&str; 12] = [
+pub const SECTIONS: [&str; 13] = [
     "Preview/write races",
     "Keyed-list re-plan races",
     "Parallel writers",
@@ -29,6 +29,7 @@ pub const SECTIONS: [&str; 12] = [
     "Backup retention",
     "Bulk repair with the apiserver killed",
     "Signals during a bulk run",
+    "Watch faults",
 ];
 
 /// What one section measured.
