@@ -308,18 +308,14 @@ fn follow_remote(
 ) -> impl Stream<Item = Result<Event>> + '_ {
     // The stream connection fails a little after the silence bound, so that the bound (which
     // says why) is what notices a silent connection; the transport's limit is the backstop.
-    let streams = conn.for_streams(timing.silence + Duration::from_secs(5));
-    let lists = match conn.request_timeout() {
-        Some(_) => Ok(conn.clone()),
-        None => streams.clone(),
-    };
-    let source = match (lists, streams) {
-        (Ok(lists), Ok(streams)) => Ok(Remote { lists, streams, query, timing }),
-        (Err(e), _) | (_, Err(e)) => Err(Error::Conn(e)),
-    };
+    let source = conn.for_streams(timing.silence + Duration::from_secs(5)).map_err(Error::Conn).map(|streams| {
+        // Lists keep `--request-timeout` when given; without it, the stream's idle limit.
+        let lists = if conn.request_timeout().is_some() { conn.clone() } else { streams.clone() };
+        Remote { lists, streams, query, timing }
+    });
     stream::once(async move { source })
         .flat_map(move |source| match source {
-            Ok(source) => follow(source, version, timing).boxed_local(),
+            Ok(source) => follow(source, version.clone(), timing).boxed_local(),
             Err(err) => stream::once(async move { Err(err) }).boxed_local(),
         })
 }
@@ -398,7 +394,15 @@ impl<S: Source> State<S> {
         }
         let Some(open) = self.open.as_mut() else {
             let from = self.version.clone().unwrap_or_default();
-            let events = self.source.open(&from).await.map_err(fault)?;
+            let events = match self.source.open(&from).await {
+                Ok(events) => events,
+                // Too old a version, said before the stream starts rather than in it.
+                Err(err) if err.server_code() == Some(410) => {
+                    self.relist = true;
+                    return Ok(None);
+                }
+                Err(err) => return Err(fault(err)),
+            };
             (self.open, self.opened) = (Some(events), Some((Instant::now(), false)));
             if let Some(outage) = self.outage.as_mut() {
                 // Back once this request proves itself: an event, a bookmark, or staying open.
@@ -676,7 +680,7 @@ mod tests {
         script.lists.borrow_mut().push_back(Ok((Vec::new(), "1".into())));
         let mut opens = script.opens.borrow_mut();
         let bookmark: WatchEvent<Value> =
-            serde_json::from_value(json!({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "4"}}}))
+            serde_json::from_value(json!({"type": "BOOKMARK", "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"resourceVersion": "4"}}}))
                 .expect("a bookmark");
         opens.push_back(Ok((vec![bookmark], Then::Silence)));
         opens.push_back(Ok((vec![WatchEvent::Added(object("6"))], Then::Silence)));
