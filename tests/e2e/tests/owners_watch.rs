@@ -333,6 +333,40 @@ fn sigterm_says_the_watch_stopped_and_prints_the_summary_with_exit_143() {
 
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn sigterm_before_the_watch_could_connect_still_ends_with_the_summary() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-early-term");
+    // A proxy that answers nothing: the watch is still connecting when the signal comes.
+    let proxy = ConnectProxy::start();
+    proxy.stall();
+    let kubeconfig = through_proxy(&cluster, &proxy, "early-term");
+    let mut child = cluster
+        .plugin("kubectl-owners")
+        .env("KUBECONFIG", &kubeconfig)
+        .env("FIELDWISE_CACHE_DIR", std::env::temp_dir().join(format!("fw-watch-early-{}", std::process::id())))
+        .args(["-n", &ns, "watch", "cm/x", "-o", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kubectl-owners watch");
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let out = child.wait_with_output().expect("the watch ends");
+    proxy.resume();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let summary: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{stdout:?}: {e}; {stderr}"));
+    assert_eq!((&summary["type"], &summary["ended"]), (&"summary".into(), &"signal".into()), "{stderr}");
+    assert!(stderr.contains("SIGTERM: stopping, the summary follows"), "{stderr}");
+    assert!(!stderr.contains("nothing was written"), "a watch writes nothing: {stderr}");
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    let _ = std::fs::remove_file(kubeconfig);
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn request_timeout_bounds_each_request_not_a_quiet_watch() {
     let cluster = require_cluster!();
     let ns = configmap_x(&cluster, "owners-watch-timeout");

@@ -219,10 +219,7 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
                         Some(from) => format!("resumed from resourceVersion {from}: no change missed"),
                         None => "listed again: changes found by comparing".to_string(),
                     };
-                    eprintln!(
-                        "Reconnected after {:.1}s ({failed} failed attempt(s)); {how}",
-                        down.as_secs_f64()
-                    );
+                    eprintln!("Reconnected after {:.1}s ({failed} failed attempt(s)); {how}", down.as_secs_f64());
                 }
             }
         }

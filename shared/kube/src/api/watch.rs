@@ -313,11 +313,10 @@ fn follow_remote(
         let lists = if conn.request_timeout().is_some() { conn.clone() } else { streams.clone() };
         Remote { lists, streams, query, timing }
     });
-    stream::once(async move { source })
-        .flat_map(move |source| match source {
-            Ok(source) => follow(source, version.clone(), timing).boxed_local(),
-            Err(err) => stream::once(async move { Err(err) }).boxed_local(),
-        })
+    stream::once(async move { source }).flat_map(move |source| match source {
+        Ok(source) => follow(source, version.clone(), timing).boxed_local(),
+        Err(err) => stream::once(async move { Err(err) }).boxed_local(),
+    })
 }
 
 /// The watch from `version`, or from a list first when there is none.
@@ -385,11 +384,8 @@ impl<S: Source> State<S> {
             let (items, version) = self.source.list().await.map_err(fault)?;
             let reconnected = self.reconnected();
             (self.version, self.relist, self.open, self.opened) = (Some(version), false, None, None);
-            let event = if std::mem::replace(&mut self.listed, true) {
-                Event::Relisted(items)
-            } else {
-                Event::Listed(items)
-            };
+            let event =
+                if std::mem::replace(&mut self.listed, true) { Event::Relisted(items) } else { Event::Listed(items) };
             return Ok(Some(self.after(reconnected, Some(event))));
         }
         let Some(open) = self.open.as_mut() else {
@@ -525,7 +521,6 @@ fn reason(err: &Error) -> String {
         other => other.to_string(),
     }
 }
-
 
 /// An error and its causes on one line.
 fn one_line(err: &(dyn std::error::Error + 'static)) -> String {

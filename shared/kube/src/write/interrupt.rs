@@ -265,8 +265,7 @@ mod tests {
         let Action::ExitNow { code, message } = state.on_signal(Signal::Terminate) else { panic!("exits") };
         assert_eq!(code, 130, "the second exits with the first's code");
         assert_eq!(
-            message,
-            "error: interrupted (SIGTERM): stopped at once, without the summary (a watch writes nothing)",
+            message, "error: interrupted (SIGTERM): stopped at once, without the summary (a watch writes nothing)",
             "not a write's message"
         );
     }

@@ -73,7 +73,12 @@ impl Running {
             if done(self) {
                 return;
             }
-            assert!(Instant::now() < deadline, "waited {limit:?} for {what}; stdout {:?}; stderr {:?}", self.out, self.err);
+            assert!(
+                Instant::now() < deadline,
+                "waited {limit:?} for {what}; stdout {:?}; stderr {:?}",
+                self.out,
+                self.err
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
