@@ -340,7 +340,7 @@ fn sigterm_before_the_watch_could_connect_still_ends_with_the_summary() {
     let proxy = ConnectProxy::start();
     proxy.stall();
     let kubeconfig = through_proxy(&cluster, &proxy, "early-term");
-    let mut child = cluster
+    let child = cluster
         .plugin("kubectl-owners")
         .env("KUBECONFIG", &kubeconfig)
         .env("FIELDWISE_CACHE_DIR", std::env::temp_dir().join(format!("fw-watch-early-{}", std::process::id())))

@@ -582,11 +582,16 @@ mod tests {
         Break,
     }
 
+    /// A scripted list's answer.
+    type Listed = Result<(Vec<Value>, String)>;
+    /// A scripted open's answer: the events, then what the request does.
+    type Opened = Result<(Vec<WatchEvent<Value>>, Then)>;
+
     /// A scripted cluster: each list and each open takes the next answer.
     #[derive(Default)]
     struct Script {
-        lists: RefCell<VecDeque<Result<(Vec<Value>, String)>>>,
-        opens: RefCell<VecDeque<Result<(Vec<WatchEvent<Value>>, Then)>>>,
+        lists: RefCell<VecDeque<Listed>>,
+        opens: RefCell<VecDeque<Opened>>,
         /// The versions each open was from.
         opened_from: RefCell<Vec<String>>,
     }
@@ -651,11 +656,12 @@ mod tests {
     async fn refused_reconnects_are_one_outage_that_resumes_from_the_last_version() {
         let script = Script::default();
         script.lists.borrow_mut().push_back(Ok((vec![object("1")], "1".into())));
-        let mut opens = script.opens.borrow_mut();
-        opens.push_back(Ok((vec![WatchEvent::Modified(object("2"))], Then::Break)));
-        opens.extend([Err(refused()), Err(refused()), Err(api(503)), Err(api(429))]);
-        opens.push_back(Ok((vec![WatchEvent::Modified(object("7"))], Then::Silence)));
-        drop(opens);
+        {
+            let mut opens = script.opens.borrow_mut();
+            opens.push_back(Ok((vec![WatchEvent::Modified(object("2"))], Then::Break)));
+            opens.extend([Err(refused()), Err(refused()), Err(api(503)), Err(api(429))]);
+            opens.push_back(Ok((vec![WatchEvent::Modified(object("7"))], Then::Silence)));
+        }
         let started = Instant::now();
         let seen = events(first(&script, 5).await);
         assert_eq!(seen[..2], [Event::Listed(vec![object("1")]), Event::Modified(object("2"))]);
@@ -673,13 +679,14 @@ mod tests {
     async fn a_silent_connection_is_dropped_after_the_bound_and_reopened() {
         let script = Script::default();
         script.lists.borrow_mut().push_back(Ok((Vec::new(), "1".into())));
-        let mut opens = script.opens.borrow_mut();
-        let bookmark: WatchEvent<Value> =
+        {
+            let mut opens = script.opens.borrow_mut();
+            let bookmark: WatchEvent<Value> =
             serde_json::from_value(json!({"type": "BOOKMARK", "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"resourceVersion": "4"}}}))
                 .expect("a bookmark");
-        opens.push_back(Ok((vec![bookmark], Then::Silence)));
-        opens.push_back(Ok((vec![WatchEvent::Added(object("6"))], Then::Silence)));
-        drop(opens);
+            opens.push_back(Ok((vec![bookmark], Then::Silence)));
+            opens.push_back(Ok((vec![WatchEvent::Added(object("6"))], Then::Silence)));
+        }
         let started = Instant::now();
         let seen = events(first(&script, 4).await);
         let Event::Lost { reason } = &seen[1] else { panic!("lost: {seen:?}") };
@@ -696,10 +703,11 @@ mod tests {
     async fn a_watch_the_server_ends_resumes_at_once_without_an_outage() {
         let script = Script::default();
         script.lists.borrow_mut().push_back(Ok((Vec::new(), "1".into())));
-        let mut opens = script.opens.borrow_mut();
-        opens.push_back(Ok((vec![WatchEvent::Added(object("2"))], Then::End)));
-        opens.push_back(Ok((vec![WatchEvent::Deleted(object("3"))], Then::Silence)));
-        drop(opens);
+        {
+            let mut opens = script.opens.borrow_mut();
+            opens.push_back(Ok((vec![WatchEvent::Added(object("2"))], Then::End)));
+            opens.push_back(Ok((vec![WatchEvent::Deleted(object("3"))], Then::Silence)));
+        }
         let started = Instant::now();
         let seen = events(first(&script, 4).await);
         assert_eq!(
@@ -718,10 +726,11 @@ mod tests {
     async fn a_server_that_ends_every_watch_at_once_is_an_outage_waited_out() {
         let script = Script::default();
         script.lists.borrow_mut().push_back(Ok((Vec::new(), "1".into())));
-        let mut opens = script.opens.borrow_mut();
-        opens.extend([Ok((Vec::new(), Then::End)), Ok((Vec::new(), Then::End))]);
-        opens.push_back(Ok((vec![WatchEvent::Added(object("2"))], Then::Silence)));
-        drop(opens);
+        {
+            let mut opens = script.opens.borrow_mut();
+            opens.extend([Ok((Vec::new(), Then::End)), Ok((Vec::new(), Then::End))]);
+            opens.push_back(Ok((vec![WatchEvent::Added(object("2"))], Then::Silence)));
+        }
         let seen = events(first(&script, 4).await);
         assert!(matches!(&seen[1], Event::Lost { reason } if reason.contains("as soon as it opened")), "{seen:?}");
         assert!(matches!(&seen[2], Event::Reconnected { failed: 2, .. }), "{seen:?}");
@@ -731,15 +740,17 @@ mod tests {
     #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn a_version_gone_lists_again_and_a_list_failing_meanwhile_is_waited_out() {
         let script = Script::default();
-        let mut lists = script.lists.borrow_mut();
-        lists.push_back(Ok((vec![object("1")], "1".into())));
-        lists.extend([Err(refused()), Err(api(500))]);
-        lists.push_back(Ok((vec![object("9")], "9".into())));
-        drop(lists);
-        let mut opens = script.opens.borrow_mut();
-        opens.push_back(Ok((vec![status(410)], Then::Silence)));
-        opens.push_back(Ok((vec![WatchEvent::Modified(object("10"))], Then::Silence)));
-        drop(opens);
+        {
+            let mut lists = script.lists.borrow_mut();
+            lists.push_back(Ok((vec![object("1")], "1".into())));
+            lists.extend([Err(refused()), Err(api(500))]);
+            lists.push_back(Ok((vec![object("9")], "9".into())));
+        }
+        {
+            let mut opens = script.opens.borrow_mut();
+            opens.push_back(Ok((vec![status(410)], Then::Silence)));
+            opens.push_back(Ok((vec![WatchEvent::Modified(object("10"))], Then::Silence)));
+        }
         let seen = events(first(&script, 5).await);
         assert!(matches!(&seen[1], Event::Lost { .. }), "{seen:?}");
         assert!(matches!(&seen[2], Event::Reconnected { failed: 2, resumed_from: None, .. }), "{seen:?}");
@@ -769,10 +780,11 @@ mod tests {
     async fn a_server_error_event_is_an_outage_not_the_end() {
         let script = Script::default();
         script.lists.borrow_mut().push_back(Ok((Vec::new(), "1".into())));
-        let mut opens = script.opens.borrow_mut();
-        opens.push_back(Ok((vec![status(500)], Then::Silence)));
-        opens.push_back(Ok((vec![WatchEvent::Added(object("2"))], Then::Silence)));
-        drop(opens);
+        {
+            let mut opens = script.opens.borrow_mut();
+            opens.push_back(Ok((vec![status(500)], Then::Silence)));
+            opens.push_back(Ok((vec![WatchEvent::Added(object("2"))], Then::Silence)));
+        }
         let seen = events(first(&script, 4).await);
         assert!(matches!(&seen[1], Event::Lost { reason } if reason.contains("500")), "{seen:?}");
         assert_eq!(seen[3], Event::Added(object("2")));
