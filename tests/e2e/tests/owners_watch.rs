@@ -3,7 +3,9 @@
 //! change's manager from the managedFields entry that moved; the appliers flipping a field
 //! are a fight (exit 3); a controller against Argo CD's sync is a fight fixed by Argo CD's
 //! ignore rule; `--field` shows only its field; a Secret's values are never printed; a
-//! dropped connection resumes and a too old version lists again (410 Gone).
+//! dropped connection resumes and a too old version lists again (410 Gone); SIGTERM ends
+//! with the summary; `--request-timeout` does not end a quiet watch. The apiserver killed
+//! and a black-holed connection: `reliability/watch_faults.rs`.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -309,6 +311,81 @@ fn sigint_prints_the_summary_and_exits_130() {
     cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn sigterm_says_the_watch_stopped_and_prints_the_summary_with_exit_143() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-sigterm");
+    let watch = start_watch(&cluster, &ns, &["cm/x", "-o", "json"]);
+    label(&cluster, &ns);
+    let first = watch.stdout.recv_timeout(Duration::from_secs(30)).expect("the label's change is printed");
+    let pid = watch.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let (code, records, stderr) = finish_with_stderr(watch, vec![serde_json::from_str(&first).expect("JSON")]);
+    let types: Vec<&str> = records.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["change", "summary"], "{records:?}");
+    assert_eq!((&records[1]["changes"], &records[1]["ended"]), (&1.into(), &"signal".into()));
+    assert!(stderr.iter().any(|l| l.starts_with("SIGTERM: stopping, the summary follows")), "{stderr:?}");
+    assert!(!stderr.iter().any(|l| l.contains("nothing was written")), "a watch writes nothing: {stderr:?}");
+    assert_eq!(code, Some(143));
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn sigterm_before_the_watch_could_connect_still_ends_with_the_summary() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-early-term");
+    // A proxy that answers nothing: the watch is still connecting when the signal comes.
+    let proxy = ConnectProxy::start();
+    proxy.stall();
+    let kubeconfig = through_proxy(&cluster, &proxy, "early-term");
+    let child = cluster
+        .plugin("kubectl-owners")
+        .env("KUBECONFIG", &kubeconfig)
+        .env("FIELDWISE_CACHE_DIR", std::env::temp_dir().join(format!("fw-watch-early-{}", std::process::id())))
+        .args(["-n", &ns, "watch", "cm/x", "-o", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kubectl-owners watch");
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let out = child.wait_with_output().expect("the watch ends");
+    proxy.resume();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let summary: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{stdout:?}: {e}; {stderr}"));
+    assert_eq!((&summary["type"], &summary["ended"]), (&"summary".into(), &"signal".into()), "{stderr}");
+    assert!(stderr.contains("SIGTERM: stopping, the summary follows"), "{stderr}");
+    assert!(!stderr.contains("nothing was written"), "a watch writes nothing: {stderr}");
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    let _ = std::fs::remove_file(kubeconfig);
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn request_timeout_bounds_each_request_not_a_quiet_watch() {
+    let cluster = require_cluster!();
+    let ns = configmap_x(&cluster, "owners-watch-timeout");
+    let started = std::time::Instant::now();
+    let watch = start_watch(&cluster, &ns, &["cm/x", "--request-timeout", "3s", "--for", "12s", "-o", "json"]);
+    let (code, records, stderr) = finish_with_stderr(watch, Vec::new());
+    let lasted = started.elapsed();
+    let summary = records.last().expect("a summary");
+    assert_eq!(
+        (&summary["type"], &summary["ended"], &summary["outages"]),
+        (&"summary".into(), &"duration".into(), &0.into()),
+        "a quiet watch is not a slow answer: {records:?} {stderr:?}"
+    );
+    assert!(lasted >= Duration::from_secs(12) && lasted < Duration::from_secs(40), "lasted {lasted:?}");
+    assert!(!stderr.iter().any(|l| l.contains("lost the connection")), "{stderr:?}");
+    assert_eq!(code, Some(0), "{stderr:?}");
+    cluster.kubectl_ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
 /// The cluster's kubeconfig with every cluster reached through `proxy`.
 fn through_proxy(cluster: &Cluster, proxy: &ConnectProxy, name: &str) -> std::path::PathBuf {
     let text = std::fs::read_to_string(&cluster.kubeconfig).expect("kubeconfig");
@@ -345,7 +422,8 @@ fn a_dropped_watch_connection_is_resumed_losing_and_repeating_no_change() {
         .map(|c| (c["field"].as_str().unwrap(), c["after"].as_str().unwrap()))
         .collect();
     assert_eq!(changes, [(".metadata.labels.team", "a"), (".data.x", "1"), (".data.x", "2")], "{stderr:?}");
-    assert!(stderr.iter().any(|l| l.starts_with("The watch ended and was resumed from resourceVersion")), "{stderr:?}");
+    // Resumed (a clean end) or reconnected (a broken one), from the last version either way.
+    assert!(stderr.iter().any(|l| l.contains("resumed from resourceVersion")), "{stderr:?}");
     assert!(proxy.tunnels() > tunnels, "it reconnected through the proxy");
     assert_eq!(code, Some(130), "ended by SIGINT");
     let _ = std::fs::remove_file(kubeconfig);

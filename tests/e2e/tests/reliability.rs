@@ -30,6 +30,8 @@ mod names;
 mod report;
 #[path = "reliability/signals.rs"]
 mod signals;
+#[path = "reliability/watch_faults.rs"]
+mod watch_faults;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -82,8 +82,10 @@ pub struct WatchArgs {
 }
 
 const EXAMPLES: &str = "Exit codes: 0 no fight seen; 1 error (a named object that does not exist, or types the
-account may not list or watch, unless --allow-unreadable); 3 a fight was seen; 130/143 stopped by
-SIGINT/SIGTERM (after the summary).
+account may not list or watch, unless --allow-unreadable; an answer that will not change, e.g. 403: after the
+summary); 3 a fight was seen; 130/143 stopped by SIGINT/SIGTERM (after the summary). A lost connection
+never ends the watch: it reconnects with backoff until --for ends, and --request-timeout bounds each
+request, not the watch.
 
 Examples:
   # Who changes this Deployment, field by field, until Ctrl-C
@@ -132,21 +134,40 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
     let rules =
         FightRules { flips: args.fight_flips as usize, window_ms: window.as_millis().min(i64::MAX as u128) as i64 };
 
-    let conn = client::connect(kube).await?;
-    let catalog = ResourceCatalog::fetch(&conn).await?;
-    let selection = args.selection.for_reading();
-    let queries = watch::queries(&conn, &catalog, &selection)?;
-
+    // From here on a first SIGINT or SIGTERM ends the watch with its summary, whatever it
+    // is doing (connecting, listing, waiting out an outage): a watch writes nothing.
+    let _summarizing = Summarizing::start();
+    let started = std::time::Instant::now();
     let mut printer = Printer { json, summary: Summary::default() };
+    let setup = async {
+        let conn = client::connect(kube).await?;
+        let catalog = ResourceCatalog::fetch(&conn).await?;
+        let queries = watch::queries(&conn, &catalog, &args.selection.for_reading())?;
+        Ok::<_, Error>((conn, queries))
+    };
+    let (conn, queries) = tokio::select! {
+        ready = setup => ready?,
+        _ = interrupt::stopped() => {
+            printer.summary.seconds = started.elapsed().as_secs_f64();
+            printer.summary.ending = Some(Ending::Signal);
+            printer.finish(&args.gate.gate())?;
+            return Ok(exit_code::exit(exit_code::DONE));
+        }
+    };
+
     let mut fights = FightWatch::new(rules);
     let mut known: HashMap<(usize, String), Known> = HashMap::new();
-    let started = std::time::Instant::now();
-    let _summarizing = Summarizing::start();
     let mut events = std::pin::pin!(watch::watch_all(&conn, queries.clone()));
     let mut listed = 0;
     let mut unread = args.gate.gate();
+    let mut outage = Outage::default();
+    let until = match limit {
+        Some(limit) => format!("until --for {limit:.0?} ends or Ctrl-C"),
+        None => "until Ctrl-C".to_string(),
+    };
     let deadline = tokio::time::sleep(limit.unwrap_or(duration::MAX).min(Duration::from_secs(100 * 365 * 86_400)));
     let mut deadline = std::pin::pin!(deadline);
+    let mut failure = None;
     let ending = loop {
         let (query, event) = tokio::select! {
             next = events.next() => match next {
@@ -160,7 +181,11 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
                     }
                     continue;
                 }
-                Some((query, event)) => (query, event?),
+                Some((query, Ok(event))) => (query, event),
+                Some((_, Err(err))) => {
+                    failure = Some(err);
+                    break Ending::Error;
+                }
                 None => break Ending::Closed,
             },
             () = &mut deadline => break Ending::Duration,
@@ -203,6 +228,24 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
                 }
             }
             Event::Resumed { from } => eprintln!("The watch ended and was resumed from resourceVersion {from}"),
+            Event::Lost { reason } => {
+                if outage.lost(query) {
+                    printer.summary.outages += 1;
+                    eprintln!(
+                        "warning: lost the connection to {} ({reason}); reconnecting with backoff {until}",
+                        conn.server
+                    );
+                }
+            }
+            Event::Reconnected { down, failed, resumed_from } => {
+                if outage.back(query) {
+                    let how = match resumed_from {
+                        Some(from) => format!("resumed from resourceVersion {from}: no change missed"),
+                        None => "listed again: changes found by comparing".to_string(),
+                    };
+                    eprintln!("Reconnected after {:.1}s ({failed} failed attempt(s)); {how}", down.as_secs_f64());
+                }
+            }
         }
         let mut fought = false;
         for change in seen {
@@ -223,10 +266,42 @@ pub async fn run(kube: &KubeFlags, args: &WatchArgs) -> Result<ExitCode> {
             break Ending::Fight;
         }
     };
+    if outage.is_down() {
+        eprintln!("warning: the watch ended while disconnected: changes since the connection was lost are not known");
+    }
+    printer.summary.disconnected = outage.is_down();
     printer.summary.seconds = started.elapsed().as_secs_f64();
     printer.summary.ending = Some(ending);
     printer.finish(&unread)?;
+    if let Some(err) = failure {
+        return Err(err);
+    }
     Ok(exit_code::found_if(printer.summary.fights > 0))
+}
+
+/// Which queries' watches are disconnected: an outage of the connection hits every watch,
+/// and is reported once, when the first is lost and when the last is back.
+#[derive(Debug, Default)]
+struct Outage {
+    down: HashSet<usize>,
+}
+
+impl Outage {
+    /// `query`'s watch lost its connection: whether this starts an outage.
+    fn lost(&mut self, query: usize) -> bool {
+        let first = self.down.is_empty();
+        self.down.insert(query);
+        first
+    }
+
+    /// `query`'s watch is back: whether this ends the outage.
+    fn back(&mut self, query: usize) -> bool {
+        self.down.remove(&query) && self.down.is_empty()
+    }
+
+    fn is_down(&self) -> bool {
+        !self.down.is_empty()
+    }
 }
 
 /// The line that says the watch started, once every query is listed; or, when something

@@ -91,6 +91,8 @@ pub enum Ending {
     Fight,
     /// Every watch ended (nothing left to watch).
     Closed,
+    /// An answer that will not change by asking again (403, 404...): the error follows.
+    Error,
 }
 
 impl Ending {
@@ -100,6 +102,7 @@ impl Ending {
             Ending::Signal => "signal",
             Ending::Fight => "fight",
             Ending::Closed => "closed",
+            Ending::Error => "error",
         }
     }
 }
@@ -118,6 +121,10 @@ pub struct Summary {
     pub seconds: f64,
     /// How it ended.
     pub ending: Option<Ending>,
+    /// Connection outages (each reported once, however many watches it hit).
+    pub outages: usize,
+    /// Whether it ended during an outage: changes since the connection was lost are unknown.
+    pub disconnected: bool,
 }
 
 /// Prints records as they come, counting them for the summary.
@@ -261,15 +268,15 @@ impl Printer {
         stdout::write(&format!("{}  {}  deleted\n", time.strftime("%H:%M:%S"), display_name(object)))
     }
 
-    /// The summary record or line.
-    /// The summary, naming what was not watched (`unread`, allowed by `--allow-unreadable`).
+    /// The summary record or line, naming what was not watched (`unread`, allowed by `--allow-unreadable`).
     pub fn finish(&mut self, unread: &Unreadable) -> Result<()> {
         let s = &self.summary;
         let ended = s.ending.map_or("closed", Ending::word);
         if self.json {
             let mut record = json!({"type": "summary", "changes": s.changes, "objects": s.objects.len(),
                                "unattributed": s.unattributed, "deleted": s.deleted, "fights": s.fights,
-                               "churn": s.churn, "seconds": (s.seconds * 10.0).round() / 10.0, "ended": ended});
+                               "churn": s.churn, "seconds": (s.seconds * 10.0).round() / 10.0, "ended": ended,
+                               "outages": s.outages, "disconnected": s.disconnected});
             if !unread.is_empty() {
                 record["unread"] = unread.to_json();
             }
@@ -278,9 +285,16 @@ impl Printer {
         if let Some(unread) = unread.text_line() {
             stdout::write(&format!("{unread}\n"))?;
         }
+        let mut outages = String::new();
+        if s.outages > 0 {
+            outages = format!("; {} connection outage(s)", s.outages);
+        }
+        if s.disconnected {
+            outages.push_str(", ended disconnected");
+        }
         stdout::write(&format!(
             "Watched {:.1}s (ended by {ended}): {} change(s) to {} object(s), {} unattributed, {} deleted; \
-             {} fight(s), {} churn.\n",
+             {} fight(s), {} churn{outages}.\n",
             s.seconds,
             s.changes,
             s.objects.len(),

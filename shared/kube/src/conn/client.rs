@@ -86,6 +86,25 @@ impl Connection {
         }
     }
 
+    /// `--request-timeout`, when given: the limit of each ordinary request (a get, a list's
+    /// page), which a watch applies to its lists and to opening each watch request.
+    pub fn request_timeout(&self) -> Option<std::time::Duration> {
+        self.timeout
+    }
+
+    /// This connection for long-lived streams (a watch): `--request-timeout` does not apply to
+    /// them, as kubectl's does not end `kubectl get -w`; instead a connection on which no byte
+    /// arrives for `idle` fails (the transport's read timeout, reset by every byte read), so
+    /// a connection that hangs without closing is noticed. Connecting keeps its limit.
+    pub fn for_streams(&self, idle: std::time::Duration) -> Result<Connection> {
+        let mut config = self.config.clone();
+        config.read_timeout = Some(idle);
+        config.write_timeout = Some(idle);
+        let client = build_client(config.clone(), self.credentials.as_ref())
+            .map_err(|e| ConnError::Kubeconfig(format!("cannot build a client: {}", describe(&e))))?;
+        Ok(Connection { client, config, ..self.clone() })
+    }
+
     /// The on-disk cache of this server (`None` when the platform has no cache directory).
     pub fn discovery_cache(&self) -> Option<ServerCache> {
         ServerCache::for_server(&self.server)

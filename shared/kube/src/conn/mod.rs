@@ -1,5 +1,7 @@
 //! The connection layer: how a plugin reaches a cluster, exactly as kubectl would.
 //!
+//! - [`backoff`]: jittered exponential waits bounded by a deadline (a write's retries, a
+//!   watch's reconnects).
 //! - [`duration`]: Go's durations, as every duration flag takes them (never past Go's limit).
 //! - [`flags`]: kubectl's global connection flags (`--context`, `--kubeconfig`, `-n`,
 //!   `--as`, `--token`, `--server`, `--request-timeout`, ...).
@@ -14,6 +16,7 @@
 //!   client library's errors (the server's answer redacted there), which the layers above
 //!   keep whole.
 
+pub mod backoff;
 pub mod client;
 pub mod duration;
 pub mod error;

@@ -25,7 +25,6 @@ use fieldwise_core::write::guard::{guard, server_values_on_plan};
 use fieldwise_core::write::replan::{decide, Approved, Conflict, Replan};
 use serde_json::Value;
 
-use super::backoff::Backoff;
 use super::classify::{classify, Answer};
 use super::guard::{request_of, resource_version, GuardedRequest};
 use super::interrupt::{self, InFlight};
@@ -33,6 +32,7 @@ use super::request::{patch, FieldValidation, PatchRequest, PatchType};
 use super::settle;
 use crate::api::objects;
 use crate::api::reference::ObjectRef;
+use crate::conn::backoff::Backoff;
 use crate::conn::client::Connection;
 use crate::conn::error::ConnError;
 use crate::conn::flags::KubeFlags;

@@ -126,7 +126,9 @@ impl State {
                 return Action::Summarize;
             }
         }
-        let why = if in_flight {
+        let why = if !in_flight && self.summarizing.load(Ordering::SeqCst) > 0 {
+            "stopped at once, without the summary (a watch writes nothing)"
+        } else if in_flight {
             "stopped at once with writes in flight: whether they landed is unknown; their backups are kept \
              (a command that writes the object again settles them)"
         } else if self.ever_in_flight.load(Ordering::SeqCst) {
@@ -260,8 +262,12 @@ mod tests {
         let state = State::new();
         state.summarizing.fetch_add(1, Ordering::SeqCst);
         assert_eq!(state.on_signal(Signal::Interrupt), Action::Summarize);
-        let Action::ExitNow { code, .. } = state.on_signal(Signal::Terminate) else { panic!("exits") };
+        let Action::ExitNow { code, message } = state.on_signal(Signal::Terminate) else { panic!("exits") };
         assert_eq!(code, 130, "the second exits with the first's code");
+        assert_eq!(
+            message, "error: interrupted (SIGTERM): stopped at once, without the summary (a watch writes nothing)",
+            "not a write's message"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //!   Patch of `test`s and changes), or the resourceVersion precondition.
 //! - [`classify`]: what a failed write means: lost race, field-manager conflict,
 //!   refusal, throttling, or a broken connection after which the outcome is unknown.
-//! - [`backoff`]: jittered exponential waits bounded by a deadline.
+//!   Retries wait as [`crate::conn::backoff`] says.
 //! - [`guarded`]: [`GuardedWrite`], the read, plan, dry-run, back up, send,
 //!   re-plan, retry cycle of one object, driven by the command's planner.
 //! - [`bulk`]: many guarded writes with bounded concurrency and a circuit breaker.
@@ -24,7 +24,6 @@
 //! a backup file.
 
 pub mod apply_dry_run;
-pub mod backoff;
 pub mod backup;
 pub mod bulk;
 pub mod classify;

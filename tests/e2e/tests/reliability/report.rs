@@ -16,7 +16,7 @@ use fieldwise_e2e::run_info::{commit, kubernetes_version, utc_now};
 use fieldwise_e2e::{reports_dir, Cluster};
 
 /// The sections, in the order the file shows them; the file is written when all have ended.
-pub const SECTIONS: [&str; 15] = [
+pub const SECTIONS: [&str; 16] = [
     "Preview/write races",
     "Keyed-list re-plan races",
     "Parallel writers",
@@ -32,6 +32,7 @@ pub const SECTIONS: [&str; 15] = [
     "Names",
     "Hostile Helm releases",
     "Blind gates",
+    "Watch faults",
 ];
 
 /// What one section measured.
