@@ -186,8 +186,9 @@ fn documents_are_read_one_at_a_time_and_the_rest_is_never_parsed() {
         assert!(docs.next().is_none(), "{text:?}: the stream ends at its error");
         assert!(read_stream(text).is_err(), "{text:?}: read whole, it fails");
     }
-    // A bad separator is reached only after the documents before it.
-    let mut docs = documents("a: 1\n--- b\n");
+    // A bad separator is reached only after the documents before it (the one it cuts short
+    // is never read).
+    let mut docs = documents("a: 1\n---\nb: 2\n--- c\n");
     assert_eq!(docs.next().unwrap().unwrap().value, json!({"a": 1}));
     assert!(docs.next().unwrap().unwrap_err().problem.contains("invalid document separator"));
 }
