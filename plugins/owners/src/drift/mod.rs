@@ -138,7 +138,12 @@ pub async fn run(kube: &KubeFlags, args: &DriftArgs) -> Result<ExitCode> {
     let since = args.since.as_deref().map(parse_since).transpose()?;
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let mut sink = Sink { policy: policy.as_ref().map(PolicyChecker::new), since, learner: Learner::default(), report: DriftReport::default() };
+    let mut sink = Sink {
+        policy: policy.as_ref().map(PolicyChecker::new),
+        since,
+        learner: Learner::default(),
+        report: DriftReport::default(),
+    };
     each_object(&conn, &catalog, args, |object| sink.add(object)).await?;
     match &policy {
         None => {

@@ -94,10 +94,16 @@ pub struct Documents<'t> {
 /// Where a [`Documents`] is in its text.
 enum Stage<'t> {
     /// Reading JSON values from byte `pos`.
-    Json { pos: usize },
+    Json {
+        pos: usize,
+    },
     /// Reading YAML documents; after a JSON stream turned to YAML, the JSON error to
     /// report instead if no YAML document can be read (`decoded` of them were).
-    Yaml { chunks: frame::YamlChunks<'t>, json_error: Option<ReadError>, decoded: usize },
+    Yaml {
+        chunks: frame::YamlChunks<'t>,
+        json_error: Option<ReadError>,
+        decoded: usize,
+    },
     Done,
 }
 
@@ -201,18 +207,23 @@ impl Documents<'_> {
                     }
                     Err((mark, problem)) => {
                         let column = if mark.line == 0 { chunk.column + mark.column } else { mark.column };
-                        ReadError { document: self.count, line: chunk.line + mark.line + 1, column: column + 1, problem }
+                        ReadError {
+                            document: self.count,
+                            line: chunk.line + mark.line + 1,
+                            column: column + 1,
+                            problem,
+                        }
                     }
                 }
             }
             Some(Err(bad)) => ReadError {
-                    document: self.count + 1 + usize::from(bad.interrupted),
-                    line: bad.line + 1,
-                    column: 4,
-                    problem: format!(
-                        "invalid document separator: only a comment may follow `---` on its line, found `{}`",
-                        bad.rest
-                    ),
+                document: self.count + 1 + usize::from(bad.interrupted),
+                line: bad.line + 1,
+                column: 4,
+                problem: format!(
+                    "invalid document separator: only a comment may follow `---` on its line, found `{}`",
+                    bad.rest
+                ),
             },
         };
         Some(Err(match json_error.take() {

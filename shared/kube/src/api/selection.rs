@@ -184,7 +184,8 @@ async fn find(
         },
         ListOptions::default(),
     );
-    let texts: Vec<&str> = parsed.items.iter().flat_map(|(types, _)| types.split(',')).filter(|t| !t.is_empty()).collect();
+    let texts: Vec<&str> =
+        parsed.items.iter().flat_map(|(types, _)| types.split(',')).filter(|t| !t.is_empty()).collect();
     for (i, text) in texts.iter().enumerate() {
         let last = i + 1 == texts.len();
         listed(&lister, catalog.resolve(text)?, selection, representation, &mut chosen, last).await?;

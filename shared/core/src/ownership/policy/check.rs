@@ -200,9 +200,9 @@ impl<'p> Owned<'p> {
     /// Whether the field `texts` names (it and the fields above it) may be owned.
     fn permits(&self, texts: &[String]) -> bool {
         self.everything
-            || texts.iter().any(|text| {
-                self.literal.contains(text.as_str()) || self.patterns.iter().any(|glob| glob.matches(text))
-            })
+            || texts
+                .iter()
+                .any(|text| self.literal.contains(text.as_str()) || self.patterns.iter().any(|glob| glob.matches(text)))
     }
 }
 
@@ -334,6 +334,10 @@ mod tests {
         let rules = checker.rules_for(&ObjectFacts::of(&object));
         assert_eq!(rules.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["rules[20000]"]);
         let entries = managed_fields_of(&object).unwrap();
-        assert_eq!(checker.check(&object, &entries).violations.len(), 3, "the label, the autoscaler, the other applier");
+        assert_eq!(
+            checker.check(&object, &entries).violations.len(),
+            3,
+            "the label, the autoscaler, the other applier"
+        );
     }
 }

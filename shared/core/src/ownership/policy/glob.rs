@@ -327,7 +327,9 @@ mod tests {
         // Backtracking tries every start of `aaa...b` after the star: text x pattern steps.
         let (n, k) = (20_000, 2_000);
         let text = "a".repeat(n);
-        for pattern in [format!("*{}b", "a".repeat(k)), format!("*{}b*", "a".repeat(k)), format!("x*{}*", "a".repeat(k))] {
+        for pattern in
+            [format!("*{}b", "a".repeat(k)), format!("*{}b*", "a".repeat(k)), format!("x*{}*", "a".repeat(k))]
+        {
             let mut steps = 0;
             let found = Glob::new(&pattern).matches_counting(&text, &mut steps);
             assert_eq!(found, backtracking(&pattern, &text), "{pattern}");
