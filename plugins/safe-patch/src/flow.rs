@@ -14,7 +14,7 @@ use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::objects;
 use fieldwise_kube::api::openapi::Schemas;
 use fieldwise_kube::api::reference::{self, ObjectRef};
-use fieldwise_kube::api::selection::{self, Selection};
+use fieldwise_kube::api::selection::{self, Selection, SelectionLimit};
 use fieldwise_kube::cli::prompt;
 use fieldwise_kube::conn::client::{self, Connection};
 use fieldwise_kube::conn::flags::KubeFlags;
@@ -82,9 +82,11 @@ pub async fn run(kube: KubeFlags, args: PatchArgs) -> Result<ExitCode> {
     patch_one(&conn, &targets[0], &source, &args, retry_budget).await
 }
 
-/// The objects the command line selects (see [`selection::select`]): a writer's selection.
+/// The objects the command line selects (see [`selection::select`]): a writer's selection,
+/// refused as soon as it holds more than `--max-objects`.
 fn selection_of(args: &PatchArgs) -> Selection<'_> {
-    args.selection.for_writing()
+    let limit = SelectionLimit { max: args.max_objects, flag: "--max-objects" };
+    Selection { limit: Some(limit), ..args.selection.for_writing() }
 }
 
 /// The run of one object: the same steps as a run of many ([`steps`]), its preview the

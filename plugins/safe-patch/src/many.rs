@@ -2,7 +2,8 @@
 //! names, `-f DIR`): kubectl's selection, one preview for the run, one confirmation,
 //! then every write through the one write path, as a run that can be undone as one.
 //!
-//! 1. The selection is refused when larger than `--max-objects`.
+//! 1. The selection was refused when larger than `--max-objects` (by the one selection,
+//!    as soon as it passed the limit: [`fieldwise_kube::api::selection::SelectionLimit`]).
 //! 2. Every object is read, planned, linted and dry-run on the server ([`Patching::prepare`],
 //!    as a single object is), `--concurrency` at a time (the shared bulk runner,
 //!    [`bulk::map`]), before anything is written. The
@@ -46,16 +47,6 @@ pub async fn run(
     args: &PatchArgs,
     retry_budget: Duration,
 ) -> Result<ExitCode> {
-    if targets.len() > args.max_objects {
-        eprintln!(
-            "error: the selection holds {} objects, more than --max-objects ({}); nothing was written. \
-             Narrow it (-l, --field-selector, -n), or raise the limit: --max-objects {}",
-            targets.len(),
-            args.max_objects,
-            targets.len()
-        );
-        return Ok(exit_code::exit(exit_code::REFUSED));
-    }
     let plans = type_plans(conn, &targets, args).await?;
     let patching = Patching { conn, patch, args, retry_budget };
     let options = BulkOptions::with_concurrency(usize::from(args.concurrency));

@@ -146,6 +146,19 @@ pub enum Error {
     /// An object reference could not be built from a manifest or owner reference
     /// (missing fields, a type the cluster does not serve, a namespace that differs from `-n`).
     Reference(ReferenceError),
+    /// The selection holds more objects than the command takes (`--max-objects`): refused
+    /// before anything is read or written (exit 2).
+    OverLimit {
+        /// How many objects were counted.
+        found: usize,
+        /// Whether they are all the selection holds; else the reading stopped once the
+        /// limit was passed, and the selection holds at least `found`.
+        complete: bool,
+        /// The most objects the command takes.
+        limit: usize,
+        /// The flag that raises it.
+        flag: &'static str,
+    },
     /// A stop signal (Ctrl-C, SIGTERM) came before the write of this object was sent:
     /// nothing was written (the command exits 130 or 143).
     Interrupted {
@@ -295,6 +308,7 @@ impl Error {
         match self {
             Error::ChangedSincePreview { .. } => exit_code::FOUND,
             Error::FieldManagerConflict { .. } => exit_code::REFUSED,
+            Error::OverLimit { .. } => exit_code::REFUSED,
             Error::Refused { rule: Refusal::DuplicateFields { .. }, .. } => exit_code::REFUSED,
             Error::StdoutClosed => exit_code::CLOSED_PIPE,
             _ => exit_code::ERROR,
@@ -413,6 +427,17 @@ impl Error {
                 write!(f, "the apiserver's dry run disagrees with the predicted conflicts (see above)")
             }
             Error::Reference(e) => write!(f, "{e}"),
+            Error::OverLimit { found, complete: true, limit, flag } => write!(
+                f,
+                "the selection holds {found} objects, more than {flag} ({limit}); nothing was written. \
+                 Narrow it (-l, --field-selector, -n), or raise the limit: {flag} {found}"
+            ),
+            // The rest was not read: how many there are is not known, only that it is more.
+            Error::OverLimit { complete: false, limit, flag, .. } => write!(
+                f,
+                "the selection holds more than {flag} ({limit}) objects (it was read only until it passed the limit); \
+                 nothing was written. Narrow it (-l, --field-selector, -n, fewer files), or raise the limit: {flag} N"
+            ),
             Error::Interrupted { object, signal } => {
                 write!(f, "interrupted ({signal}) before the write of {object} was sent; nothing was written")
             }

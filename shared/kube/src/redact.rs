@@ -410,10 +410,23 @@ fn balanced_len(text: &str) -> Option<usize> {
 struct Known {
     show_secrets: bool,
     /// Each remembered value in every spelling it may take in a text, longest first
-    /// (so a value inside a longer one's spelling is not replaced first).
+    /// (so a value inside a longer one's spelling is not replaced first) once sorted.
     spellings: Vec<String>,
+    /// Whether spellings were added since the last sort: sorted when next used, not at
+    /// every value remembered (a file of thousands of Secrets would sort thousands of times).
+    unsorted: bool,
     /// The same spellings, for finding duplicates in constant time (a scan reads thousands).
     seen: HashSet<String>,
+}
+
+impl Known {
+    /// The spellings, longest first.
+    fn longest_first(&mut self) -> &[String] {
+        if std::mem::take(&mut self.unsorted) {
+            self.spellings.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        }
+        &self.spellings
+    }
 }
 
 fn known() -> &'static Mutex<Known> {
@@ -468,29 +481,29 @@ pub fn remember_values(values: Vec<Vec<u8>>) {
         }
     }
     if k.spellings.len() != before {
-        k.spellings.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        k.unsorted = true;
     }
 }
 
 /// `text` with every remembered Secret value replaced by `***` ([`secret_text::mask`], the
 /// rule the exposure lint reports by), unless `--show-secrets`.
 pub fn scrub(text: &str) -> String {
-    let Ok(k) = known().lock() else { return text.to_string() };
+    let Ok(mut k) = known().lock() else { return text.to_string() };
     if k.show_secrets || k.spellings.is_empty() {
         return text.to_string();
     }
-    secret_text::mask(text, &k.spellings).into_owned()
+    secret_text::mask(text, k.longest_first()).into_owned()
 }
 
 /// `text` with every run of a remembered value's spelling at least
 /// [`secret_text::MIN_FRAGMENT_LEN`] characters long replaced by `***`, unless
 /// `--show-secrets`: for server messages, which may quote part of a value.
 fn scrub_fragments(text: &str) -> String {
-    let Ok(k) = known().lock() else { return text.to_string() };
+    let Ok(mut k) = known().lock() else { return text.to_string() };
     if k.show_secrets || k.spellings.is_empty() {
         return text.to_string();
     }
-    secret_text::mask_fragments(text, &k.spellings).into_owned()
+    secret_text::mask_fragments(text, k.longest_first()).into_owned()
 }
 
 #[cfg(test)]

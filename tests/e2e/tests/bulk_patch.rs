@@ -168,6 +168,47 @@ fn thirty_objects_across_namespaces_land_under_a_concurrent_writer_and_undo_as_o
     }
 }
 
+/// Issue #44: a file of more documents than `--max-objects` is refused by the limit as soon as
+/// it is passed, before the rest of the file is parsed (its unparseable tail is never met)
+/// and before any request about its objects; within the limit the same tail is refused.
+#[test]
+#[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
+fn a_file_over_max_objects_is_refused_before_the_rest_is_read() {
+    let cluster = require_cluster!();
+    let data = data_dir("over-file");
+    std::fs::create_dir_all(&data).unwrap();
+    let ns = cluster.namespace("fw-bulk-overfile");
+    let mut manifests = String::new();
+    for i in 0..4 {
+        manifests.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {ns}\ndata: {{k: v}}\n---\n"
+        ));
+    }
+    manifests.push_str("metadata: {name: [\n");
+    let file = data.join("many.yaml");
+    std::fs::write(&file, manifests).unwrap();
+    let patch = ["-f", file.to_str().unwrap(), "--yes", "-p", r#"{"data":{"k":"w"}}"#];
+    let mark = cluster.audit_mark();
+    let over = run(safe_patch(&cluster, &data).args(patch).args(["--max-objects", "3"]));
+    assert_eq!(over.status.code(), Some(2), "{}", describe(&over));
+    let stderr = text(&over.stderr);
+    assert!(
+        stderr.starts_with("error: the selection holds more than --max-objects (3) objects")
+            && stderr.contains("nothing was written"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cannot parse"), "the tail was never parsed: {stderr}");
+    std::thread::sleep(Duration::from_millis(300));
+    let about = cluster.audit_since(mark).iter().filter(|e| e.namespace == ns && !e.is_from_system()).count();
+    assert_eq!(about, 0, "refused before any request about the objects");
+    // Within the limit the whole file is read, and its tail refused: it really is garbage.
+    let within = run(safe_patch(&cluster, &data).args(patch).args(["--max-objects", "4"]));
+    assert_eq!(within.status.code(), Some(1), "{}", describe(&within));
+    let stderr = text(&within.stderr);
+    assert!(stderr.contains("cannot parse") && stderr.contains("document 5"), "{stderr}");
+    assert_eq!(user_writes(&cluster, mark, &[&ns]), 0);
+}
+
 #[test]
 #[ignore = "needs the local cluster (scripts/test runs it with --include-ignored)"]
 fn without_yes_and_a_terminal_or_over_max_objects_nothing_is_written() {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use fieldwise_core::ownership::managed_fields_of;
-use fieldwise_core::ownership::policy::{check_object, parse_policy, Learner, Policy};
+use fieldwise_core::ownership::policy::{parse_policy, Learner, Policy, PolicyChecker};
 use fieldwise_kube::api::discovery::ResourceCatalog;
 use fieldwise_kube::api::listing::{
     listable_types, AsListed, ListOptions, Lister, Representation, Scope, Selectors, TypeEvent,
@@ -145,7 +145,12 @@ pub async fn run(kube: &KubeFlags, args: &DriftArgs) -> Result<ExitCode> {
     let since = args.since.as_deref().map(parse_since).transpose()?;
     let conn = client::connect(kube).await?;
     let catalog = ResourceCatalog::fetch(&conn).await?;
-    let mut sink = Sink { policy: policy.as_ref(), since, learner: Learner::default(), report: DriftReport::default() };
+    let mut sink = Sink {
+        policy: policy.as_ref().map(PolicyChecker::new),
+        since,
+        learner: Learner::default(),
+        report: DriftReport::default(),
+    };
     let mut unread = args.gate.gate();
     each_object(&conn, &catalog, args, &mut unread, |object| sink.add(object)).await?;
     match &policy {
@@ -193,9 +198,10 @@ fn parse_since(text: &str) -> Result<Timestamp> {
     })
 }
 
-/// Where each object goes: the check (with `--since`) or the learner.
+/// Where each object goes: the check (with `--since`; its rules indexed once for the run)
+/// or the learner.
 struct Sink<'p> {
-    policy: Option<&'p Policy>,
+    policy: Option<PolicyChecker<'p>>,
     since: Option<Timestamp>,
     learner: Learner,
     report: DriftReport,
@@ -205,11 +211,11 @@ impl Sink<'_> {
     fn add(&mut self, object: Value) -> Result<()> {
         let display = fieldwise_kube::api::reference::display_name(&object);
         let entries = managed_fields_of(&object).map_err(|e| Error::semantics(display.clone(), e))?;
-        let Some(policy) = self.policy else {
+        let Some(policy) = &self.policy else {
             self.learner.add(&object, &entries);
             return Ok(());
         };
-        let mut check = check_object(policy, &object, &entries);
+        let mut check = policy.check(&object, &entries);
         if let Some(since) = self.since {
             // An entry without a time (the apiserver records none for writes through
             // /scale) may be recent: it is kept, never hidden.

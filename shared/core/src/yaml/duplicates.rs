@@ -38,8 +38,10 @@ pub fn duplicate_fields(text: &str) -> Vec<(usize, String)> {
 
 /// The duplicate fields of one composed document (aliases are not followed: what they
 /// repeat is reported where it is written).
-fn in_tree(tree: &Tree) -> Vec<String> {
+pub(super) fn in_tree(tree: &Tree) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
+    // Each duplicate once, found in constant time (a text of many duplicates stays linear).
+    let mut reported = std::collections::HashSet::new();
     let mut pending: Vec<(NodeId, String)> = tree.root.map(|root| (root, String::new())).into_iter().collect();
     while let Some((id, path)) = pending.pop() {
         match &tree.nodes[id].body {
@@ -53,7 +55,7 @@ fn in_tree(tree: &Tree) -> Vec<String> {
                     let [key, value] = *pair else { break };
                     let Some(name) = key_text(tree, key) else { continue };
                     let full = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
-                    if !seen.insert(name) && !found.contains(&full) {
+                    if !seen.insert(name) && reported.insert(full.clone()) {
                         found.push(full.clone());
                     }
                     children.push((value, full));

@@ -217,30 +217,65 @@ pub(super) struct BadSeparator {
 /// is never read).
 pub(super) fn yaml_chunks(text: &str, line: usize, column: usize) -> (Vec<Chunk>, Option<BadSeparator>) {
     let mut chunks = Vec::new();
-    let mut current: Option<Chunk> = None;
-    for (n, raw) in text.split_inclusive('\n').enumerate() {
-        let content = raw.strip_suffix('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).unwrap_or(raw);
-        if let Some(rest) = content.strip_prefix("---") {
-            let trimmed = rest.trim_matches(char::is_whitespace);
-            if !trimmed.is_empty() && !trimmed.starts_with('#') {
-                let interrupted = current.is_some();
-                return (chunks, Some(BadSeparator { line: line + n, interrupted, rest: trimmed.to_string() }));
-            }
-            if let Some(chunk) = current.take() {
-                chunks.push(chunk);
-                continue;
-            }
+    for step in YamlChunks::new(text, line, column) {
+        match step {
+            Ok(chunk) => chunks.push(chunk),
+            Err(bad) => return (chunks, Some(bad)),
         }
-        let chunk = current.get_or_insert_with(|| Chunk {
-            text: String::new(),
-            line: line + n,
-            column: if n == 0 { column } else { 0 },
-        });
-        chunk.text.push_str(content);
-        chunk.text.push('\n');
     }
-    chunks.extend(current);
     (chunks, None)
+}
+
+/// [`yaml_chunks`] one document at a time, so that a reader that stops early never
+/// looks at the rest of the text: each step reads the lines of one document, and a
+/// bad separator is the last item.
+pub(super) struct YamlChunks<'t> {
+    lines: std::iter::Enumerate<std::str::SplitInclusive<'t, char>>,
+    line: usize,
+    column: usize,
+    current: Option<Chunk>,
+    done: bool,
+}
+
+impl<'t> YamlChunks<'t> {
+    /// The documents of `text`, which starts at `line`, `column` of the whole text.
+    pub(super) fn new(text: &'t str, line: usize, column: usize) -> Self {
+        YamlChunks { lines: text.split_inclusive('\n').enumerate(), line, column, current: None, done: false }
+    }
+}
+
+impl Iterator for YamlChunks<'_> {
+    type Item = Result<Chunk, BadSeparator>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        for (n, raw) in self.lines.by_ref() {
+            let content = raw.strip_suffix('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).unwrap_or(raw);
+            if let Some(rest) = content.strip_prefix("---") {
+                let trimmed = rest.trim_matches(char::is_whitespace);
+                if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                    self.done = true;
+                    let interrupted = self.current.take().is_some();
+                    return Some(Err(BadSeparator { line: self.line + n, interrupted, rest: trimmed.to_string() }));
+                }
+                if let Some(chunk) = self.current.take() {
+                    return Some(Ok(chunk));
+                }
+            }
+            let (line, column) = (self.line, self.column);
+            let chunk = self.current.get_or_insert_with(|| Chunk {
+                text: String::new(),
+                line: line + n,
+                column: if n == 0 { column } else { 0 },
+            });
+            chunk.text.push_str(content);
+            chunk.text.push('\n');
+        }
+        self.done = true;
+        self.current.take().map(Ok)
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! lines itself. YAML 1.2 libraries read and write the same text differently,
 //! so what a plugin showed or wrote was not what kubectl would apply.
 //!
-//! - [`read_stream`]: a file as `kubectl apply -f` reads it, document by document.
+//! - [`read_stream`]: a file as `kubectl apply -f` reads it, document by document
+//!   ([`documents`]: the same, one document at a time, for readers that may stop early).
 //! - [`to_json`]: a patch as `kubectl patch --patch-file` reads it.
 //! - [`duplicate_fields`]: the fields a text writes twice in one mapping (the value kept is the last).
 //! - [`field_lines`]: the line each field of a document is written on, to name it in errors.
@@ -35,7 +36,7 @@ mod write;
 
 pub use duplicates::duplicate_fields;
 pub use lines::{field_lines, FieldLines};
-pub use read::{read_stream, to_json, Document, ReadError, MAX_DEPTH};
+pub use read::{documents, read_stream, to_json, Document, Documents, ReadError, MAX_DEPTH};
 pub use write::{to_yaml, to_yaml_stream};
 
 #[cfg(test)]

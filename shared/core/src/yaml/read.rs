@@ -9,6 +9,7 @@
 
 use super::compose::{compose_first_document, Mark};
 use super::decode::decode_document;
+use super::duplicates::in_tree;
 use super::frame::{self, JsonStep};
 use super::json_value;
 use serde_json::Value;
@@ -28,6 +29,9 @@ pub struct Document {
     pub line: usize,
     /// Its JSON value; never `null` (kubectl skips null documents).
     pub value: Value,
+    /// The fields it writes twice in one mapping, as [`super::duplicate_fields`] names them
+    /// (the value read is the last one).
+    pub duplicates: Vec<String>,
 }
 
 /// Why a text cannot be read, and where: the document (from 1), and the line
@@ -54,52 +58,207 @@ pub struct ReadError {
 /// assert_eq!(docs[1].value, serde_json::json!({"true": 511}));
 /// ```
 pub fn read_stream(text: &str) -> Result<Vec<Document>, ReadError> {
+    documents(text).collect()
+}
+
+/// [`read_stream`] one document at a time: each step reads (cuts, parses, converts) one
+/// document and no more, so a reader that stops after N documents never parses the rest
+/// of the text, and reading the whole stream is linear in its length. Once an error is
+/// returned, the stream ends. Collecting it is [`read_stream`].
+///
+/// ```
+/// let mut docs = fieldwise_core::yaml::documents("a: 1\n---\nb: [\n");
+/// assert_eq!(docs.next().unwrap().unwrap().value, serde_json::json!({"a": 1}));
+/// assert!(docs.next().unwrap().is_err());
+/// assert!(docs.next().is_none());
+/// ```
+pub fn documents(text: &str) -> Documents<'_> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut documents = Vec::new();
-    if !frame::looks_like_json(text) {
-        read_yaml(text, 0, 0, &mut documents).map_err(|(error, _)| error)?;
-        return Ok(documents);
+    let state = if frame::looks_like_json(text) {
+        Stage::Json { pos: 0 }
+    } else {
+        Stage::Yaml { chunks: frame::YamlChunks::new(text, 0, 0), json_error: None, decoded: 0 }
+    };
+    Documents { text, stage: state, count: 0, positions: Positions::default() }
+}
+
+/// The documents of a stream, read as they are asked for (see [`documents`]).
+pub struct Documents<'t> {
+    text: &'t str,
+    stage: Stage<'t>,
+    /// Documents read so far, empty ones included: the index of the last one.
+    count: usize,
+    positions: Positions,
+}
+
+/// Where a [`Documents`] is in its text.
+enum Stage<'t> {
+    /// Reading JSON values from byte `pos`.
+    Json {
+        pos: usize,
+    },
+    /// Reading YAML documents; after a JSON stream turned to YAML, the JSON error to
+    /// report instead if no YAML document can be read (`decoded` of them were).
+    Yaml {
+        chunks: frame::YamlChunks<'t>,
+        json_error: Option<ReadError>,
+        decoded: usize,
+    },
+    Done,
+}
+
+impl Iterator for Documents<'_> {
+    type Item = Result<Document, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let step = match &mut self.stage {
+                Stage::Done => return None,
+                Stage::Json { pos } => {
+                    let pos = *pos;
+                    self.json_step(pos)
+                }
+                Stage::Yaml { .. } => self.yaml_step(),
+            };
+            match step {
+                Some(Ok(document)) if document.value.is_null() => continue,
+                Some(Err(e)) => {
+                    self.stage = Stage::Done;
+                    return Some(Err(e));
+                }
+                None => {
+                    if matches!(self.stage, Stage::Done) {
+                        return None;
+                    }
+                }
+                other => return other,
+            }
+        }
     }
-    let mut pos = 0;
-    let mut count = 0;
-    let json_error = loop {
+}
+
+impl Documents<'_> {
+    /// The next JSON value from `pos`: a document (maybe null), an error, or `None` when
+    /// the stream turned to YAML (the next step reads it) or ended.
+    fn json_step(&mut self, pos: usize) -> Option<Result<Document, ReadError>> {
+        let text = self.text;
         let (at, problem) = match frame::next_json_value(text, pos, MAX_DEPTH) {
-            JsonStep::End => return Ok(documents),
+            JsonStep::End => {
+                self.stage = Stage::Done;
+                return None;
+            }
             JsonStep::Value(range) => match json_value::parse(&text[range.clone()], MAX_DEPTH) {
                 Ok(value) => {
-                    count += 1;
-                    if !value.is_null() {
-                        documents.push(Document { index: count, line: position(text, range.start).0 + 1, value });
-                    }
-                    pos = range.end;
-                    continue;
+                    self.count += 1;
+                    self.stage = Stage::Json { pos: range.end };
+                    let line = self.positions.of(text, range.start).0 + 1;
+                    let duplicates = if value.is_null() {
+                        Vec::new()
+                    } else {
+                        crate::json::duplicate_fields(&text[range]).into_iter().map(|(_, path)| path).collect()
+                    };
+                    return Some(Ok(Document { index: self.count, line, value, duplicates }));
                 }
                 Err(e) if e.syntax => (range.start + e.at, e.problem),
                 Err(e) => {
                     // Valid JSON to kubectl's decoder, but no object can hold it.
-                    let (line, column) = position(text, range.start + e.at);
-                    return Err(ReadError {
-                        document: count + 1,
+                    let (line, column) = self.positions.of(text, range.start + e.at);
+                    return Some(Err(ReadError {
+                        document: self.count + 1,
                         line: line + 1,
                         column: column + 1,
                         problem: e.problem,
-                    });
+                    }));
                 }
             },
             JsonStep::Invalid { at, problem } => (at, problem),
         };
-        let (line, column) = position(text, at);
-        break ReadError { document: count + 1, line: line + 1, column: column + 1, problem };
-    };
-    // kubectl's decoder turns to YAML after a bad JSON value only while it has
-    // read at most one; if the YAML fails at once, the JSON error is the answer.
-    if count > 1 {
-        return Err(json_error);
+        let (line, column) = self.positions.of(text, at);
+        let json_error = ReadError { document: self.count + 1, line: line + 1, column: column + 1, problem };
+        // kubectl's decoder turns to YAML after a bad JSON value only while it has
+        // read at most one; if the YAML fails at once, the JSON error is the answer.
+        if self.count > 1 {
+            return Some(Err(json_error));
+        }
+        let Some(start) = frame::after_json(text, pos) else { return Some(Err(json_error)) };
+        let (line, column) = self.positions.of(text, start);
+        self.stage = Stage::Yaml {
+            chunks: frame::YamlChunks::new(&text[start..], line, column),
+            json_error: Some(json_error),
+            decoded: 0,
+        };
+        None
     }
-    let Some(start) = frame::after_json(text, pos) else { return Err(json_error) };
-    match read_yaml(text, start, count, &mut documents) {
-        Ok(()) => Ok(documents),
-        Err((error, decoded)) => Err(if decoded == count { json_error } else { error }),
+
+    /// The next YAML document: a document (maybe null), an error, or `None` at the end.
+    fn yaml_step(&mut self) -> Option<Result<Document, ReadError>> {
+        let Stage::Yaml { chunks, json_error, decoded } = &mut self.stage else { return None };
+        let error = match chunks.next() {
+            None => {
+                self.stage = Stage::Done;
+                return None;
+            }
+            Some(Ok(chunk)) => {
+                self.count += 1;
+                match read_document(&chunk.text) {
+                    Ok((value, duplicates)) => {
+                        *decoded += 1;
+                        return Some(Ok(Document { index: self.count, line: chunk.line + 1, value, duplicates }));
+                    }
+                    Err((mark, problem)) => {
+                        let column = if mark.line == 0 { chunk.column + mark.column } else { mark.column };
+                        ReadError {
+                            document: self.count,
+                            line: chunk.line + mark.line + 1,
+                            column: column + 1,
+                            problem,
+                        }
+                    }
+                }
+            }
+            Some(Err(bad)) => ReadError {
+                document: self.count + 1 + usize::from(bad.interrupted),
+                line: bad.line + 1,
+                column: 4,
+                problem: format!(
+                    "invalid document separator: only a comment may follow `---` on its line, found `{}`",
+                    bad.rest
+                ),
+            },
+        };
+        Some(Err(match json_error.take() {
+            Some(json_error) if *decoded == 0 => json_error,
+            _ => error,
+        }))
+    }
+}
+
+/// Line and column of byte offsets asked for in increasing order, each found by reading
+/// only the text since the last one (a stream of many JSON values on one line stays
+/// linear); an offset before the last is counted from the start.
+#[derive(Debug, Default)]
+struct Positions {
+    at: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Positions {
+    fn of(&mut self, text: &str, at: usize) -> (usize, usize) {
+        let at = at.min(text.len());
+        if at < self.at || !text.is_char_boundary(at) {
+            return position(text, at);
+        }
+        for c in text[self.at..at].chars() {
+            if c == '\n' {
+                self.line += 1;
+                self.column = 0;
+            } else {
+                self.column += 1;
+            }
+        }
+        self.at = at;
+        (self.line, self.column)
     }
 }
 
@@ -130,7 +289,7 @@ pub fn to_json(text: &str) -> Result<Value, ReadError> {
             JsonStep::End => Err(at_error(text.len(), "unexpected end of JSON input".into())),
         };
     }
-    read_document(text).map_err(|(mark, problem)| ReadError {
+    read_document(text).map(|(value, _)| value).map_err(|(mark, problem)| ReadError {
         document: 1,
         line: mark.line + 1,
         column: mark.column + 1,
@@ -138,43 +297,13 @@ pub fn to_json(text: &str) -> Result<Value, ReadError> {
     })
 }
 
-/// The YAML documents of `text[start..]`, appended to `documents`; `count`
-/// documents came before. On failure, also how many documents were decoded.
-fn read_yaml(text: &str, start: usize, count: usize, documents: &mut Vec<Document>) -> Result<(), (ReadError, usize)> {
-    let (line, column) = position(text, start);
-    let (chunks, bad_separator) = frame::yaml_chunks(&text[start..], line, column);
-    let mut index = count;
-    for chunk in &chunks {
-        index += 1;
-        let value = read_document(&chunk.text).map_err(|(mark, problem)| {
-            let column = if mark.line == 0 { chunk.column + mark.column } else { mark.column };
-            (ReadError { document: index, line: chunk.line + mark.line + 1, column: column + 1, problem }, index - 1)
-        })?;
-        if !value.is_null() {
-            documents.push(Document { index, line: chunk.line + 1, value });
-        }
-    }
-    match bad_separator {
-        None => Ok(()),
-        Some(bad) => Err((
-            ReadError {
-                document: index + 1 + usize::from(bad.interrupted),
-                line: bad.line + 1,
-                column: 4,
-                problem: format!(
-                    "invalid document separator: only a comment may follow `---` on its line, found `{}`",
-                    bad.rest
-                ),
-            },
-            index,
-        )),
-    }
-}
-
-/// The JSON value of the first YAML document of `text` (`null` if none).
-fn read_document(text: &str) -> Result<Value, (Mark, String)> {
+/// The JSON value of the first YAML document of `text` (`null` if none), and the fields
+/// it writes twice (read from the same composed document).
+fn read_document(text: &str) -> Result<(Value, Vec<String>), (Mark, String)> {
     let tree = compose_first_document(text, MAX_DEPTH).map_err(|e| (e.mark, e.problem))?;
-    decode_document(&tree, MAX_DEPTH).map_err(|e| (e.mark(), e.problem().to_string()))
+    let value = decode_document(&tree, MAX_DEPTH).map_err(|e| (e.mark(), e.problem().to_string()))?;
+    let duplicates = if value.is_null() { Vec::new() } else { in_tree(&tree) };
+    Ok((value, duplicates))
 }
 
 /// The line and column (from 0, the column in characters) of byte `at`.

@@ -174,3 +174,48 @@ proptest::proptest! {
         let _ = to_json(&text);
     }
 }
+
+#[test]
+fn documents_are_read_one_at_a_time_and_the_rest_is_never_parsed() {
+    // A reader that stops after two documents never meets the broken third (YAML and JSON).
+    for text in ["a: 1\n---\nb: 2\n---\nc: [\n", "{\"a\": 1}\n{\"b\": 2}\n{\"c\": [\n"] {
+        let mut docs = documents(text);
+        let first_two: Vec<Value> = docs.by_ref().take(2).map(|d| d.unwrap().value).collect();
+        assert_eq!(first_two, [json!({"a": 1}), json!({"b": 2})], "{text:?}");
+        assert!(docs.next().unwrap().is_err(), "{text:?}: the third is broken");
+        assert!(docs.next().is_none(), "{text:?}: the stream ends at its error");
+        assert!(read_stream(text).is_err(), "{text:?}: read whole, it fails");
+    }
+    // A bad separator is reached only after the documents before it (the one it cuts short
+    // is never read).
+    let mut docs = documents("a: 1\n---\nb: 2\n--- c\n");
+    assert_eq!(docs.next().unwrap().unwrap().value, json!({"a": 1}));
+    assert!(docs.next().unwrap().unwrap_err().problem.contains("invalid document separator"));
+}
+
+#[test]
+fn each_document_carries_its_duplicate_fields_as_duplicate_fields_finds_them() {
+    for text in [
+        "data:\n  a: 1\n  a: 2\n---\nb: [{k: 1, k: 2}]\n---\nc: 1\n",
+        "{\"data\": {\"a\": 1, \"a\": 2}}\n{\"b\": [{\"k\": 1, \"k\": 2}]}",
+    ] {
+        let per_document: Vec<(usize, String)> = read_stream(text)
+            .unwrap()
+            .into_iter()
+            .flat_map(|d| d.duplicates.into_iter().map(move |path| (d.index, path)))
+            .collect();
+        assert_eq!(per_document, duplicate_fields(text), "{text:?}");
+    }
+}
+
+#[test]
+fn lines_of_many_json_values_on_one_line_are_counted_once() {
+    // Each position is counted from the one before: the line and column of the last value
+    // of a long line are still right.
+    let text = "{\"a\": 1}".repeat(3) + "\n\n  {\"b\": 2}";
+    let docs = read_stream(&text).unwrap();
+    assert_eq!(docs.iter().map(|d| (d.index, d.line)).collect::<Vec<_>>(), [(1, 1), (2, 1), (3, 1), (4, 3)]);
+    let e = error("{\"a\": 1}{\"b\": 2} {\"c\": tru}");
+    assert_eq!((e.document, e.line), (3, 1));
+    assert!((24..=27).contains(&e.column), "at the broken literal, column {}", e.column);
+}

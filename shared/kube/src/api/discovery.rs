@@ -40,7 +40,7 @@ use crate::local::error::LocalError;
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(6 * 60 * 60);
 
 /// One resource type at one version, as discovery describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ResourceType {
     /// API group; empty for the core group.
     pub group: String,

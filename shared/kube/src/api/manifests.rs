@@ -42,32 +42,47 @@ impl Manifest {
 /// "nothing found" with success would hide it.
 pub fn read(inputs: &[String], recursive: bool) -> Result<Vec<Manifest>> {
     let mut out = Vec::new();
+    read_each(inputs, recursive, &mut |manifest| {
+        out.push(manifest);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read`], handing each object to `take` as soon as its document is parsed, in the same
+/// order: the first error (reading, parsing, or `take`'s own) stops the reading there, so a
+/// caller that has seen enough (a selection over its limit) never parses the rest.
+pub fn read_each(inputs: &[String], recursive: bool, take: &mut dyn FnMut(Manifest) -> Result<()>) -> Result<()> {
+    let mut found = 0usize;
+    // A Secret in a file is as secret as one on the server: messages must not quote it either.
+    let mut give = |manifest: Manifest, found: &mut usize| {
+        crate::redact::remember(&manifest.value);
+        *found += 1;
+        take(manifest)
+    };
     let mut empty = Vec::new();
     for input in inputs {
-        let before = out.len();
+        let before = found;
         let mut files = 0;
+        let mut sink = |manifest: Manifest| give(manifest, &mut found);
         if input == "-" {
             let text = input::read_text(std::io::stdin().lock(), "standard input")?;
-            out.extend(parse_documents(&text, "stdin")?);
+            each_document(&text, "stdin", &mut sink)?;
             files += 1;
         } else {
-            read_path(Path::new(input), recursive, true, &mut out, &mut files)?;
+            read_path(Path::new(input), recursive, true, &mut sink, &mut files)?;
         }
-        if out.len() == before {
+        if found == before {
             empty.push(nothing_in(input, files, recursive));
         }
     }
-    if out.is_empty() {
+    if found == 0 {
         return Err(Error::usage(format!(
             "no objects passed in -f: {}; give a file with at least one Kubernetes object",
             empty.join("; ")
         )));
     }
-    // A Secret in a file is as secret as one on the server: messages must not quote it either.
-    for manifest in &out {
-        crate::redact::remember(&manifest.value);
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// Why one `-f` input gave no object, in a few words naming it.
@@ -90,7 +105,13 @@ fn nothing_in(input: &str, files: usize, recursive: bool) -> String {
     }
 }
 
-fn read_path(path: &Path, recursive: bool, top: bool, out: &mut Vec<Manifest>, files: &mut usize) -> Result<()> {
+fn read_path(
+    path: &Path,
+    recursive: bool,
+    top: bool,
+    take: &mut dyn FnMut(Manifest) -> Result<()>,
+    files: &mut usize,
+) -> Result<()> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::usage(format!("the path \"{}\" cannot be read: {e}", path.display())))?;
     if meta.is_dir() {
@@ -105,15 +126,14 @@ fn read_path(path: &Path, recursive: bool, top: bool, out: &mut Vec<Manifest>, f
         for entry in entries {
             let manifest = matches!(entry.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"));
             if entry.is_dir() || manifest {
-                read_path(&entry, recursive, false, out, files)?;
+                read_path(&entry, recursive, false, take, files)?;
             }
         }
         return Ok(());
     }
     let text = input::read_file(path, &format!("the file \"{}\"", path.display()))?;
     *files += 1;
-    out.extend(parse_documents(&text, &path.display().to_string())?);
-    Ok(())
+    each_document(&text, &path.display().to_string(), take)
 }
 
 /// Parses a YAML (or JSON) stream into objects exactly as `kubectl apply -f` reads it
@@ -122,48 +142,75 @@ fn read_path(path: &Path, recursive: bool, top: bool, out: &mut Vec<Manifest>, f
 /// unwrapped into their items. Documents are numbered as kubectl cuts them. A field written
 /// twice in one object is warned about on stderr (the last value is the one read).
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Manifest>> {
-    let documents = fieldwise_core::yaml::read_stream(text).map_err(|e| {
+    let mut out = Vec::new();
+    each_document(text, source, &mut |manifest| {
+        out.push(manifest);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`parse_documents`], handing each object to `take` as soon as its document is parsed
+/// ([`fieldwise_core::yaml::documents`]): the first error, the parser's or `take`'s, ends
+/// the reading, and the documents after it are never parsed. One document is read ahead,
+/// to know whether the text holds several (their sources then name their number).
+pub fn each_document(text: &str, source: &str, take: &mut dyn FnMut(Manifest) -> Result<()>) -> Result<()> {
+    let parse_error = |e: fieldwise_core::yaml::ReadError| {
         Error::usage(format!(
             "cannot parse {source}: document {}, line {}, column {}: {}",
             e.document, e.line, e.column, e.problem
         ))
-    })?;
-    let several = documents.len() > 1 || documents.first().is_some_and(|d| d.index > 1);
-    // An object file is read here, not sent as written: a field written twice loses its first
-    // value without a word from the decoder, so the user hears it here (see `duplicate_fields`).
-    for (document, field) in fieldwise_core::yaml::duplicate_fields(text) {
-        let here = if several { format!("{source} (document {document})") } else { source.to_string() };
-        eprintln!("warning: {here}: duplicate field \"{field}\": only its last value is read");
-    }
-    let mut out = Vec::new();
-    for document in documents {
-        let here = if several { format!("{source} (document {})", document.index) } else { source.to_string() };
-        match document.value {
-            Value::Null => {}
-            value @ Value::Object(_) => unwrap_lists(value, &here, &mut out)?,
-            _ => {
-                return Err(Error::usage(format!(
-                    "cannot parse {here}: expected an object (a map), not a scalar or list"
-                )))
-            }
+    };
+    let mut documents = fieldwise_core::yaml::documents(text).peekable();
+    let several = match documents.next() {
+        None => return Ok(()),
+        Some(Err(e)) => return Err(parse_error(e)),
+        Some(Ok(first)) => {
+            let several = first.index > 1 || documents.peek().is_some();
+            one_document(first, source, several, take)?;
+            several
         }
+    };
+    for document in documents {
+        one_document(document.map_err(parse_error)?, source, several, take)?;
     }
-    Ok(out)
+    Ok(())
 }
 
-fn unwrap_lists(value: Value, source: &str, out: &mut Vec<Manifest>) -> Result<()> {
+/// One document of [`each_document`]: its duplicate fields warned about, its objects (the
+/// items of a `List`) handed to `take`.
+fn one_document(
+    document: fieldwise_core::yaml::Document,
+    source: &str,
+    several: bool,
+    take: &mut dyn FnMut(Manifest) -> Result<()>,
+) -> Result<()> {
+    let here = if several { format!("{source} (document {})", document.index) } else { source.to_string() };
+    // An object file is read here, not sent as written: a field written twice loses its first
+    // value without a word from the decoder, so the user hears it here (see `duplicate_fields`).
+    for field in &document.duplicates {
+        eprintln!("warning: {here}: duplicate field \"{field}\": only its last value is read");
+    }
+    match document.value {
+        Value::Null => Ok(()),
+        value @ Value::Object(_) => unwrap_lists(value, &here, take),
+        _ => Err(Error::usage(format!("cannot parse {here}: expected an object (a map), not a scalar or list"))),
+    }
+}
+
+fn unwrap_lists(value: Value, source: &str, take: &mut dyn FnMut(Manifest) -> Result<()>) -> Result<()> {
     let is_list = value.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List"))
         && value.get("items").is_some_and(Value::is_array);
     if !is_list {
-        out.push(Manifest { source: source.to_string(), value });
-        return Ok(());
+        return take(Manifest { source: source.to_string(), value });
     }
-    if let Some(Value::Array(items)) = value.get("items") {
-        for (i, item) in items.iter().enumerate() {
+    let Value::Object(mut list) = value else { return Ok(()) };
+    if let Some(Value::Array(items)) = list.remove("items") {
+        for (i, item) in items.into_iter().enumerate() {
             if !item.is_object() {
                 return Err(Error::usage(format!("cannot parse {source}: item {i} of the list is not an object")));
             }
-            unwrap_lists(item.clone(), &format!("{source} (item {i})"), out)?;
+            unwrap_lists(item, &format!("{source} (item {i})"), take)?;
         }
     }
     Ok(())
@@ -314,6 +361,17 @@ impl Iterator for ManifestStream {
 /// so `-k` reads a kustomization exactly as `kubectl apply -k` would. Each object's source
 /// is `DIR (kustomize) (document N)`.
 pub fn kustomize(dir: &str) -> Result<Vec<Manifest>> {
+    let mut out = Vec::new();
+    kustomize_each(dir, &mut |manifest| {
+        out.push(manifest);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`kustomize`], handing each object to `take` as its document is parsed (see
+/// [`each_document`]).
+pub fn kustomize_each(dir: &str, take: &mut dyn FnMut(Manifest) -> Result<()>) -> Result<()> {
     let kubectl = std::env::var_os("KUBECTL_PLUGINS_CALLER").unwrap_or_else(|| "kubectl".into());
     let output = std::process::Command::new(&kubectl)
         .arg("kustomize")
@@ -333,14 +391,16 @@ pub fn kustomize(dir: &str) -> Result<Vec<Manifest>> {
         return Err(Error::usage(format!("kubectl kustomize \"{dir}\" failed: {reason}")));
     }
     let text = String::from_utf8_lossy(&output.stdout);
-    let manifests = parse_documents(&text, &format!("{dir} (kustomize)"))?;
-    if manifests.is_empty() {
+    let mut found = 0usize;
+    each_document(&text, &format!("{dir} (kustomize)"), &mut |manifest| {
+        crate::redact::remember(&manifest.value);
+        found += 1;
+        take(manifest)
+    })?;
+    if found == 0 {
         return Err(Error::usage(format!("kubectl kustomize \"{dir}\" built no object")));
     }
-    for manifest in &manifests {
-        crate::redact::remember(&manifest.value);
-    }
-    Ok(manifests)
+    Ok(())
 }
 
 #[cfg(test)]

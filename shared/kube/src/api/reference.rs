@@ -37,7 +37,7 @@ use crate::conn::client::Connection;
 use crate::error::{Error, ReferenceError, Result};
 
 /// One object (or, with an empty name, one collection) in the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ObjectRef {
     /// Its resource type.
     pub resource: ResourceType,

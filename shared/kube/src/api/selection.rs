@@ -8,8 +8,15 @@
 //! selector, names across all namespaces, a type alone); the objects come back once
 //! each, in the order given or listed.
 //!
+//! A command that takes at most so many objects (safe-patch's `--max-objects`) says so in
+//! the selection ([`SelectionLimit`]): the selection is refused as soon as it passes the
+//! limit, before the rest of the files are parsed or the rest of the types listed, so a
+//! file of a million documents costs no more than one of the limit's size.
+//!
 //! The listing is the engine's ([`crate::api::listing`]): its [`Scope`] and [`Selectors`],
 //! its paging, and its rule of which types can be listed ([`listing::require_listable`]).
+
+use std::collections::HashSet;
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -46,6 +53,18 @@ pub struct Selection<'a> {
     /// read. Commands that write want a query (`-l`, `--field-selector`, `--all`), as
     /// `kubectl label` does, so that a forgotten selector never writes everything.
     pub type_alone_lists: bool,
+    /// The most objects the command takes, if it has such a limit: more are refused
+    /// ([`Error::OverLimit`]) as soon as the selection passes it.
+    pub limit: Option<SelectionLimit>,
+}
+
+/// The most objects a command takes from one selection, and the flag that sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SelectionLimit {
+    /// The most objects.
+    pub max: usize,
+    /// The flag that raises it (`--max-objects`), for the refusal.
+    pub flag: &'static str,
 }
 
 impl Selection<'_> {
@@ -155,7 +174,7 @@ impl Found {
 }
 
 /// The objects `selection` names, each once (the first time), in the order given or listed;
-/// a query's items listed in `representation`.
+/// a query's items listed in `representation`. Refused when over the selection's limit.
 async fn find(
     conn: &Connection,
     catalog: &ResourceCatalog,
@@ -163,38 +182,73 @@ async fn find(
     representation: Representation,
 ) -> Result<Vec<Found>> {
     let scope = NamespaceScope::of(conn);
-    let chosen = if selection.names_by_documents() {
-        from_documents(catalog, &scope, selection)?
-    } else {
-        let parsed = parse_args(selection)?;
-        if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
-            named(catalog, &scope, selection)?.into_iter().map(Found::Named).collect()
-        } else {
-            let lister = Lister::new(
-                conn,
-                Scope::of(conn, selection.all_namespaces),
-                Selectors {
-                    label: selection.label_selector.map(String::from),
-                    field: selection.field_selector.map(String::from),
-                },
-                ListOptions::default(),
-            );
-            let mut found = Vec::new();
-            for (types, _) in &parsed.items {
-                for text in types.split(',').filter(|t| !t.is_empty()) {
-                    found.extend(listed(&lister, catalog.resolve(text)?, selection, representation).await?);
-                }
-            }
-            found
-        }
-    };
-    let mut unique: Vec<Found> = Vec::with_capacity(chosen.len());
-    for found in chosen {
-        if !unique.iter().any(|u| u.target() == found.target()) {
-            unique.push(found);
-        }
+    let mut chosen = Chosen::new(selection.limit);
+    if selection.names_by_documents() {
+        documents_into(catalog, &scope, selection, &mut chosen)?;
+        return Ok(chosen.items);
     }
-    Ok(unique)
+    let parsed = parse_args(selection)?;
+    if parsed.items.iter().any(|(_, name)| !name.is_empty()) {
+        for target in named(catalog, &scope, selection)? {
+            chosen.add(Found::Named(target));
+        }
+        if chosen.over() {
+            return Err(chosen.refusal(true));
+        }
+        return Ok(chosen.items);
+    }
+    let lister = Lister::new(
+        conn,
+        Scope::of(conn, selection.all_namespaces),
+        Selectors {
+            label: selection.label_selector.map(String::from),
+            field: selection.field_selector.map(String::from),
+        },
+        ListOptions::default(),
+    );
+    let texts: Vec<&str> =
+        parsed.items.iter().flat_map(|(types, _)| types.split(',')).filter(|t| !t.is_empty()).collect();
+    for (i, text) in texts.iter().enumerate() {
+        let last = i + 1 == texts.len();
+        listed(&lister, catalog.resolve(text)?, selection, representation, &mut chosen, last).await?;
+    }
+    Ok(chosen.items)
+}
+
+/// The objects of a selection so far, each once (the first time it is named), kept within
+/// the command's limit. Whether an object was seen is a hash lookup, so a selection of
+/// many objects costs time in proportion to their number.
+pub(crate) struct Chosen {
+    items: Vec<Found>,
+    seen: HashSet<ObjectRef>,
+    limit: Option<SelectionLimit>,
+}
+
+impl Chosen {
+    fn new(limit: Option<SelectionLimit>) -> Self {
+        Chosen { items: Vec::new(), seen: HashSet::new(), limit }
+    }
+
+    /// Adds `found` unless its object is chosen already; whether the selection is now over
+    /// its limit.
+    fn add(&mut self, found: Found) -> bool {
+        if !self.seen.contains(found.target()) {
+            self.seen.insert(found.target().clone());
+            self.items.push(found);
+        }
+        self.over()
+    }
+
+    fn over(&self) -> bool {
+        self.limit.is_some_and(|limit| self.items.len() > limit.max)
+    }
+
+    /// The refusal of a selection over its limit; `complete` when every object was counted
+    /// (else the count is only where the reading stopped).
+    fn refusal(&self, complete: bool) -> Error {
+        let limit = self.limit.unwrap_or(SelectionLimit { max: 0, flag: "" });
+        Error::OverLimit { found: self.items.len(), complete, limit: limit.max, flag: limit.flag }
+    }
 }
 
 /// The types a selection lists (`TYPE[,TYPE...]`, with or without a query), each once in the
@@ -244,23 +298,47 @@ pub(crate) fn parse_args(selection: &Selection<'_>) -> Result<TargetArgs> {
 /// documents rather than objects (a configuration to apply, `--local` objects): either one,
 /// never both, and `-R` only with `-f`.
 pub fn documents(selection: &Selection<'_>) -> Result<Vec<Manifest>> {
+    let mut out = Vec::new();
+    documents_each(selection, &mut |manifest| {
+        out.push(manifest);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`documents`], each handed to `take` as soon as it is parsed; the first error (`take`'s
+/// own too) stops the reading ([`manifests::read_each`]).
+pub fn documents_each(selection: &Selection<'_>, take: &mut dyn FnMut(Manifest) -> Result<()>) -> Result<()> {
     match selection.kustomize {
         Some(_) if !selection.files.is_empty() => Err(Error::usage("give either -f FILE or -k DIR, not both")),
         Some(_) if selection.recursive => {
             Err(Error::usage("-R reads the subdirectories of -f directories; -k DIR builds the kustomization whole"))
         }
-        Some(dir) => manifests::kustomize(dir),
-        None => manifests::read(selection.files, selection.recursive),
+        Some(dir) => manifests::kustomize_each(dir, take),
+        None => manifests::read_each(selection.files, selection.recursive, take),
     }
 }
 
-/// The objects of the `-f` manifests or of the `-k` kustomization; selectors do not combine
-/// with them, nor names, nor the two with each other (as in kubectl).
+/// The objects of the `-f` manifests or of the `-k` kustomization, each once; selectors do
+/// not combine with them, nor names, nor the two with each other (as in kubectl).
 pub(crate) fn from_documents(
     catalog: &ResourceCatalog,
     scope: &NamespaceScope,
     selection: &Selection<'_>,
 ) -> Result<Vec<Found>> {
+    let mut chosen = Chosen::new(selection.limit);
+    documents_into(catalog, scope, selection, &mut chosen)?;
+    Ok(chosen.items)
+}
+
+/// [`from_documents`] into `chosen`: each document resolved as soon as it is parsed, and the
+/// reading stopped at the first object over the limit.
+fn documents_into(
+    catalog: &ResourceCatalog,
+    scope: &NamespaceScope,
+    selection: &Selection<'_>,
+    chosen: &mut Chosen,
+) -> Result<()> {
     let flag = if selection.kustomize.is_some() { "-k DIR" } else { "-f FILE" };
     if !selection.args.is_empty() {
         return Err(Error::usage(format!("give either {flag} or TYPE/NAME, not both")));
@@ -270,14 +348,13 @@ pub(crate) fn from_documents(
             "-l, --field-selector, --all and -A select objects of a TYPE; they cannot be combined with {flag} (its documents name the objects)"
         )));
     }
-    let documents = documents(selection)?;
-    documents
-        .into_iter()
-        .map(|manifest| {
-            let target = ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, scope)?;
-            Ok(Found::Described(target, manifest))
-        })
-        .collect()
+    documents_each(selection, &mut |manifest| {
+        let target = ObjectRef::from_manifest(&manifest.value, &manifest.source, catalog, scope)?;
+        match chosen.add(Found::Described(target, manifest)) {
+            true => Err(chosen.refusal(false)),
+            false => Ok(()),
+        }
+    })
 }
 
 /// Named objects: no selector, no `-A`, as in kubectl.
@@ -300,20 +377,29 @@ pub(crate) fn named(
 }
 
 /// The objects of one type the query selects, page by page, in `representation` (metadata
-/// when only names are needed: each object is then read whole when its turn comes).
+/// when only names are needed: each object is then read whole when its turn comes), into
+/// `chosen`; no further page is listed once it is over its limit (the count is complete
+/// when this was the `last` type and its last page).
 async fn listed(
     lister: &Lister<'_>,
     resource: &ResourceType,
     selection: &Selection<'_>,
     representation: Representation,
-) -> Result<Vec<Found>> {
+    chosen: &mut Chosen,
+    last: bool,
+) -> Result<()> {
     require_query(resource, selection)?;
-    let mut found = Vec::new();
     let mut pages = std::pin::pin!(lister.pages(resource, representation));
     while let Some(page) = pages.next().await {
-        found.extend(page?.into_iter().map(|item| Found::Listed(ObjectRef::of_object(resource, &item), item)));
+        for item in page? {
+            chosen.add(Found::Listed(ObjectRef::of_object(resource, &item), item));
+        }
+        if chosen.over() {
+            let complete = last && pages.next().await.is_none();
+            return Err(chosen.refusal(complete));
+        }
     }
-    Ok(found)
+    Ok(())
 }
 
 /// A TYPE without names is listed only when the command lists a type alone or a query
@@ -386,5 +472,76 @@ mod tests {
         let named_too = Selection { kustomize: Some("base"), args: &names, ..Default::default() };
         assert!(from_documents(&c, &scope, &named_too).unwrap_err().to_string().contains("either -k DIR or TYPE/NAME"));
         assert!(kustomized.names_by_documents() && !plain.names_by_documents());
+    }
+
+    /// A file of `count` ConfigMaps (the `dup`-th names the first again), then a document
+    /// that cannot be parsed: whoever parses it fails.
+    fn file_then_garbage(name: &str, count: usize, dup: Option<usize>) -> (std::path::PathBuf, Vec<String>) {
+        let dir = std::env::temp_dir().join(format!("fw-selection-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("many.yaml");
+        let mut text = String::new();
+        for i in 0..count {
+            let n = if Some(i) == dup { 0 } else { i };
+            text.push_str(&format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm-{n}}}\n---\n"));
+        }
+        text.push_str("metadata: {name: [\n");
+        std::fs::write(&file, text).unwrap();
+        let files = vec![file.display().to_string()];
+        (dir, files)
+    }
+
+    fn limited(files: &[String], max: usize) -> Selection<'_> {
+        Selection { files, limit: Some(SelectionLimit { max, flag: "--max-objects" }), ..Default::default() }
+    }
+
+    #[test]
+    fn a_selection_stops_reading_at_the_first_object_over_its_limit() {
+        let (c, scope) = (catalog(), NamespaceScope { namespace: "dev".into(), explicit: false });
+        let (dir, files) = file_then_garbage("limit", 4, None);
+        // The garbage after the fourth object is never parsed: the limit refuses first.
+        let err = from_documents(&c, &scope, &limited(&files, 3)).unwrap_err();
+        assert!(matches!(err, Error::OverLimit { found: 4, complete: false, limit: 3, .. }), "{err}");
+        assert_eq!(err.exit_code(), crate::exit_code::REFUSED);
+        let printed = err.printed();
+        assert!(printed.starts_with("error: the selection holds more than --max-objects (3) objects"), "{printed}");
+        assert!(printed.contains("nothing was written") && printed.contains("--max-objects N"), "{printed}");
+        // Within the limit (or without one) the whole file is read, and the garbage refused.
+        for selection in [limited(&files, 4), Selection { files: &files, ..Default::default() }] {
+            let err = from_documents(&c, &scope, &selection).unwrap_err().to_string();
+            assert!(err.contains("cannot parse") && err.contains("document 5"), "{err}");
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_object_named_twice_counts_once_against_the_limit() {
+        let (c, scope) = (catalog(), NamespaceScope { namespace: "dev".into(), explicit: false });
+        let (dir, files) = file_then_garbage("twice", 4, Some(3));
+        // cm-0, cm-1, cm-2, cm-0 again: three objects, so a limit of 2 stops at cm-2 and a
+        // limit of 3 reads on to the garbage.
+        let err = from_documents(&c, &scope, &limited(&files, 2)).unwrap_err();
+        assert!(matches!(err, Error::OverLimit { found: 3, .. }), "{err}");
+        assert!(from_documents(&c, &scope, &limited(&files, 3)).unwrap_err().to_string().contains("cannot parse"));
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn the_count_of_a_selection_read_whole_is_exact() {
+        let names = args(&["cm/a", "cm/b", "cm/a", "cm/c"]);
+        let (c, scope) = (catalog(), NamespaceScope { namespace: "dev".into(), explicit: false });
+        let mut chosen = Chosen::new(Some(SelectionLimit { max: 2, flag: "--max-objects" }));
+        let over: Vec<bool> = named(&c, &scope, &Selection { args: &names, ..Default::default() })
+            .unwrap()
+            .into_iter()
+            .map(|target| chosen.add(Found::Named(target)))
+            .collect();
+        assert_eq!(over, [false, false, false, true], "cm/a again is no new object");
+        let printed = chosen.refusal(true).printed();
+        assert_eq!(
+            printed,
+            "error: the selection holds 3 objects, more than --max-objects (2); nothing was written. \
+             Narrow it (-l, --field-selector, -n), or raise the limit: --max-objects 3"
+        );
     }
 }

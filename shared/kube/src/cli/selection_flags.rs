@@ -78,6 +78,7 @@ impl SelectionFlags {
             all: self.all,
             all_namespaces: self.query.all_namespaces,
             type_alone_lists: false,
+            limit: None,
         }
     }
 

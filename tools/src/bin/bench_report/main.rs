@@ -4,11 +4,12 @@
 //! `bench_report RESULTS_DIR RESULTS_JSON MARKDOWN` reads `meta.json` and whichever of
 //! `engine-rust.json`, `engine-go.json` (bench_engine and the Go oracle's bench mode),
 //! `owners.json`, `safe-patch.json` (hyperfine exports), `scan.json`, `drift.json` and
-//! `watch.json` (drift_watch.rs) the run produced;
+//! `watch.json` (drift_watch.rs) and `limits.json` (limits.rs) the run produced;
 //! sections the run skipped keep their previous numbers from `RESULTS_JSON`. Every table
 //! is computed from the raw numbers kept in `RESULTS_JSON`, so it can be checked.
 
 mod drift_watch;
+mod limits;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -848,6 +849,7 @@ fn main() {
     for (key, file, section) in [
         ("drift", "drift.json", drift_watch::drift_section as fn(&Value, &Value, &mut String) -> Value),
         ("watch", "watch.json", drift_watch::watch_section),
+        ("limits", "limits.json", limits::limits_section),
     ] {
         let entry = match ran(key).then(|| read_json(&results.join(file))).flatten() {
             Some(raw) => Some((raw, meta.clone())),
@@ -860,7 +862,7 @@ fn main() {
     let mut doc = String::new();
     let _ = writeln!(
         doc,
-        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|plan|contention|bulk|scan|drift|watch|all`); the raw \
+        "# Benchmarks\n\nWritten by `scripts/bench` (`scripts/bench engine|owners|safe-patch|plan|contention|bulk|scan|drift|watch|limits|all`); the raw \
          numbers behind every table are in [`bench-results.json`](bench-results.json). Each section says when \
          and at which commit it was measured. Machine of the latest run: {} cores, {}, {} RAM; {}, {}, \
          kubectl {}. These are shared, noisy machines with 2 cores; the cluster (apiserver, \

@@ -3,6 +3,8 @@
 //! metadata), and one rule that lets Kubernetes' own controllers own the fields they
 //! write. `docs/ownership-policy.md` lists both; keep it in step.
 
+use std::sync::OnceLock;
+
 use super::glob::Glob;
 use crate::ownership::classify::GitOpsTool;
 use crate::ownership::managers::{ManagedFieldsEntry, Operation};
@@ -44,9 +46,18 @@ pub const DEFAULT_CONTROLLERS: [&str; 7] = [
 /// Whether the default rule allows the fields of `entry`. Never a GitOps tool's
 /// ([`GitOpsTool`]): an applier whatever its name says, also when it syncs with Update.
 pub fn allows(entry: &ManagedFieldsEntry) -> bool {
+    // Compiled once for the process, not at every entry.
+    static CONTROLLERS: OnceLock<Vec<Glob>> = OnceLock::new();
+    let controllers = CONTROLLERS.get_or_init(|| DEFAULT_CONTROLLERS.iter().map(|p| Glob::new(*p)).collect());
     entry.operation == Operation::Update
         && GitOpsTool::of_manager(&entry.manager).is_none()
-        && DEFAULT_CONTROLLERS.iter().any(|pattern| Glob::new(*pattern).matches(&entry.manager))
+        && controllers.iter().any(|pattern| pattern.matches(&entry.manager))
+}
+
+/// [`ignored_fields`], compiled once for the process.
+pub fn ignored() -> &'static [Glob] {
+    static IGNORED: OnceLock<Vec<Glob>> = OnceLock::new();
+    IGNORED.get_or_init(ignored_fields)
 }
 
 #[cfg(test)]

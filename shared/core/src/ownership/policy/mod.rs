@@ -47,7 +47,7 @@ pub mod learn;
 pub mod parse;
 pub mod selector;
 
-pub use check::{check_object, DriftFix, ObjectCheck, Violation};
+pub use check::{check_object, DriftFix, ObjectCheck, PolicyChecker, Violation};
 pub use glob::Glob;
 pub use learn::Learner;
 pub use parse::{parse_policy, PolicyError};
@@ -209,9 +209,10 @@ impl ObjectMatch {
     /// Whether the object is one of these.
     pub fn matches(&self, facts: &ObjectFacts<'_>) -> bool {
         let any = |globs: &[Glob], text: &str| globs.is_empty() || globs.iter().any(|g| g.matches(text));
+        let group_kind = std::cell::OnceCell::new();
         let kind_matches = self.kinds.is_empty()
             || self.kinds.iter().any(|g| match g.as_str().contains('/') {
-                true => g.matches(&format!("{}/{}", facts.group, facts.kind)),
+                true => g.matches(group_kind.get_or_init(|| format!("{}/{}", facts.group, facts.kind))),
                 false => g.matches(facts.kind),
             });
         kind_matches

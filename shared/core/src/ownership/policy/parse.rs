@@ -46,15 +46,15 @@ impl std::error::Error for PolicyError {}
 /// assert_eq!(err.to_string(), "line 4: rules[0].managers: expected a list of manager names, globs or classes (human, controller, applier)");
 /// ```
 pub fn parse_policy(text: &str) -> Result<Policy, PolicyError> {
-    let lines = yaml::field_lines(text);
-    let reader = Reader { lines: &lines };
+    let reader = Reader { text, lines: std::cell::OnceCell::new() };
     let documents = yaml::read_stream(text).map_err(|e| PolicyError {
         line: Some(e.line),
         field: String::new(),
         problem: format!("not YAML: column {}: {}", e.column, e.problem),
     })?;
-    if let Some((_, field)) = yaml::duplicate_fields(text).into_iter().next() {
-        return Err(reader.error(&field, "written twice; write it once"));
+    // Found while reading each document (from the same parse): the text is parsed once.
+    if let Some(field) = documents.iter().flat_map(|d| &d.duplicates).next() {
+        return Err(reader.error(field, "written twice; write it once"));
     }
     let document = match documents.as_slice() {
         [one] => &one.value,
@@ -70,8 +70,10 @@ pub fn parse_policy(text: &str) -> Result<Policy, PolicyError> {
     reader.policy(document)
 }
 
-struct Reader<'l> {
-    lines: &'l FieldLines,
+struct Reader<'t> {
+    text: &'t str,
+    /// Where each field is written: found only when an error needs a line.
+    lines: std::cell::OnceCell<FieldLines>,
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -84,7 +86,8 @@ fn join(path: &str, key: &str) -> String {
 
 impl Reader<'_> {
     fn error(&self, field: &str, problem: impl Into<String>) -> PolicyError {
-        PolicyError { line: self.lines.line_of(field), field: field.to_string(), problem: problem.into() }
+        let lines = self.lines.get_or_init(|| yaml::field_lines(self.text));
+        PolicyError { line: lines.line_of(field), field: field.to_string(), problem: problem.into() }
     }
 
     /// A mapping with only `known` keys.
