@@ -888,7 +888,9 @@ fn a_plan_stopped_by_sigterm_says_nothing_was_written() {
     let ns = cluster.namespace("fw-hard-plan-term");
     let mut list = String::from("apiVersion: v1\nkind: List\nitems:\n");
     for i in 0..150 {
-        list.push_str(&format!("- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: cm-{i:03}}}, data: {{k: v}}}}\n"));
+        list.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: cm-{i:03}}}, data: {{k: v}}}}\n"
+        ));
     }
     let file = fieldwise_e2e::write_file(&dir, "many.yaml", &list);
     // A warm discovery cache, so the signal finds the run planning rather than discovering.

@@ -18,10 +18,10 @@
 //! `reliability/report.rs`), written by the run that measured them; `scripts/publish-reports`
 //! copies it to `docs/`.
 
-#[path = "reliability/hostile_releases.rs"]
-mod hostile_releases;
 #[path = "reliability/blind_gates.rs"]
 mod blind_gates;
+#[path = "reliability/hostile_releases.rs"]
+mod hostile_releases;
 #[path = "reliability/keyed_races.rs"]
 mod keyed_races;
 #[path = "reliability/names.rs"]
