@@ -19,18 +19,7 @@ use crate::conn::error::ConnError;
 use crate::error::{Error, Result};
 
 fn rt(plural: &str, kind: &str, namespaced: bool) -> ResourceType {
-    ResourceType {
-        group: String::new(),
-        version: "v1".into(),
-        plural: plural.into(),
-        singular: kind.to_lowercase(),
-        kind: kind.into(),
-        short_names: vec![],
-        namespaced,
-        verbs: vec!["get".into(), "list".into()],
-        subresources: vec![],
-        preferred: true,
-    }
+    ResourceType::core_v1(plural, kind, namespaced)
 }
 
 /// One request the fake server answered.

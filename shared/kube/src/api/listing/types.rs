@@ -55,15 +55,9 @@ mod tests {
     fn rt(group: &str, plural: &str, kind: &str, namespaced: bool, verbs: &[&str], preferred: bool) -> ResourceType {
         ResourceType {
             group: group.into(),
-            version: "v1".into(),
-            plural: plural.into(),
-            singular: kind.to_lowercase(),
-            kind: kind.into(),
-            short_names: vec![],
-            namespaced,
             verbs: verbs.iter().map(|v| v.to_string()).collect(),
-            subresources: vec![],
             preferred,
+            ..ResourceType::core_v1(plural, kind, namespaced)
         }
     }
 
