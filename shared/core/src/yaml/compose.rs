@@ -18,6 +18,11 @@ use libyaml_safer::{Event, EventData, MappingStyle, Parser, ScalarStyle, Sequenc
 use std::cell::Cell;
 use std::collections::HashMap;
 
+/// Collections nested deeper than this are refused (kubectl allows 10,000;
+/// no Kubernetes object comes near 1,000, and refusing early keeps hostile
+/// input cheap). Here, below every reader of a stream, so each takes it from one place.
+pub const MAX_DEPTH: usize = 1000;
+
 /// A node's index in [`Tree::nodes`].
 pub(super) type NodeId = usize;
 

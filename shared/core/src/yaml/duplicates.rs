@@ -7,9 +7,8 @@
 //! keys compared as go-yaml types them (`y` and `yes` are both the key `true`). A merge
 //! (`<<`) is not a duplicate: its keys give way to the mapping's own by design.
 
-use super::compose::{compose_first_document, Body, NodeId, Tree};
+use super::compose::{compose_first_document, Body, NodeId, Tree, MAX_DEPTH};
 use super::frame;
-use super::read::MAX_DEPTH;
 use super::resolve::{decode_scalar, Scalar};
 
 /// The duplicate fields of `text` (a stream, as [`super::read_stream`] reads it, or one

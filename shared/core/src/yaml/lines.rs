@@ -7,10 +7,9 @@
 
 use std::collections::HashMap;
 
-use super::compose::{compose_first_document, Body, NodeId, Tree};
+use super::compose::{compose_first_document, Body, NodeId, Tree, MAX_DEPTH};
 use super::duplicates::key_text;
 use super::frame;
-use super::read::MAX_DEPTH;
 
 /// The lines (from 1) of the fields of the first YAML document of a text, by path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -14,10 +14,7 @@ use super::frame::{self, JsonStep};
 use super::json_value;
 use serde_json::Value;
 
-/// Collections nested deeper than this are refused (kubectl allows 10,000;
-/// no Kubernetes object comes near 1,000, and refusing early keeps hostile
-/// input cheap).
-pub const MAX_DEPTH: usize = 1000;
+pub use super::compose::MAX_DEPTH;
 
 /// One document of a stream, as kubectl goes on to map it to an object.
 #[derive(Debug, Clone, PartialEq)]
