@@ -141,7 +141,7 @@ fn revision_number(value: Option<&Value>) -> Result<u64, ReleaseError> {
     value.as_u64().filter(|n| (1..=i64::MAX as u64).contains(n)).ok_or(ReleaseError::WrongType {
         field: "version",
         expected: "a revision number (a whole number from 1 to 2^63-1)",
-        found: kind_of(value),
+        found: if value.as_u64().is_some() { "a whole number out of range" } else { kind_of(value) },
     })
 }
 
@@ -150,7 +150,7 @@ fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.as_u64().is_some() => "a whole number out of range",
+        Value::Number(n) if n.as_u64().is_some() => "a whole number",
         Value::Number(n) if n.as_i64().is_some() => "a negative number",
         Value::Number(_) => "a number that is not whole or out of range",
         Value::String(_) => "text",
@@ -361,10 +361,10 @@ mod tests {
         assert_eq!(with("version", json!(u64::MAX)), wrong("version", "a whole number out of range"));
         assert_eq!(with("version", json!(1e300)), wrong("version", "a number that is not whole or out of range"));
         assert_eq!(with("version", json!("3")), wrong("version", "text"));
-        assert_eq!(with("apply_method", json!(1)), wrong("apply_method", "text"));
+        assert_eq!(with("apply_method", json!(1)), wrong("apply_method", "a whole number"));
         assert_eq!(
             with("name", json!(7)),
-            Err(ReleaseError::WrongType { field: "name", expected: "text", found: "a whole number out of range" })
+            Err(ReleaseError::WrongType { field: "name", expected: "text", found: "a whole number" })
         );
         // 2^64 is read as a float, as Go's decoder refuses it for an int.
         let stored = base64::engine::general_purpose::STANDARD
