@@ -249,7 +249,7 @@ where
     let total = items.len();
     // Until the summary is printed, a first stop signal lets the run finish the writes it started.
     let _in_flight = (!options.reads_only).then(InFlight::start);
-    let stop = interrupt::stopped();
+    let stop = stop_signal(&options);
     let mut summary = drive(stream::iter(items.into_iter().map(Ok)), options, progress, name, work, stop).await;
     // A list is known in full: whatever was not reached was not tried either.
     summary.not_tried = total - summary.tried();
@@ -275,7 +275,21 @@ where
 {
     // Until the summary is printed, a first stop signal lets the run finish the writes it started.
     let _in_flight = (!options.reads_only).then(InFlight::start);
-    drive(items, options, &Progress::hidden(), name, work, interrupt::stopped()).await
+    let stop = stop_signal(&options);
+    drive(items, options, &Progress::hidden(), name, work, stop).await
+}
+
+/// What stops a run: a stop signal, for work that writes. Work that only reads is never
+/// stopped here: with nothing in flight the signal ends the process at once, saying nothing
+/// was written, and a summary printed meanwhile would race that line.
+fn stop_signal(
+    options: &BulkOptions,
+) -> futures::future::Either<impl Future<Output = Signal>, futures::future::Pending<Signal>> {
+    if options.reads_only {
+        futures::future::Either::Right(futures::future::pending())
+    } else {
+        futures::future::Either::Left(interrupt::stopped())
+    }
 }
 
 /// The runners' loop: stops starting work when the breaker opens, the producer fails,
