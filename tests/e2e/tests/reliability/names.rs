@@ -23,10 +23,12 @@ const FILE_NAMES: [&str; 4] = ["c/x", "../configmaps/c", "d/scale", "c#q"];
 /// The plugins' programs, as their User-Agent names them.
 const PLUGINS: [&str; 3] = ["kubectl-safe_patch", "kubectl-owners", "kubectl-last_applied"];
 
-/// What the decoys are now: their resourceVersions.
+/// What the decoys are now: the ConfigMap's resourceVersion, the Deployment's generation and
+/// labels (its controller writes its status, which moves its resourceVersion).
 fn decoys(cluster: &Cluster, ns: &str) -> (Value, Value) {
-    let version = |what| cluster.get_json(ns, what)["metadata"]["resourceVersion"].clone();
-    (version("cm/c"), version("deploy/d"))
+    let deploy = cluster.get_json(ns, "deploy/d");
+    let cm_version = cluster.get_json(ns, "cm/c")["metadata"]["resourceVersion"].clone();
+    (cm_version, serde_json::json!([deploy["metadata"]["generation"], deploy["metadata"]["labels"]]))
 }
 
 /// `ConfigMap` (or, for `d/...`, `Deployment`) manifest named `name`.
